@@ -1,0 +1,44 @@
+package sim
+
+import "math/rand/v2"
+
+// NewRand returns the random stream of one component of one run. The stream depends only
+// on (seed, name), so adding a client to a world never changes what a node draws, and the
+// PCG sequence of math/rand/v2 is promised stable across Go versions.
+func NewRand(seed uint64, name string) *rand.Rand {
+	h := fnv1a(fnvOffset, name)
+	return rand.New(rand.NewPCG(splitmix64(seed^h), splitmix64(h+0x9e3779b97f4a7c15)))
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv1a folds the bytes of s into h. It is hand-written rather than hash/fnv so that it
+// costs no allocation on the trace hot path.
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// fnvUint64 folds the eight bytes of v into h.
+func fnvUint64(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= v & 0xff
+		h *= fnvPrime
+		v >>= 8
+	}
+	return h
+}
+
+// splitmix64 scrambles x so that nearby seeds give unrelated PCG states.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
