@@ -1,0 +1,256 @@
+package redlock
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Op names a Redis command. The set is exactly what Redlock implementations send, plus
+// GET for inspection: the simulated node (package model) implements these and nothing else.
+type Op uint8
+
+// The commands, in redis-cli spelling.
+const (
+	OpSet     Op = iota + 1 // SET key value [NX|XX] [PX ms|EX s]
+	OpGet                   // GET key
+	OpDel                   // DEL key
+	OpPExpire               // PEXPIRE key ms
+	OpPTTL                  // PTTL key
+	OpIncr                  // INCR key (fencing counters)
+	OpEval                  // EVAL <script source> 1 key argv...
+	OpEvalSHA               // EVALSHA <sha1> 1 key argv...
+)
+
+var opNames = [...]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpPExpire: "PEXPIRE",
+	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) && opNames[o] != "" {
+		return opNames[o]
+	}
+	return "OP(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Cond is SET's existence condition.
+type Cond uint8
+
+// The SET conditions.
+const (
+	CondNone Cond = iota
+	CondNX        // only if the key does not exist
+	CondXX        // only if the key exists
+)
+
+// Script names one of the standard Redlock scripts. Redis runs them as Lua; the simulated
+// node has no Lua interpreter and recognises them by SHA1 instead, which is why the exact
+// source text lives here, once, and both sides derive the digest from it.
+type Script uint8
+
+// The standard scripts. ARGV[1] is the lock value, ARGV[2] (when used) the TTL in ms.
+const (
+	ScriptNone Script = iota
+	// ScriptRelease deletes the key only if it holds our value (compare-and-delete).
+	ScriptRelease
+	// ScriptExtend resets the TTL only if the key holds our value (compare-and-pexpire).
+	ScriptExtend
+	// ScriptExtendOrSet extends like ScriptExtend, or takes the key with SET NX PX when it
+	// is missing: redsync's WithSetNXOnExtend.
+	ScriptExtendOrSet
+)
+
+var scriptSources = [...]string{
+	ScriptRelease: `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`,
+	ScriptExtend:  `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`,
+	ScriptExtendOrSet: `local v = redis.call("GET", KEYS[1]) ` +
+		`if v == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) ` +
+		`elseif v == false then return redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") ` +
+		`else return 0 end`,
+}
+
+var scriptNames = [...]string{ScriptRelease: "release", ScriptExtend: "extend", ScriptExtendOrSet: "extend-or-set"}
+
+// scriptSHAs is computed once from scriptSources, so the digest can never disagree with the
+// text that real Redis hashes.
+var scriptSHAs = func() (shas [len(scriptSources)]string) {
+	for i, src := range scriptSources {
+		if src != "" {
+			sum := sha1.Sum([]byte(src))
+			shas[i] = hex.EncodeToString(sum[:])
+		}
+	}
+	return shas
+}()
+
+// Source returns the Lua text of the script, as sent by EVAL or SCRIPT LOAD.
+func (s Script) Source() string {
+	if int(s) < len(scriptSources) {
+		return scriptSources[s]
+	}
+	return ""
+}
+
+// SHA returns the lowercase hex SHA1 of the script's source, as Redis computes it.
+func (s Script) SHA() string {
+	if int(s) < len(scriptSHAs) {
+		return scriptSHAs[s]
+	}
+	return ""
+}
+
+func (s Script) String() string {
+	if int(s) < len(scriptNames) && scriptNames[s] != "" {
+		return scriptNames[s]
+	}
+	return "script(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ScriptBySHA returns the standard script with the given digest, or ScriptNone.
+func ScriptBySHA(sha string) Script {
+	for i, s := range scriptSHAs {
+		if s != "" && strings.EqualFold(s, sha) {
+			return Script(i)
+		}
+	}
+	return ScriptNone
+}
+
+// Command is one Redis command as a value: the redlock state machine emits it, the
+// simulated node executes it, the real driver sends it, and traces print it. It is a
+// plain struct so that emitting and executing commands allocates nothing.
+type Command struct {
+	Op     Op
+	Key    string
+	Value  string        // SET's value; a script's ARGV[1]
+	Cond   Cond          // SET NX / XX
+	TTL    time.Duration // SET PX (or EX when InSeconds), PEXPIRE, a script's ARGV[2]; 0 = none
+	InSecs bool          // render SET's TTL as EX seconds instead of PX milliseconds
+	Script Script        // which script EVAL / EVALSHA runs
+}
+
+// Set returns SET key value NX PX ttl, the acquire command of Redlock.
+func Set(key, value string, cond Cond, ttl time.Duration) Command {
+	return Command{Op: OpSet, Key: key, Value: value, Cond: cond, TTL: ttl}
+}
+
+// EvalSHA returns EVALSHA of a standard script on key with the lock value (and TTL for the
+// extend scripts).
+func EvalSHA(s Script, key, value string, ttl time.Duration) Command {
+	return Command{Op: OpEvalSHA, Key: key, Value: value, TTL: ttl, Script: s}
+}
+
+// Args returns the command's argv as a Redis client sends it. It allocates, so the
+// simulator never calls it on its hot path; the real driver and the differential test do.
+func (c Command) Args() []string {
+	ms := strconv.FormatInt(c.TTL.Milliseconds(), 10)
+	switch c.Op {
+	case OpSet:
+		args := []string{"SET", c.Key, c.Value}
+		switch c.Cond {
+		case CondNX:
+			args = append(args, "NX")
+		case CondXX:
+			args = append(args, "XX")
+		}
+		switch {
+		case c.TTL > 0 && c.InSecs:
+			args = append(args, "EX", strconv.FormatInt(int64(c.TTL/time.Second), 10))
+		case c.TTL > 0:
+			args = append(args, "PX", ms)
+		}
+		return args
+	case OpPExpire:
+		return []string{"PEXPIRE", c.Key, ms}
+	case OpEval, OpEvalSHA:
+		head := c.Script.SHA()
+		if c.Op == OpEval {
+			head = c.Script.Source()
+		}
+		args := []string{c.Op.String(), head, "1", c.Key, c.Value}
+		if c.Script != ScriptRelease {
+			args = append(args, ms)
+		}
+		return args
+	default:
+		return []string{c.Op.String(), c.Key}
+	}
+}
+
+// String renders the command in redis-cli syntax. A script is shown by name
+// (EVALSHA <release> 1 lock v) rather than by digest or source, so traces stay readable.
+func (c Command) String() string {
+	args := c.Args()
+	if c.Op == OpEval || c.Op == OpEvalSHA {
+		args[1] = "<" + c.Script.String() + ">"
+	}
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteArg(a))
+	}
+	return b.String()
+}
+
+// quoteArg quotes an argument the way redis-cli would need it typed back.
+func quoteArg(a string) string {
+	if a != "" && !strings.ContainsAny(a, " \t\n\"'\\") {
+		return a
+	}
+	return strconv.Quote(a)
+}
+
+// ReplyKind is the RESP type of a reply.
+type ReplyKind uint8
+
+// The reply kinds a Redlock command can get.
+const (
+	ReplyNil    ReplyKind = iota // nil bulk: SET NX lost, GET of a missing key
+	ReplyStatus                  // simple string, e.g. OK
+	ReplyInt                     // integer
+	ReplyBulk                    // bulk string
+	ReplyError                   // error, e.g. "NOSCRIPT No matching script. Please use EVAL."
+	// ReplyNone means no reply arrived: the request or reply was lost or the node was down.
+	// It never comes from Redis itself; drivers use it to report a timeout uniformly.
+	ReplyNone
+)
+
+// Reply is a Redis reply as a value, comparable with ==, so the differential test can
+// compare the model with a real redis-server reply by reply.
+type Reply struct {
+	Kind ReplyKind
+	Int  int64
+	Str  string // status text, bulk value or error text
+}
+
+// Replies that recur; using them avoids building the same value twice.
+var (
+	OK       = Reply{Kind: ReplyStatus, Str: "OK"}
+	Nil      = Reply{Kind: ReplyNil}
+	NoReply  = Reply{Kind: ReplyNone}
+	IntReply = func(n int64) Reply { return Reply{Kind: ReplyInt, Int: n} }
+)
+
+// IsOK reports whether the reply is the status OK.
+func (r Reply) IsOK() bool { return r.Kind == ReplyStatus && r.Str == "OK" }
+
+// String renders the reply as redis-cli prints it.
+func (r Reply) String() string {
+	switch r.Kind {
+	case ReplyNil:
+		return "(nil)"
+	case ReplyStatus:
+		return r.Str
+	case ReplyInt:
+		return "(integer) " + strconv.FormatInt(r.Int, 10)
+	case ReplyBulk:
+		return strconv.Quote(r.Str)
+	case ReplyError:
+		return "(error) " + r.Str
+	default:
+		return "(no reply)"
+	}
+}
