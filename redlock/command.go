@@ -228,11 +228,13 @@ type Reply struct {
 
 // Replies that recur; using them avoids building the same value twice.
 var (
-	OK       = Reply{Kind: ReplyStatus, Str: "OK"}
-	Nil      = Reply{Kind: ReplyNil}
-	NoReply  = Reply{Kind: ReplyNone}
-	IntReply = func(n int64) Reply { return Reply{Kind: ReplyInt, Int: n} }
+	OK      = Reply{Kind: ReplyStatus, Str: "OK"}
+	Nil     = Reply{Kind: ReplyNil}
+	NoReply = Reply{Kind: ReplyNone}
 )
+
+// IntReply returns the integer reply n.
+func IntReply(n int64) Reply { return Reply{Kind: ReplyInt, Int: n} }
 
 // IsOK reports whether the reply is the status OK.
 func (r Reply) IsOK() bool { return r.Kind == ReplyStatus && r.Str == "OK" }
