@@ -25,16 +25,6 @@ func fnv1a(h uint64, s string) uint64 {
 	return h
 }
 
-// fnvUint64 folds the eight bytes of v into h.
-func fnvUint64(h, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h ^= v & 0xff
-		h *= fnvPrime
-		v >>= 8
-	}
-	return h
-}
-
 // splitmix64 scrambles x so that nearby seeds give unrelated PCG states.
 func splitmix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
