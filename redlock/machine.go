@@ -1,0 +1,608 @@
+package redlock
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Errors for inputs that make no sense in the machine's state. They are the driver's
+// mistakes, not the network's, so the machine refuses the input and changes nothing.
+var (
+	// ErrBusy: an operation is already in progress (Acquire while acquiring, Extend while
+	// extending, Release while releasing, ...).
+	ErrBusy = errors.New("redlock: operation in progress")
+	// ErrNotHeld: Extend or Release without a lock acquired or being acquired.
+	ErrNotHeld = errors.New("redlock: no lock held")
+	// ErrTimeBackward: an input carried a monotonic reading earlier than the previous one.
+	ErrTimeBackward = errors.New("redlock: monotonic time went backward")
+)
+
+// State is where the machine is in the life of one lock.
+type State uint8
+
+// The states.
+const (
+	StateIdle       State = iota // no lock; Acquire may start
+	StateAcquiring               // the SET round of an attempt
+	StateFencing                 // the INCR round after a won SET round
+	StateCleaningUp              // compare-and-delete on all nodes after a lost attempt
+	StateBackingOff              // waiting retry_delay ± retry_jitter before the next attempt
+	StateHeld                    // acquired; Extend and Release may start
+	StateExtending               // the compare-and-pexpire round
+	StateReleasing               // the compare-and-delete round of Release
+)
+
+var stateNames = [...]string{StateIdle: "idle", StateAcquiring: "acquiring",
+	StateFencing: "fencing", StateCleaningUp: "cleaning-up", StateBackingOff: "backing-off",
+	StateHeld: "held", StateExtending: "extending", StateReleasing: "releasing"}
+
+func (s State) String() string { return enumName(stateNames[:], int(s), "state") }
+
+// slot is the machine's view of one node in the current round.
+type slot struct {
+	req Req // the request awaited from this node; 0 when none
+	// expiring: setnx-then-expire got OK for SET and now awaits its separate PEXPIRE.
+	expiring bool
+}
+
+// round counts one command's fate across the nodes it went to.
+type round struct {
+	targets  int  // nodes the round contacts
+	sent     int  // nodes contacted so far (Sequential contacts one at a time)
+	done     int  // nodes that answered or timed out
+	oks      int  // nodes whose answer counts as success
+	replies  int  // nodes that answered at all
+	need     int  // successes that decide the round in our favour
+	failFast bool // end as soon as the outcome is decided
+}
+
+func (r *round) over() bool {
+	if r.done == r.targets {
+		return true
+	}
+	decided := r.oks >= r.need || r.done-r.oks > r.targets-r.need
+	return r.failFast && decided
+}
+
+func (r *round) finish(rep Reply, ok bool) {
+	r.done++
+	if rep.Kind != ReplyNone {
+		r.replies++
+	}
+	if ok {
+		r.oks++
+	}
+}
+
+// Machine is the Redlock client algorithm for one lock at a time, as a deterministic state
+// machine: inputs are method calls carrying the caller's local monotonic reading, outputs
+// are appended to an outbox the caller reads with Outputs. It never reads a clock, sleeps,
+// does I/O or draws randomness other than from the *rand.Rand it was given, so the
+// simulator and the real-Redis driver run literally the same code, and a seeded run
+// replays exactly.
+type Machine struct {
+	cfg     Config
+	rng     *rand.Rand
+	n       int
+	quorum  int
+	drift   time.Duration
+	timeout time.Duration
+
+	state       State
+	now         time.Duration // the latest input's reading
+	resource    string
+	value       string
+	fenceKey    string // FenceKey(fenceFor), kept so repeated acquires don't rebuild it
+	fenceFor    string
+	attempt     int
+	extensions  int
+	opStart     time.Duration // start of the current attempt, extension or release
+	deadline    time.Duration // validity deadline of the attempt or the held lock
+	newDeadline time.Duration // the deadline an extension in progress would give
+	reason      Reason        // why the last attempt failed
+	setOKs      int           // OKs of the last SET round, for AttemptEnded
+	setReplies  int
+	fenceMax    int64
+	token       int64
+	fenced      bool
+
+	slots   []slot
+	round   round
+	timer   TimerID // the live timer; 0 when none
+	lastReq Req
+	lastTID TimerID
+	ignored uint64
+	out     []Output
+}
+
+// New returns an idle machine for cfg.Effective(), or the *ParamError of the first bad knob.
+// rng supplies lock values and retry jitter; the simulator passes a seeded stream so runs
+// replay, the real driver one seeded from crypto/rand so values are unguessable.
+func New(cfg Config, rng *rand.Rand) (*Machine, error) {
+	cfg = cfg.Effective()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if rng == nil {
+		return nil, errors.New("redlock: nil random source")
+	}
+	return &Machine{
+		cfg:     cfg,
+		rng:     rng,
+		n:       cfg.Nodes,
+		quorum:  cfg.Quorum(),
+		drift:   cfg.Drift(),
+		timeout: cfg.NodeTimeout(),
+		slots:   make([]slot, cfg.Nodes),
+		out:     make([]Output, 0, 2*cfg.Nodes+4),
+	}, nil
+}
+
+// Config returns the effective configuration.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Quorum returns N/2+1.
+func (m *Machine) Quorum() int { return m.quorum }
+
+// State returns the current state.
+func (m *Machine) State() State { return m.state }
+
+// Resource returns the key of the current or last lock.
+func (m *Machine) Resource() string { return m.resource }
+
+// Value returns the random value of the current or last acquire.
+func (m *Machine) Value() string { return m.value }
+
+// Deadline returns the validity deadline of the held lock on the local monotonic clock.
+func (m *Machine) Deadline() time.Duration { return m.deadline }
+
+// Ignored counts stale replies and timers the machine dropped: late answers from an earlier
+// round, duplicates, timers already superseded.
+func (m *Machine) Ignored() uint64 { return m.ignored }
+
+// Outputs returns what the last input produced, in order. The slice is reused: it is
+// valid until the next input method is called.
+func (m *Machine) Outputs() []Output { return m.out }
+
+// begin clears the outbox and checks that time only moves forward: every expiry and
+// validity computation below assumes it.
+func (m *Machine) begin(now time.Duration) error {
+	m.out = m.out[:0]
+	if now < m.now {
+		return fmt.Errorf("%w: now = %v after %v", ErrTimeBackward, now, m.now)
+	}
+	m.now = now
+	return nil
+}
+
+// Acquire starts acquiring resource with a fresh random value: step 1 of the Redlock page
+// (note the start time) and the first attempt's SETs.
+func (m *Machine) Acquire(now time.Duration, resource string) error {
+	if err := m.begin(now); err != nil {
+		return err
+	}
+	if m.state != StateIdle {
+		return fmt.Errorf("acquire %q in state %v: %w", resource, m.state, ErrBusy)
+	}
+	m.resource = resource
+	if m.cfg.Fencing != FenceNone && (m.fenceKey == "" || m.fenceFor != resource) {
+		m.fenceKey, m.fenceFor = FenceKey(resource), resource
+	}
+	m.value = m.newValue()
+	m.attempt = 0
+	m.token, m.fenced = 0, false
+	m.startAttempt(now)
+	return nil
+}
+
+// Extend starts extending the held lock: compare-and-pexpire (or extend-or-set) on every
+// node, with validity recomputed from now as redsync does.
+func (m *Machine) Extend(now time.Duration) error {
+	if err := m.begin(now); err != nil {
+		return err
+	}
+	switch m.state {
+	case StateHeld:
+	case StateIdle:
+		return fmt.Errorf("extend: %w", ErrNotHeld)
+	default:
+		return fmt.Errorf("extend in state %v: %w", m.state, ErrBusy)
+	}
+	// The page: "limit the number of extensions", else a holder can starve everyone.
+	if m.cfg.Variant != VariantUnlimitedExtension && m.extensions >= m.cfg.MaxExtensions {
+		o := m.outcome(ExtendFailed, ReasonExtensionLimit, now, m.deadline)
+		o.Attempt, o.OKs, o.Replies, o.Start = m.extensions, 0, 0, now
+		m.emit(o)
+		return nil
+	}
+	m.extensions++
+	m.state = StateExtending
+	m.opStart = now
+	m.newDeadline = now + m.cfg.TTL - m.drift
+	script := ScriptExtend
+	if m.cfg.SetNXOnExtend {
+		script = ScriptExtendOrSet
+	}
+	m.newRound(m.n, m.quorum, m.cfg.FailFast)
+	m.sendAll(EvalSHA(script, m.resource, m.value, m.cfg.TTL))
+	m.arm(m.timeout)
+	return nil
+}
+
+// Release compare-and-deletes the key on every node, whether or not this client holds it
+// there. Called while an acquire or extend is in progress it aborts that operation first
+// (reported as failed with ReasonAborted), so a driver whose caller gave up can clean up.
+func (m *Machine) Release(now time.Duration) error {
+	if err := m.begin(now); err != nil {
+		return err
+	}
+	switch m.state {
+	case StateIdle:
+		return fmt.Errorf("release: %w", ErrNotHeld)
+	case StateReleasing:
+		return fmt.Errorf("release in state %v: %w", m.state, ErrBusy)
+	case StateAcquiring, StateFencing:
+		if m.state == StateAcquiring {
+			m.setOKs, m.setReplies = m.round.oks, m.round.replies
+		}
+		m.reason = ReasonAborted
+		m.emit(m.attemptEnded(now))
+		m.emit(m.outcome(AcquireFailed, ReasonAborted, now, m.deadline))
+	case StateCleaningUp, StateBackingOff:
+		m.emit(m.outcome(AcquireFailed, ReasonAborted, now, m.deadline))
+	case StateExtending:
+		o := m.outcome(ExtendFailed, ReasonAborted, now, m.deadline)
+		o.Attempt, o.OKs, o.Replies = m.extensions, m.round.oks, m.round.replies
+		m.emit(o)
+	}
+	m.disarm()
+	m.state = StateReleasing
+	m.opStart = now
+	m.newRound(m.n, m.n, false)
+	m.sendAll(m.releaseCommand())
+	m.arm(m.timeout)
+	return nil
+}
+
+// Reply feeds the reply r from node to request req. A reply to a request the machine no
+// longer awaits is ignored: it belongs to an earlier round, or its node already timed out.
+// Drivers report a timeout or connection error as NoReply.
+func (m *Machine) Reply(now time.Duration, node int, req Req, r Reply) error {
+	if err := m.begin(now); err != nil {
+		return err
+	}
+	if node < 0 || node >= m.n {
+		return fmt.Errorf("redlock: reply from node %d of %d", node, m.n)
+	}
+	s := &m.slots[node]
+	if req == 0 || s.req != req {
+		m.ignored++
+		return nil
+	}
+	s.req = 0
+	switch m.state {
+	case StateAcquiring:
+		m.onSetReply(node, r)
+	case StateFencing:
+		ok := r.Kind == ReplyInt
+		if ok && (m.round.oks == 0 || r.Int > m.fenceMax) {
+			m.fenceMax = r.Int
+		}
+		m.round.finish(r, ok)
+	case StateExtending:
+		// ScriptExtend answers PEXPIRE's 1; ScriptExtendOrSet may answer SET's OK instead.
+		m.round.finish(r, (r.Kind == ReplyInt && r.Int == 1) || r.IsOK())
+	case StateCleaningUp, StateReleasing:
+		m.round.finish(r, r.Kind == ReplyInt && r.Int >= 1)
+	}
+	m.advance(now)
+	return nil
+}
+
+// Timer reports that timer id fired. Only the live timer counts; others are stale.
+func (m *Machine) Timer(now time.Duration, id TimerID) error {
+	if err := m.begin(now); err != nil {
+		return err
+	}
+	if id == 0 || id != m.timer {
+		m.ignored++
+		return nil
+	}
+	m.timer = 0
+	if m.state == StateBackingOff {
+		m.startAttempt(now)
+		return nil
+	}
+	// The per-node timeout ran out: every node still awaited is given up on. A SET may
+	// still land there later, which is why a lost attempt releases on all nodes.
+	for i := range m.slots {
+		if m.slots[i].req != 0 {
+			m.slots[i] = slot{}
+			m.round.done++
+		}
+	}
+	m.advance(now)
+	return nil
+}
+
+func (m *Machine) startAttempt(now time.Duration) {
+	m.attempt++
+	m.state = StateAcquiring
+	m.opStart = now
+	m.deadline = now + m.cfg.TTL - m.drift
+	m.newRound(m.n, m.quorum, m.cfg.FailFast)
+	if m.cfg.Mode == Sequential {
+		m.sendNextSet()
+		return
+	}
+	m.sendAll(m.setCommand())
+	m.arm(m.timeout)
+}
+
+func (m *Machine) sendNextSet() {
+	m.disarm() // the previous node's timeout, when its reply beat it
+	m.send(m.round.sent, m.setCommand())
+	m.round.sent++
+	m.arm(m.timeout)
+}
+
+// setCommand is SET NX PX ttl, or for VariantSetNXThenExpire (its deviation) SET NX with no
+// expiry, to be followed by a separate PEXPIRE.
+func (m *Machine) setCommand() Command {
+	if m.cfg.Variant == VariantSetNXThenExpire {
+		return Set(m.resource, m.value, CondNX, 0)
+	}
+	return Set(m.resource, m.value, CondNX, m.cfg.TTL)
+}
+
+// releaseCommand is compare-and-delete, or for VariantUnsafeRelease (its deviation) a plain
+// DEL that deletes whoever's key is there.
+func (m *Machine) releaseCommand() Command {
+	if m.cfg.Variant == VariantUnsafeRelease {
+		return Command{Op: OpDel, Key: m.resource}
+	}
+	return EvalSHA(ScriptRelease, m.resource, m.value, 0)
+}
+
+// validAt reports whether validity is left at now, the page's step 3 condition. Skipping
+// it is VariantNoValidityCheck's deviation.
+func (m *Machine) validAt(now, deadline time.Duration) bool {
+	if m.cfg.Variant == VariantNoValidityCheck {
+		return true
+	}
+	return deadline > now
+}
+
+func (m *Machine) onSetReply(node int, r Reply) {
+	s := &m.slots[node]
+	if s.expiring { // the PEXPIRE of setnx-then-expire: the OK was counted already
+		s.expiring = false
+		m.round.done++
+		return
+	}
+	if r.IsOK() && m.cfg.Variant == VariantSetNXThenExpire {
+		m.round.replies++
+		m.round.oks++
+		s.expiring = true
+		m.send(node, Command{Op: OpPExpire, Key: m.resource, TTL: m.cfg.TTL})
+		return
+	}
+	m.round.finish(r, r.IsOK())
+}
+
+// advance ends the round when it is over, or in Sequential mode moves on to the next node
+// once the current one is done.
+func (m *Machine) advance(now time.Duration) {
+	if m.round.over() {
+		m.endRound(now)
+		return
+	}
+	if m.state == StateAcquiring && m.cfg.Mode == Sequential && m.round.done == m.round.sent {
+		m.sendNextSet()
+	}
+}
+
+func (m *Machine) endRound(now time.Duration) {
+	m.clearSlots() // replies still on their way are now stale
+	m.disarm()
+	switch m.state {
+	case StateAcquiring:
+		m.endSetRound(now)
+	case StateFencing:
+		m.endFenceRound(now)
+	case StateCleaningUp:
+		m.endCleanup(now)
+	case StateExtending:
+		m.endExtend(now)
+	case StateReleasing:
+		m.state = StateIdle
+		o := m.outcome(Released, ReasonNone, now, m.deadline)
+		o.OKs, o.Replies = m.round.oks, m.round.replies
+		m.emit(o)
+	}
+}
+
+// endSetRound is the page's step 3: a quorum of OKs and validity left, else the attempt is
+// lost.
+func (m *Machine) endSetRound(now time.Duration) {
+	m.setOKs, m.setReplies = m.round.oks, m.round.replies
+	switch {
+	case m.round.oks < m.quorum:
+		m.failAttempt(now, ReasonNoQuorum)
+	case !m.validAt(now, m.deadline):
+		m.failAttempt(now, ReasonValidityExpired)
+	case m.cfg.Fencing != FenceNone:
+		m.startFence()
+	default:
+		m.win(now)
+	}
+}
+
+// startFence takes the fencing token only once the quorum is won, so a lost attempt does
+// not burn counter values.
+func (m *Machine) startFence() {
+	m.state = StateFencing
+	m.fenceMax = 0
+	incr := Command{Op: OpIncr, Key: m.fenceKey}
+	if m.cfg.Fencing == FenceOne {
+		m.newRound(1, 1, false)
+		m.send(0, incr)
+	} else {
+		m.newRound(m.n, m.quorum, m.cfg.FailFast)
+		m.sendAll(incr)
+	}
+	m.arm(m.timeout)
+}
+
+// endFenceRound treats a missing token as a lost attempt (release everywhere, retry if
+// tries remain) rather than handing out an unfenced lock: the caller asked for fencing
+// because the storage checks tokens, and a lock it would reject is no lock. Validity is
+// checked again because the INCR round took time.
+func (m *Machine) endFenceRound(now time.Duration) {
+	switch {
+	case m.round.oks < m.round.need:
+		m.failAttempt(now, ReasonFenceFailed)
+	case !m.validAt(now, m.deadline):
+		m.failAttempt(now, ReasonValidityExpired)
+	default:
+		m.token, m.fenced = m.fenceMax, true
+		m.win(now)
+	}
+}
+
+func (m *Machine) win(now time.Duration) {
+	m.reason = ReasonNone
+	m.emit(m.attemptEnded(now))
+	m.state = StateHeld
+	m.extensions = 0
+	m.emit(m.outcome(Acquired, ReasonNone, now, m.deadline))
+}
+
+// failAttempt is the page's step 4: unlock all instances, also those that never answered,
+// because a lost reply may hide a SET that succeeded.
+func (m *Machine) failAttempt(now time.Duration, reason Reason) {
+	m.reason = reason
+	m.emit(m.attemptEnded(now))
+	m.state = StateCleaningUp
+	m.newRound(m.n, m.n, false)
+	m.sendAll(m.releaseCommand())
+	m.arm(m.timeout)
+}
+
+// endCleanup waits out the cleanup before backing off, as redsync and node-redlock do, so
+// the next attempt's SETs are less likely to overtake this attempt's deletes (the value is
+// the same across attempts of one acquire).
+func (m *Machine) endCleanup(now time.Duration) {
+	if m.attempt >= m.cfg.Tries {
+		m.state = StateIdle
+		m.emit(m.outcome(AcquireFailed, m.reason, now, m.deadline))
+		return
+	}
+	m.state = StateBackingOff
+	m.arm(m.retryDelay())
+}
+
+func (m *Machine) endExtend(now time.Duration) {
+	m.state = StateHeld
+	var o Outcome
+	switch {
+	case m.round.oks < m.quorum:
+		o = m.outcome(ExtendFailed, ReasonNoQuorum, now, m.deadline)
+	case !m.validAt(now, m.newDeadline):
+		o = m.outcome(ExtendFailed, ReasonValidityExpired, now, m.deadline)
+	default:
+		m.deadline = m.newDeadline
+		o = m.outcome(Extended, ReasonNone, now, m.deadline)
+	}
+	o.Attempt, o.OKs, o.Replies = m.extensions, m.round.oks, m.round.replies
+	m.emit(o)
+}
+
+// retryDelay draws retry_delay + U[−retry_jitter, +retry_jitter], clamped at 0 because a
+// negative pause means "now", not an error.
+func (m *Machine) retryDelay() time.Duration {
+	d := m.cfg.RetryDelay
+	if j := m.cfg.RetryJitter; j > 0 {
+		d += time.Duration(m.rng.Int64N(2*int64(j)+1)) - j
+	}
+	return max(d, 0)
+}
+
+// newValue returns 16 random bytes in base64, as redsync does: unique enough that no other
+// client's release can match it. The string is the one allocation an acquire makes.
+func (m *Machine) newValue() string {
+	var raw [16]byte
+	binary.LittleEndian.PutUint64(raw[:8], m.rng.Uint64())
+	binary.LittleEndian.PutUint64(raw[8:], m.rng.Uint64())
+	var enc [24]byte
+	base64.StdEncoding.Encode(enc[:], raw[:])
+	return string(enc[:])
+}
+
+func (m *Machine) attemptEnded(now time.Duration) Outcome {
+	o := m.outcome(AttemptEnded, m.reason, now, m.deadline)
+	o.Validity = 0
+	return o
+}
+
+func (m *Machine) outcome(kind OutcomeKind, reason Reason, now, deadline time.Duration) Outcome {
+	return Outcome{Kind: kind, Reason: reason, Resource: m.resource, Value: m.value,
+		Attempt: m.attempt, OKs: m.setOKs, Replies: m.setReplies, Start: m.opStart,
+		Deadline: deadline, Validity: deadline - now, Token: m.token, Fenced: m.fenced}
+}
+
+func (m *Machine) newRound(targets, need int, failFast bool) {
+	m.clearSlots()
+	m.round = round{targets: targets, need: need, failFast: failFast}
+}
+
+func (m *Machine) clearSlots() { clear(m.slots) }
+
+func (m *Machine) sendAll(c Command) {
+	for i := range m.n {
+		m.send(i, c)
+	}
+	m.round.sent = m.n
+}
+
+func (m *Machine) send(node int, c Command) {
+	m.lastReq++
+	m.slots[node].req = m.lastReq
+	o := m.push(OutSend)
+	o.Node, o.Req, o.Command = node, m.lastReq, c
+}
+
+// push appends a zeroed output of the given kind and returns it for filling in place:
+// cheaper than appending a whole 200-byte literal, on the hottest path of the simulator.
+func (m *Machine) push(kind OutputKind) *Output {
+	if len(m.out) == cap(m.out) {
+		m.out = append(m.out, Output{})
+	} else {
+		m.out = m.out[:len(m.out)+1]
+	}
+	o := &m.out[len(m.out)-1]
+	*o = Output{Kind: kind}
+	return o
+}
+
+// arm sets the one live timer, superseding any other.
+func (m *Machine) arm(after time.Duration) {
+	m.disarm()
+	m.lastTID++
+	m.timer = m.lastTID
+	o := m.push(OutSetTimer)
+	o.Timer, o.After = m.timer, after
+}
+
+func (m *Machine) disarm() {
+	if m.timer != 0 {
+		m.push(OutCancelTimer).Timer = m.timer
+		m.timer = 0
+	}
+}
+
+func (m *Machine) emit(o Outcome) { m.push(OutOutcome).Outcome = o }

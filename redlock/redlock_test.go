@@ -1,0 +1,366 @@
+package redlock_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/redlock"
+)
+
+func newMachine(t testing.TB, cfg redlock.Config, seed uint64) *redlock.Machine {
+	t.Helper()
+	m, err := redlock.New(cfg, rand.New(rand.NewPCG(seed, 0)))
+	require.NoError(t, err)
+	return m
+}
+
+// answer feeds every send in the machine's current outputs the reply chosen by f, at now,
+// and returns what the answers produced, concatenated (copied: the outbox is reused).
+func answer(t testing.TB, m *redlock.Machine, now time.Duration, f func(node int, c redlock.Command) redlock.Reply) []redlock.Output {
+	t.Helper()
+	sends := sendsOf(m.Outputs())
+	var out []redlock.Output
+	for _, s := range sends {
+		require.NoError(t, m.Reply(now, s.Node, s.Req, f(s.Node, s.Command)))
+		out = append(out, m.Outputs()...)
+	}
+	return out
+}
+
+func sendsOf(outs []redlock.Output) []redlock.Output {
+	var sends []redlock.Output
+	for _, o := range outs {
+		if o.Kind == redlock.OutSend {
+			sends = append(sends, o)
+		}
+	}
+	return sends
+}
+
+func outcomes(outs []redlock.Output) []redlock.Outcome {
+	var res []redlock.Outcome
+	for _, o := range outs {
+		if o.Kind == redlock.OutOutcome {
+			res = append(res, o.Outcome)
+		}
+	}
+	return res
+}
+
+func lastTimer(t testing.TB, outs []redlock.Output) redlock.Output {
+	t.Helper()
+	for i := len(outs) - 1; i >= 0; i-- {
+		if outs[i].Kind == redlock.OutSetTimer {
+			return outs[i]
+		}
+	}
+	t.Fatal("no timer set")
+	return redlock.Output{}
+}
+
+func TestQuorumForOneToNineNodes(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		quorum := n/2 + 1
+		for oks := 0; oks <= n; oks++ {
+			cfg := redlock.DefaultConfig()
+			cfg.Nodes, cfg.Tries = n, 1
+			m := newMachine(t, cfg, 1)
+			require.Equal(t, quorum, m.Quorum())
+			require.NoError(t, m.Acquire(0, "lock"))
+			require.Len(t, sendsOf(m.Outputs()), n)
+			out := answer(t, m, time.Millisecond, func(node int, _ redlock.Command) redlock.Reply {
+				if node < oks {
+					return redlock.OK
+				}
+				return redlock.Nil
+			})
+			got := outcomes(out)
+			require.NotEmpty(t, got, "N=%d oks=%d", n, oks)
+			ended := got[0]
+			assert.Equal(t, redlock.AttemptEnded, ended.Kind)
+			assert.Equal(t, oks, ended.OKs, "N=%d", n)
+			if oks >= quorum {
+				assert.Equal(t, redlock.ReasonNone, ended.Reason, "N=%d oks=%d", n, oks)
+				require.Len(t, got, 2)
+				assert.Equal(t, redlock.Acquired, got[1].Kind, "N=%d oks=%d", n, oks)
+				assert.Equal(t, redlock.StateHeld, m.State())
+			} else {
+				assert.Equal(t, redlock.ReasonNoQuorum, ended.Reason, "N=%d oks=%d", n, oks)
+				assert.Equal(t, redlock.StateCleaningUp, m.State())
+				assert.Len(t, sendsOf(out), n, "cleanup goes to all %d nodes", n)
+			}
+		}
+	}
+}
+
+// backoffs runs `attempts` lost attempts and returns the retry delay drawn after each.
+func backoffs(t *testing.T, delay, jitter time.Duration, attempts int) []time.Duration {
+	cfg := redlock.DefaultConfig()
+	cfg.RetryDelay, cfg.RetryJitter, cfg.Tries = delay, jitter, attempts+1
+	m := newMachine(t, cfg, 7)
+	require.NoError(t, m.Acquire(0, "lock"))
+	now := time.Duration(0)
+	nilReply := func(int, redlock.Command) redlock.Reply { return redlock.Nil }
+	zero := func(int, redlock.Command) redlock.Reply { return redlock.IntReply(0) }
+	var ds []time.Duration
+	for range attempts {
+		answer(t, m, now, nilReply)                      // the SET round is lost
+		backoff := lastTimer(t, answer(t, m, now, zero)) // cleanup done: backoff timer
+		require.Equal(t, redlock.StateBackingOff, m.State())
+		ds = append(ds, backoff.After)
+		now += backoff.After
+		require.NoError(t, m.Timer(now, backoff.Timer))
+		require.Equal(t, redlock.StateAcquiring, m.State())
+	}
+	return ds
+}
+
+func TestRetryDelayBounds(t *testing.T) {
+	const n = 5000
+	t.Run("jitter", func(t *testing.T) {
+		ds := backoffs(t, 50*time.Millisecond, 30*time.Millisecond, n)
+		lo, hi, sum := ds[0], ds[0], time.Duration(0)
+		for _, d := range ds {
+			lo, hi, sum = min(lo, d), max(hi, d), sum+d
+		}
+		assert.GreaterOrEqual(t, lo, 20*time.Millisecond)
+		assert.LessOrEqual(t, hi, 80*time.Millisecond)
+		// The draws spread over the whole interval: uniform, not clustered.
+		assert.Less(t, lo, 21*time.Millisecond)
+		assert.Greater(t, hi, 79*time.Millisecond)
+		mean := sum / n
+		assert.InDelta(t, float64(50*time.Millisecond), float64(mean), float64(time.Millisecond))
+	})
+	t.Run("clamped at zero", func(t *testing.T) {
+		ds := backoffs(t, 10*time.Millisecond, 30*time.Millisecond, n)
+		zeros := 0
+		for _, d := range ds {
+			require.GreaterOrEqual(t, d, time.Duration(0))
+			require.LessOrEqual(t, d, 40*time.Millisecond)
+			if d == 0 {
+				zeros++
+			}
+		}
+		// P(delay + jitter < 0) = 20/60: about a third of the draws are clamped.
+		assert.InDelta(t, 1.0/3, float64(zeros)/n, 0.03)
+	})
+	t.Run("no jitter", func(t *testing.T) {
+		for _, d := range backoffs(t, 25*time.Millisecond, 0, 100) {
+			require.Equal(t, 25*time.Millisecond, d)
+		}
+	})
+}
+
+func TestBadConfig(t *testing.T) {
+	type edit func(*redlock.Config)
+	cases := []struct {
+		param string
+		edit  edit
+	}{
+		{"ttl", func(c *redlock.Config) { c.TTL = 0 }},
+		{"ttl", func(c *redlock.Config) { c.TTL = -time.Second }},
+		{"ttl", func(c *redlock.Config) { c.TTL = 25 * time.Hour }},
+		{"drift_factor", func(c *redlock.Config) { c.DriftFactor = 0.5 }},
+		{"drift_factor", func(c *redlock.Config) { c.DriftFactor = -0.01 }},
+		{"drift_factor", func(c *redlock.Config) { c.DriftFactor = math.NaN() }},
+		{"drift_factor", func(c *redlock.Config) { c.DriftFactor = math.Inf(1) }},
+		{"drift_pad", func(c *redlock.Config) { c.DriftPad = -1 }},
+		{"nodes", func(c *redlock.Config) { c.Nodes = 0 }},
+		{"nodes", func(c *redlock.Config) { c.Nodes = -3 }},
+		{"nodes", func(c *redlock.Config) { c.Nodes = 100 }},
+		{"tries", func(c *redlock.Config) { c.Tries = 0 }},
+		{"tries", func(c *redlock.Config) { c.Tries = 2_000_000 }},
+		{"retry_delay", func(c *redlock.Config) { c.RetryDelay = -time.Millisecond }},
+		{"retry_jitter", func(c *redlock.Config) { c.RetryJitter = -time.Millisecond }},
+		{"timeout", func(c *redlock.Config) { c.Timeout = -time.Millisecond }},
+		{"timeout_factor", func(c *redlock.Config) { c.TimeoutFactor = 0 }},
+		{"timeout_factor", func(c *redlock.Config) { c.TimeoutFactor = math.NaN() }},
+		{"max_extensions", func(c *redlock.Config) { c.MaxExtensions = -1 }},
+		{"variant", func(c *redlock.Config) { c.Variant = 200 }},
+		{"mode", func(c *redlock.Config) { c.Mode = 9 }},
+		{"fencing", func(c *redlock.Config) { c.Fencing = 9 }},
+	}
+	for _, tc := range cases {
+		cfg := redlock.DefaultConfig()
+		tc.edit(&cfg)
+		m, err := redlock.New(cfg, rand.New(rand.NewPCG(1, 2)))
+		assert.Nil(t, m)
+		var pe *redlock.ParamError
+		if assert.True(t, errors.As(err, &pe), "%s: %v", tc.param, err) {
+			assert.Equal(t, tc.param, pe.Param)
+			assert.Contains(t, err.Error(), tc.param+" = ")
+			assert.Contains(t, err.Error(), "out of range, allowed ")
+		}
+	}
+
+	// A timeout given outright makes timeout_factor irrelevant.
+	cfg := redlock.DefaultConfig()
+	cfg.Timeout, cfg.TimeoutFactor = 20*time.Millisecond, 0
+	_, err := redlock.New(cfg, rand.New(rand.NewPCG(1, 2)))
+	assert.NoError(t, err)
+
+	_, err = redlock.New(redlock.DefaultConfig(), nil)
+	assert.Error(t, err)
+}
+
+func TestNamesRoundTrip(t *testing.T) {
+	for _, v := range redlock.Variants() {
+		got, err := redlock.ParseVariant(v.String())
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+		text, err := v.MarshalText()
+		require.NoError(t, err)
+		var back redlock.Variant
+		require.NoError(t, back.UnmarshalText(text))
+		assert.Equal(t, v, back)
+	}
+	assert.Len(t, redlock.Variants(), 8)
+	for _, md := range redlock.Modes() {
+		got, err := redlock.ParseMode(md.String())
+		require.NoError(t, err)
+		assert.Equal(t, md, got)
+	}
+	for _, f := range redlock.Fencings() {
+		got, err := redlock.ParseFencing(f.String())
+		require.NoError(t, err)
+		assert.Equal(t, f, got)
+	}
+	for _, k := range redlock.Knobs() {
+		cfg := redlock.DefaultConfig()
+		assert.NotContains(t, cfg.Set(k, "?").Error(), "unknown knob", k)
+	}
+}
+
+// script drives one acquire → extend → release cycle with a fixed pattern of replies and
+// returns every output rendered, so two runs can be compared.
+func script(t *testing.T, seed uint64) string {
+	cfg := redlock.DefaultConfig()
+	cfg.Fencing = redlock.FenceMajority
+	m := newMachine(t, cfg, seed)
+	var b strings.Builder
+	log := func(outs []redlock.Output) {
+		for _, o := range outs {
+			b.WriteString(o.String() + "\n")
+		}
+	}
+	require.NoError(t, m.Acquire(0, "lock"))
+	log(m.Outputs())
+	attempt := 1
+	reply := func(node int, c redlock.Command) redlock.Reply {
+		switch {
+		case node == 4:
+			return redlock.NoReply
+		case c.Op == redlock.OpSet && attempt == 1 && node < 2:
+			return redlock.Nil // the first attempt gets 2 OKs of 5
+		case c.Op == redlock.OpSet:
+			return redlock.OK
+		case c.Op == redlock.OpIncr:
+			return redlock.IntReply(int64(10 + node))
+		default:
+			return redlock.IntReply(1)
+		}
+	}
+	log(answer(t, m, time.Millisecond, reply)) // lost attempt
+	cleanup := answer(t, m, 2*time.Millisecond, reply)
+	log(cleanup)
+	backoff := lastTimer(t, cleanup)
+	attempt = 2
+	now := 2*time.Millisecond + backoff.After
+	require.NoError(t, m.Timer(now, backoff.Timer))
+	log(m.Outputs())
+	log(answer(t, m, now+time.Millisecond, reply))   // SET round won: INCR round
+	log(answer(t, m, now+2*time.Millisecond, reply)) // tokens 10..13: 13
+	require.Equal(t, redlock.StateHeld, m.State())
+	got := outcomes(m.Outputs())
+	require.Len(t, got, 2)
+	assert.Equal(t, redlock.Acquired, got[1].Kind)
+	assert.Equal(t, int64(13), got[1].Token)
+	assert.Equal(t, 2, got[1].Attempt)
+	return b.String()
+}
+
+func TestDeterminism(t *testing.T) {
+	a, b := script(t, 3), script(t, 3)
+	assert.Equal(t, a, b)
+	assert.NotEqual(t, a, script(t, 4), "another seed gives other values and jitter")
+}
+
+func TestValueIsUniquePerAcquireAndBase64(t *testing.T) {
+	m := newMachine(t, redlock.DefaultConfig(), 1)
+	seen := map[string]bool{}
+	for i := range 1000 {
+		now := time.Duration(i) * time.Second
+		require.NoError(t, m.Acquire(now, "lock"))
+		v := m.Value()
+		assert.Len(t, v, 24) // 16 bytes in padded base64
+		assert.False(t, seen[v])
+		seen[v] = true
+		require.NoError(t, m.Release(now))
+		answer(t, m, now, func(int, redlock.Command) redlock.Reply { return redlock.IntReply(1) })
+		require.Equal(t, redlock.StateIdle, m.State())
+	}
+}
+
+// cycle is one acquire (all five OK) + extend + release, driven by hand without building
+// anything, as the simulator would drive it.
+func cycle(m *redlock.Machine, now time.Duration, sends []redlock.Output) {
+	step := func(r redlock.Reply) {
+		sends = append(sends[:0], m.Outputs()...)
+		for _, s := range sends {
+			if s.Kind == redlock.OutSend {
+				_ = m.Reply(now, s.Node, s.Req, r)
+			}
+		}
+	}
+	_ = m.Acquire(now, "lock")
+	step(redlock.OK)
+	_ = m.Extend(now)
+	step(redlock.IntReply(1))
+	_ = m.Release(now)
+	step(redlock.IntReply(1))
+}
+
+func TestSteadyStateAllocatesOnlyTheValue(t *testing.T) {
+	m := newMachine(t, redlock.DefaultConfig(), 1)
+	sends := make([]redlock.Output, 0, 16)
+	now := time.Duration(0)
+	cycle(m, now, sends) // warm the outbox up
+	allocs := testing.AllocsPerRun(100, func() {
+		now += time.Second
+		cycle(m, now, sends)
+		if m.State() != redlock.StateIdle {
+			t.Fatal("cycle did not end idle")
+		}
+	})
+	assert.LessOrEqual(t, allocs, 1.0, "one allocation per acquire (the value) at most")
+}
+
+func BenchmarkAcquireRelease(b *testing.B) {
+	m := newMachine(b, redlock.DefaultConfig(), 1)
+	sends := make([]redlock.Output, 0, 16)
+	now := time.Duration(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += time.Second
+		_ = m.Acquire(now, "lock")
+		sends = append(sends[:0], m.Outputs()...)
+		for _, s := range sends[:5] {
+			_ = m.Reply(now, s.Node, s.Req, redlock.OK)
+		}
+		_ = m.Release(now)
+		sends = append(sends[:0], m.Outputs()...)
+		for _, s := range sends[:5] {
+			_ = m.Reply(now, s.Node, s.Req, redlock.IntReply(1))
+		}
+	}
+	if m.State() != redlock.StateIdle {
+		b.Fatal("cycle did not end idle")
+	}
+}
