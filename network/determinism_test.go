@@ -1,0 +1,87 @@
+package network
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// chatter is a process that answers every message by sending one to a random peer, and
+// sometimes two, so the traffic depends on every draw the network makes.
+type chatter struct {
+	n     *Net[int]
+	rng   *rand.Rand
+	peers int
+}
+
+func (c *chatter) Receive(now sim.Time, from, to Endpoint, msg int) {
+	c.n.Send(to, c.peer(to), msg+1)
+	if c.n.InFlight() < 100 && c.rng.IntN(8) == 0 {
+		c.n.Send(to, c.peer(to), msg+1000)
+	}
+}
+
+func (c *chatter) peer(self Endpoint) Endpoint {
+	p := Endpoint(c.rng.IntN(c.peers - 1))
+	if p >= self {
+		p++
+	}
+	return p
+}
+
+// trafficHash runs a seeded workload with every fault the network has and returns the
+// trace hash.
+func trafficHash(t *testing.T, seed uint64) uint64 {
+	s, err := sim.New(sim.Config{Seed: seed})
+	require.NoError(t, err)
+	cfg := Config{
+		Default: Link{Latency: Tail(Uniform(ms, 5*ms), 0.02, Lognormal(50*ms, 1)), Loss: 0.05, Dup: 0.02},
+		Random: RandomFaults{
+			IsolateRate: 2, IsolateFor: Exponential(10*ms, 100*ms),
+			ClogRate: 2, ClogFor: Uniform(ms, 50*ms),
+		},
+	}
+	n, err := New[int](s, cfg, s.Rand("net"))
+	require.NoError(t, err)
+	n.SetDescribe(describeInt)
+	c := &chatter{n: n, rng: s.Rand("workload"), peers: 6}
+	for i := 0; i < 6; i++ {
+		_, err := n.AddEndpoint("p"+string(rune('0'+i)), c)
+		require.NoError(t, err)
+	}
+	require.NoError(t, n.SetLink(0, 1, Link{Latency: Latency{Fast: Exponential(ms, 2*ms)}, FIFO: true}))
+	require.NoError(t, n.At(sim.Time(300*ms), SplitFault(200*ms, []Endpoint{0, 1, 2})))
+	// Partitions can starve the chatter, so every 10ms the test tops the traffic up.
+	for at := time.Duration(0); at < 2*time.Second; at += 10 * ms {
+		require.NoError(t, s.RunUntil(sim.Time(at)))
+		for k := 0; n.InFlight() < 50 && k < 200; k++ { // bounded: partitions may cut every pair
+			n.Send(Endpoint(k%6), Endpoint((k+1)%6), int(at/ms))
+		}
+	}
+	require.Greater(t, n.Stats().Delivered, uint64(20000), "the workload must be busy to mean anything")
+	return s.TraceHash()
+}
+
+func TestSameSeedSameTraceHash(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	want := trafficHash(t, 42)
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		for i := 0; i < 3; i++ {
+			assert.Equal(t, want, trafficHash(t, 42), "GOMAXPROCS=%d run %d", procs, i)
+		}
+	}
+	seen := map[uint64]uint64{want: 42}
+	for seed := uint64(1); seed <= 10; seed++ {
+		h := trafficHash(t, seed)
+		prev, dup := seen[h]
+		assert.False(t, dup, "seeds %d and %d gave the same trace hash", seed, prev)
+		seen[h] = seed
+	}
+}

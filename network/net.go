@@ -1,0 +1,221 @@
+package network
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// Endpoint names one attachment point of the network (a Redis node, a client) by a small
+// integer, so per-link state lives in slices rather than maps.
+type Endpoint int
+
+// Receiver is what an endpoint does with a delivered message. The message is passed by
+// value, so the receiver may keep it. A crashed process still receives: what it does with
+// the message is the process's business, not the network's.
+type Receiver[M any] interface {
+	Receive(now sim.Time, from, to Endpoint, msg M)
+}
+
+// Stats counts what the network did with messages. A duplicate counts as a second copy:
+// Sent + Duplicated = Delivered + Lost + Partitioned + InFlight at all times.
+type Stats struct {
+	Sent        uint64 // messages accepted by Send
+	Duplicated  uint64 // extra copies made by duplication
+	Delivered   uint64 // copies handed to a receiver
+	Lost        uint64 // copies dropped by the loss draw
+	Partitioned uint64 // copies dropped because their link was cut at send or arrival
+	Held        uint64 // copies held by a clog (later delivered or dropped)
+}
+
+// Event kinds of the network's kernel events.
+const (
+	kindDeliver = iota
+	kindUnclog
+	kindFault
+	kindHeal
+	kindRandomIsolate
+	kindRandomClog
+)
+
+// Net is a simulated network carrying messages of type M between endpoints in virtual
+// time. It is generic so that messages travel unboxed, and it keeps in-flight messages
+// in a slab whose index is the kernel event's argument: a message costs no allocation in
+// steady state. Like sim.Sim, it is single-threaded: only the run's own events and
+// setup code call it.
+type Net[M any] struct {
+	s        *sim.Sim
+	rng      *rand.Rand // latency, loss and duplication draws
+	frng     *rand.Rand // random fault draws, split off rng at New
+	describe func(m *M) sim.Field
+
+	eps      []endpoint[M]
+	stride   int    // row length of links: a capacity, so adding endpoints rarely copies
+	links    []link // links[from*stride+to]
+	profiles []profile
+
+	slab     []flight[M]
+	free     int32 // head of the free-slot list, -1 when empty
+	inFlight int
+	maxIn    int
+	nextID   uint64
+	stats    Stats
+	scratch  []int32 // held slots being released by a clog's end
+
+	faults
+}
+
+type endpoint[M any] struct {
+	name string
+	r    Receiver[M]
+}
+
+// link is the state of one directed link. Its zero value is a link with the default
+// profile, no partition and no clog.
+type link struct {
+	last     sim.Time // FIFO: the latest delivery time scheduled on the link
+	clogEnd  sim.Time // while clogged: when the clog ends
+	heldHead int32    // while clogged: held slots in arrival order (slot+1; 0 = none)
+	heldTail int32
+	profile  int32 // index into profiles; 0 is Config.Default
+	cut      bool  // some active partition cuts the link
+	clogged  bool
+}
+
+// flight is one message copy in flight.
+type flight[M any] struct {
+	msg      M
+	sent     sim.Time
+	id       uint64 // send order; a duplicate shares its original's id
+	from, to Endpoint
+	next     int32 // next free slot, or next held slot (slot+1)
+}
+
+// events is Net under another name, so that the kernel's HandleEvent is not part of
+// Net's own API.
+type events[M any] Net[M]
+
+// New returns a network with no endpoints, drawing every latency, loss and duplication
+// from rng (the caller passes s.Rand("net") or similar, so the network's draws depend
+// only on the seed). Random faults, if configured, start here.
+func New[M any](s *sim.Sim, cfg Config, rng *rand.Rand) (*Net[M], error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	n := &Net[M]{
+		s:        s,
+		rng:      rng,
+		frng:     rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())),
+		profiles: []profile{newProfile(cfg.Default)},
+		free:     -1,
+		maxIn:    orDefault(cfg.MaxInFlight, DefaultMaxInFlight),
+	}
+	n.faults.init(cfg)
+	if err := n.startRandom(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// SetDescribe sets how the trace shows a message: f returns one field, typically a
+// sim.FieldCustom with a static Format, so that nothing is formatted unless a sink is
+// attached. f must not keep m. Without it, records carry only the message id.
+func (n *Net[M]) SetDescribe(f func(m *M) sim.Field) { n.describe = f }
+
+// AddEndpoint attaches a receiver under a name (used in traces) and returns its id. Ids
+// are dense, in the order endpoints are added, starting at 0.
+func (n *Net[M]) AddEndpoint(name string, r Receiver[M]) (Endpoint, error) {
+	if err := n.checkNewEndpoint(name, r); err != nil {
+		return 0, err
+	}
+	n.eps = append(n.eps, endpoint[M]{name: name, r: r})
+	n.growLinks(len(n.eps))
+	if len(n.active) > 0 { // a split's rest group, or an isolation, may cut the new links
+		n.recut()
+	}
+	return Endpoint(len(n.eps) - 1), nil
+}
+
+func (n *Net[M]) checkNewEndpoint(name string, r Receiver[M]) error {
+	if len(n.eps) >= MaxEndpoints {
+		return sim.BadParam("endpoints", len(n.eps)+1, fmt.Sprintf("at most %d", MaxEndpoints))
+	}
+	if name == "" || slices.ContainsFunc(n.eps, func(e endpoint[M]) bool { return e.name == name }) {
+		return sim.BadParam("endpoint", fmt.Sprintf("%q", name), "a non-empty name not already used")
+	}
+	if r == nil {
+		return sim.BadParam("receiver", nil, "a non-nil Receiver")
+	}
+	return nil
+}
+
+// growLinks makes room for k endpoints, doubling the stride so that adding endpoints
+// one by one copies the matrix O(log k) times.
+func (n *Net[M]) growLinks(k int) {
+	if k <= n.stride {
+		return
+	}
+	stride := max(8, n.stride)
+	for stride < k {
+		stride *= 2
+	}
+	links := make([]link, stride*stride)
+	for from := 0; from < n.stride; from++ {
+		copy(links[from*stride:from*stride+n.stride], n.links[from*n.stride:(from+1)*n.stride])
+	}
+	n.links, n.stride = links, stride
+}
+
+// Endpoints returns the number of endpoints.
+func (n *Net[M]) Endpoints() int { return len(n.eps) }
+
+// Name returns an endpoint's name, or "" for an unknown one.
+func (n *Net[M]) Name(e Endpoint) string {
+	if !n.known(e) {
+		return ""
+	}
+	return n.eps[e].name
+}
+
+// SetLink overrides the behaviour of the directed link from → to.
+func (n *Net[M]) SetLink(from, to Endpoint, l Link) error {
+	if err := n.checkPair(from, to); err != nil {
+		return err
+	}
+	if err := l.validate("link."); err != nil {
+		return err
+	}
+	ln := n.link(from, to)
+	if ln.profile == 0 {
+		ln.profile = int32(len(n.profiles))
+		n.profiles = append(n.profiles, profile{})
+	}
+	n.profiles[ln.profile] = newProfile(l)
+	return nil
+}
+
+// Stats returns the message counters so far.
+func (n *Net[M]) Stats() Stats { return n.stats }
+
+// InFlight returns the number of message copies sent and not yet delivered or dropped.
+func (n *Net[M]) InFlight() int { return n.inFlight }
+
+func (n *Net[M]) known(e Endpoint) bool { return e >= 0 && int(e) < len(n.eps) }
+
+func (n *Net[M]) checkEndpoint(param string, e Endpoint) error {
+	if !n.known(e) {
+		return sim.BadParam(param, int(e), fmt.Sprintf("an endpoint in [0, %d)", len(n.eps)))
+	}
+	return nil
+}
+
+func (n *Net[M]) checkPair(from, to Endpoint) error {
+	if err := n.checkEndpoint("from", from); err != nil {
+		return err
+	}
+	return n.checkEndpoint("to", to)
+}
+
+func (n *Net[M]) link(from, to Endpoint) *link { return &n.links[int(from)*n.stride+int(to)] }

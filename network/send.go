@@ -1,0 +1,205 @@
+package network
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// Drop reasons, as they appear in the trace.
+const (
+	reasonLoss      = "loss"
+	reasonPartition = "partition"
+)
+
+// Send sends msg from one endpoint to another. It draws loss, latency and duplication
+// from the network's stream and schedules the delivery; the sender learns nothing of the
+// outcome, as on a real network. A message whose link is cut when it is sent is dropped
+// at once. An unknown endpoint or a full network fails the run (see sim.Sim.Fail):
+// both are bugs in the world, not conditions a process could handle.
+func (n *Net[M]) Send(from, to Endpoint, msg M) {
+	if !n.known(from) || !n.known(to) {
+		n.s.Fail(fmt.Errorf("network: send: %w", n.checkPair(from, to)))
+		return
+	}
+	i := n.alloc()
+	if i < 0 {
+		return
+	}
+	n.nextID++
+	f := &n.slab[i]
+	f.msg, f.sent, f.id, f.from, f.to = msg, n.s.Now(), n.nextID, from, to
+	n.stats.Sent++
+	l := n.link(from, to)
+	p := &n.profiles[l.profile]
+	switch {
+	case l.cut:
+		n.drop(i, reasonPartition)
+	case p.loss > 0 && n.rng.Float64() < p.loss:
+		n.drop(i, reasonLoss)
+	default:
+		n.launch(i, l, p)
+		if p.dup > 0 && n.rng.Float64() < p.dup {
+			n.duplicate(i, l, p)
+		}
+	}
+}
+
+// duplicate sends a second copy of slot i with its own latency draw.
+func (n *Net[M]) duplicate(i int32, l *link, p *profile) {
+	j := n.alloc()
+	if j < 0 {
+		return
+	}
+	n.slab[j] = n.slab[i]
+	n.stats.Duplicated++
+	n.traceMsg("dup", j, sim.Field{})
+	n.launch(j, l, p)
+}
+
+// launch draws slot i's latency and schedules its arrival.
+func (n *Net[M]) launch(i int32, l *link, p *profile) {
+	at := n.s.Now().Add(p.lat.draw(n.rng))
+	if p.fifo {
+		at = max(at, l.last)
+		l.last = at
+	}
+	if _, err := n.s.Schedule(at, (*events[M])(n), kindDeliver, uint64(i)); err != nil {
+		n.release(i)
+		n.s.Fail(fmt.Errorf("network: send: %w", err))
+	}
+}
+
+// HandleEvent runs the network's kernel events.
+func (e *events[M]) HandleEvent(now sim.Time, kind int, arg uint64) {
+	n := (*Net[M])(e)
+	switch kind {
+	case kindDeliver:
+		n.arrive(int32(arg))
+	case kindUnclog:
+		n.unclog(Endpoint(arg>>32), Endpoint(uint32(arg)))
+	case kindFault:
+		n.fire(int(arg))
+	case kindHeal:
+		n.Heal(FaultID(arg))
+	case kindRandomIsolate:
+		n.randomIsolate()
+	case kindRandomClog:
+		n.randomClog()
+	}
+}
+
+// arrive handles slot i reaching its destination: a clogged link holds it, a cut link
+// drops it, otherwise it is delivered.
+func (n *Net[M]) arrive(i int32) {
+	f := &n.slab[i]
+	l := n.link(f.from, f.to)
+	if !l.clogged {
+		n.deliver(i)
+		return
+	}
+	n.stats.Held++
+	n.traceMsg("hold", i, sim.Field{})
+	f.next = 0
+	if l.heldTail == 0 {
+		l.heldHead = i + 1
+	} else {
+		n.slab[l.heldTail-1].next = i + 1
+	}
+	l.heldTail = i + 1
+}
+
+// deliver hands slot i to its receiver, unless its link is cut now. The slot is freed
+// before the receiver runs, so the receiver's own sends can reuse it.
+func (n *Net[M]) deliver(i int32) {
+	f := &n.slab[i]
+	if n.link(f.from, f.to).cut {
+		n.drop(i, reasonPartition)
+		return
+	}
+	n.stats.Delivered++
+	n.traceMsg("deliver", i, sim.Dur("latency", n.s.Now().Sub(f.sent)))
+	from, to, msg := f.from, f.to, f.msg
+	n.release(i)
+	n.eps[to].r.Receive(n.s.Now(), from, to, msg)
+}
+
+func (n *Net[M]) drop(i int32, reason string) {
+	if reason == reasonLoss {
+		n.stats.Lost++
+	} else {
+		n.stats.Partitioned++
+	}
+	n.traceMsg("drop", i, sim.Str("reason", reason))
+	n.release(i)
+}
+
+// unclog ends the clog of from → to if its time has come (a later, overlapping clog
+// extends it) and delivers what it held, in send order, as one burst.
+func (n *Net[M]) unclog(from, to Endpoint) {
+	l := n.link(from, to)
+	if !l.clogged || n.s.Now() < l.clogEnd {
+		return
+	}
+	held := n.scratch[:0]
+	for s := l.heldHead; s != 0; s = n.slab[s-1].next {
+		held = append(held, s-1)
+	}
+	l.clogged, l.heldHead, l.heldTail = false, 0, 0
+	slices.SortStableFunc(held, func(a, b int32) int { return cmp.Compare(n.slab[a].id, n.slab[b].id) })
+	n.s.Trace("net", "unclog", n.nameField("from", from), n.nameField("to", to), sim.Int("held", int64(len(held))))
+	for _, s := range held {
+		n.deliver(s)
+	}
+	n.scratch = held[:0]
+}
+
+// traceMsg records what happened to slot i; extra is left out when its Key is empty.
+// Each shape of record is its own call so that the compiler builds the field array in
+// place: this is the hottest code of the package.
+func (n *Net[M]) traceMsg(kind string, i int32, extra sim.Field) {
+	f := &n.slab[i]
+	from, to := sim.Str("from", n.eps[f.from].name), sim.Str("to", n.eps[f.to].name)
+	id := sim.Int("id", int64(f.id))
+	switch {
+	case n.describe == nil && extra.Key == "":
+		n.s.Trace("net", kind, from, to, id)
+	case n.describe == nil:
+		n.s.Trace("net", kind, from, to, id, extra)
+	case extra.Key == "":
+		n.s.Trace("net", kind, from, to, id, n.describe(&f.msg))
+	default:
+		n.s.Trace("net", kind, from, to, id, n.describe(&f.msg), extra)
+	}
+}
+
+func (n *Net[M]) nameField(key string, e Endpoint) sim.Field { return sim.Str(key, n.eps[e].name) }
+
+// alloc returns a free slot, or -1 after failing the run when the limit is reached.
+func (n *Net[M]) alloc() int32 {
+	if n.inFlight >= n.maxIn {
+		n.s.Fail(fmt.Errorf("network: send: %w: %d messages in flight (max_in_flight %d)", ErrFull, n.inFlight, n.maxIn))
+		return -1
+	}
+	n.inFlight++
+	if n.free >= 0 {
+		i := n.free
+		n.free = n.slab[i].next
+		return i
+	}
+	n.slab = append(n.slab, flight[M]{})
+	return int32(len(n.slab) - 1)
+}
+
+// release frees slot i, clearing the message so the slab does not keep what it points
+// to alive.
+func (n *Net[M]) release(i int32) {
+	var zero M
+	f := &n.slab[i]
+	f.msg = zero
+	f.next = n.free
+	n.free = i
+	n.inFlight--
+}
