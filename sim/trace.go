@@ -186,9 +186,18 @@ func (s *Sim) TraceHash() uint64 { return foldInt(s.hash, s.records) }
 // TraceRecords returns the number of records traced so far.
 func (s *Sim) TraceRecords() uint64 { return s.records }
 
+// fold mixes the field into h. Only the parts its kind uses are folded (the kind itself
+// always is, so an Int 0 and a Bool false differ): folding is the largest cost per traced
+// message, and unused parts are always zero anyway.
 func (f *Field) fold(h uint64) uint64 {
 	h = foldStr(h, f.Key)
 	h = foldInt(h, uint64(f.Kind))
+	switch f.Kind {
+	case FieldInt, FieldDur, FieldBool:
+		return foldInt(h, uint64(f.Int))
+	case FieldStr:
+		return foldStr(h, f.Str)
+	}
 	h = foldInt(h, uint64(f.Int))
 	h = foldInt(h, uint64(f.Int2))
 	h = foldStr(h, f.Str)
