@@ -1,0 +1,336 @@
+package model
+
+import (
+	"math"
+
+	"github.com/redlock-sim/redlock-sim/redlock"
+)
+
+// Do executes a command given as argv, as a client would send it, at wall time nowMs,
+// and returns redis-server 7.0's reply: the modelled commands with every option Redis 7.0
+// accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, PEXPIRE NX|XX|GT|LT, DEL of
+// several keys, EVAL, EVALSHA, SCRIPT LOAD|FLUSH|KILL), Redis's arity and syntax errors,
+// and the unknown-command error for anything else. It is the differential test's path,
+// and how a caller issues what redlock.Command cannot express (SCRIPT LOAD).
+func (e *Engine) Do(argv []string, nowMs int64) redlock.Reply {
+	e.effects = e.effects[:0]
+	if len(argv) == 0 {
+		return errReply("ERR redlock-sim: empty command")
+	}
+	name, n := argv[0], len(argv)
+	switch {
+	case eqFold(name, "set"):
+		if n < 3 {
+			return arityErr("set")
+		}
+		return e.doSet(argv, nowMs)
+	case eqFold(name, "get"):
+		if n != 2 {
+			return arityErr("get")
+		}
+		return e.get(argv[1], nowMs)
+	case eqFold(name, "del"):
+		if n < 2 {
+			return arityErr("del")
+		}
+		var count int64
+		for _, k := range argv[1:] {
+			count += e.del(k, nowMs)
+		}
+		return redlock.IntReply(count)
+	case eqFold(name, "pexpire"):
+		if n < 3 {
+			return arityErr("pexpire")
+		}
+		return e.doPExpire(argv, nowMs)
+	case eqFold(name, "pttl"):
+		if n != 2 {
+			return arityErr("pttl")
+		}
+		return e.pttl(argv[1], nowMs)
+	case eqFold(name, "incr"):
+		if n != 2 {
+			return arityErr("incr")
+		}
+		return e.incr(argv[1], nowMs)
+	case eqFold(name, "eval"), eqFold(name, "evalsha"):
+		if n < 3 {
+			return arityErr(lower(name))
+		}
+		return e.doEval(argv, eqFold(name, "evalsha"), nowMs)
+	case eqFold(name, "script"):
+		if n < 2 {
+			return arityErr("script")
+		}
+		return e.doScript(argv)
+	}
+	return unknownCommand(argv)
+}
+
+// SET's option flags, named as in Redis's t_string.c.
+const (
+	setNX = 1 << iota
+	setXX
+	setGet
+	setKeepTTL
+	setEX
+	setPX
+	setEXAT
+	setPXAT
+)
+
+// doSet parses SET's options exactly as Redis 7.0's parseExtendedStringArgumentsOrReply
+// does (which combinations are a syntax error, which repetitions are allowed), then
+// validates the expiry as getExpireMillisecondsOrReply does.
+func (e *Engine) doSet(argv []string, nowMs int64) redlock.Reply {
+	flags := 0
+	var expire string
+	for j := 3; j < len(argv); j++ {
+		opt := cstr(argv[j])
+		next := j < len(argv)-1
+		switch {
+		case eqFold(opt, "nx") && flags&setXX == 0:
+			flags |= setNX
+		case eqFold(opt, "xx") && flags&setNX == 0:
+			flags |= setXX
+		case eqFold(opt, "get"):
+			flags |= setGet
+		case eqFold(opt, "keepttl") && flags&(setEX|setEXAT|setPX|setPXAT) == 0:
+			flags |= setKeepTTL
+		case eqFold(opt, "ex") && flags&(setKeepTTL|setEXAT|setPX|setPXAT) == 0 && next:
+			flags |= setEX
+			j++
+			expire = argv[j]
+		case eqFold(opt, "px") && flags&(setKeepTTL|setEX|setEXAT|setPXAT) == 0 && next:
+			flags |= setPX
+			j++
+			expire = argv[j]
+		case eqFold(opt, "exat") && flags&(setKeepTTL|setEX|setPX|setPXAT) == 0 && next:
+			flags |= setEXAT
+			j++
+			expire = argv[j]
+		case eqFold(opt, "pxat") && flags&(setKeepTTL|setEX|setEXAT|setPX) == 0 && next:
+			flags |= setPXAT
+			j++
+			expire = argv[j]
+		default:
+			return errSyntax
+		}
+	}
+	o := setOpts{get: flags&setGet != 0, keepTTL: flags&setKeepTTL != 0}
+	switch {
+	case flags&setNX != 0:
+		o.cond = redlock.CondNX
+	case flags&setXX != 0:
+		o.cond = redlock.CondXX
+	}
+	if flags&(setEX|setPX|setEXAT|setPXAT) != 0 {
+		exp, r := expiryArg(expire, flags, nowMs)
+		if r.Kind == redlock.ReplyError {
+			return r
+		}
+		o.hasExp, o.exp = true, exp
+	}
+	return e.set(argv[1], argv[2], o, nowMs)
+}
+
+// expiryArg is getExpireMillisecondsOrReply: the absolute expiry in ms for SET's EX, PX,
+// EXAT or PXAT argument.
+func expiryArg(arg string, flags int, nowMs int64) (int64, redlock.Reply) {
+	ms, ok := parseInt(arg)
+	if !ok {
+		return 0, errNotInt
+	}
+	secs := flags&(setEX|setEXAT) != 0
+	if ms <= 0 || (secs && ms > math.MaxInt64/1000) {
+		return 0, errExpireSet
+	}
+	if secs {
+		ms *= 1000
+	}
+	if flags&(setEX|setPX) != 0 {
+		ms += nowMs // wraps on overflow, as in C, and is caught just below
+	}
+	if ms <= 0 {
+		return 0, errExpireSet
+	}
+	return ms, redlock.Reply{}
+}
+
+// doPExpire parses PEXPIRE's options (parseExtendedExpireArgumentsOrReply), then its
+// integer argument.
+func (e *Engine) doPExpire(argv []string, nowMs int64) redlock.Reply {
+	flags := 0
+	for _, a := range argv[3:] {
+		opt := cstr(a)
+		switch {
+		case eqFold(opt, "nx"):
+			flags |= expNX
+		case eqFold(opt, "xx"):
+			flags |= expXX
+		case eqFold(opt, "gt"):
+			flags |= expGT
+		case eqFold(opt, "lt"):
+			flags |= expLT
+		default:
+			return errReply("ERR Unsupported option " + sanitize(opt))
+		}
+	}
+	if flags&expNX != 0 && flags&(expXX|expGT|expLT) != 0 {
+		return errReply("ERR NX and XX, GT or LT options at the same time are not compatible")
+	}
+	if flags&expGT != 0 && flags&expLT != 0 {
+		return errReply("ERR GT and LT options at the same time are not compatible")
+	}
+	ms, ok := parseInt(argv[2])
+	if !ok {
+		return errNotInt
+	}
+	return e.pexpire(argv[1], ms, flags, nowMs)
+}
+
+// doEval is EVAL / EVALSHA with Redis's checks in Redis's order: an EVALSHA digest that is
+// not 40 bytes, then numkeys, then the script lookup.
+func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) redlock.Reply {
+	if isSHA && len(argv[1]) != 40 {
+		return errNoScript
+	}
+	numkeys, ok := parseInt(argv[2])
+	switch {
+	case !ok:
+		return errNotInt
+	case numkeys > int64(len(argv)-3):
+		return errTooManyKeys
+	case numkeys < 0:
+		return errNegKeys
+	}
+	var s redlock.Script
+	if isSHA {
+		if s = redlock.ScriptBySHA(argv[1]); !e.ScriptLoaded(s) {
+			return errNoScript
+		}
+	} else {
+		if s = scriptBySource(argv[1]); s == redlock.ScriptNone {
+			return errNoLua
+		}
+		e.LoadScript(s)
+	}
+	keys, args := argv[3:3+numkeys], argv[3+numkeys:]
+	var a scriptArgs
+	if len(keys) > 0 {
+		a.k1 = strArg(keys[0])
+	}
+	if len(args) > 0 {
+		a.a1 = strArg(args[0])
+	}
+	if len(args) > 1 {
+		a.a2 = strArg(args[1])
+	}
+	return e.runScript(s, a, nowMs)
+}
+
+// doScript is the SCRIPT container command: LOAD, FLUSH and KILL are modelled; EXISTS,
+// HELP and DEBUG answer with arrays or a debugger, which a redlock.Reply cannot carry.
+func (e *Engine) doScript(argv []string) redlock.Reply {
+	sub, n := argv[1], len(argv)
+	switch {
+	case eqFold(sub, "load"):
+		if n != 3 {
+			return arityErr("script|load")
+		}
+		s := scriptBySource(argv[2])
+		if s == redlock.ScriptNone {
+			return errNoLua
+		}
+		e.LoadScript(s)
+		return bulk(s.SHA())
+	case eqFold(sub, "flush"):
+		if n == 2 || (n == 3 && (eqFold(cstr(argv[2]), "sync") || eqFold(cstr(argv[2]), "async"))) {
+			e.FlushScripts()
+			return redlock.OK
+		}
+		return errReply("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+	case eqFold(sub, "kill"):
+		if n != 2 {
+			return arityErr("script|kill")
+		}
+		return errReply("NOTBUSY No scripts in execution right now.")
+	case eqFold(sub, "exists"):
+		if n < 3 {
+			return arityErr("script|exists")
+		}
+	case eqFold(sub, "help"):
+		if n != 2 {
+			return arityErr("script|help")
+		}
+	case eqFold(sub, "debug"):
+		if n != 3 {
+			return arityErr("script|debug")
+		}
+	default:
+		return errReply(sanitize("ERR unknown subcommand '" + trunc(cstr(sub), 128) + "'. Try SCRIPT HELP."))
+	}
+	return errReply("ERR redlock-sim: SCRIPT " + lower(sub) + " is not modelled")
+}
+
+func arityErr(name string) redlock.Reply {
+	return errReply("ERR wrong number of arguments for '" + name + "' command")
+}
+
+// unknownCommand formats Redis 7.0's error for a command it does not know: the name and
+// the arguments as C strings, each cut so the argument list stays near 128 bytes.
+func unknownCommand(argv []string) redlock.Reply {
+	var args []byte
+	for _, a := range argv[1:] {
+		if len(args) >= 128 {
+			break
+		}
+		room := 128 - len(args)
+		args = append(args, '\'')
+		args = append(args, trunc(cstr(a), room)...)
+		args = append(args, '\'', ' ')
+	}
+	return errReply(sanitize("ERR unknown command '" + trunc(cstr(argv[0]), 128) +
+		"', with args beginning with: " + string(args)))
+}
+
+func trunc(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// eqFold compares ASCII case-insensitively, as strcasecmp does (strings.EqualFold would
+// also fold Unicode, so that "ſet" matched "set").
+func eqFold(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		a, b := s[i], t[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

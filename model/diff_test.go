@@ -1,0 +1,432 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/internal/redistest"
+	"github.com/redlock-sim/redlock-sim/redlock"
+)
+
+// The differential test runs the same seeded random command sequences against a real
+// redis-server and against the model, and requires identical replies. The model is fed
+// the real wall time (this is test code, so it may read the machine's clock), taken just
+// before each pipeline is sent; the server executes the pipeline a little later, so PTTL
+// may differ by the pipeline's round trip, and only PTTL gets that tolerance.
+const (
+	diffSequences = 2000
+	diffLength    = 50
+)
+
+var (
+	diffKeys   = []string{"k1", "k2", "k3", "lock"}
+	diffValues = []string{"v1", "v2", "v3", "1", "41", "-5", "9223372036854775807", "abc", "01", ""}
+	scripts    = []redlock.Script{redlock.ScriptRelease, redlock.ScriptExtend, redlock.ScriptExtendOrSet}
+)
+
+// diffCmd is one generated command: a Command value (run through Engine.Exec) or a raw
+// argv (run through Engine.Do). Every command also runs through Do on a second engine, so
+// both paths are checked against the server.
+type diffCmd struct {
+	cmd  *redlock.Command
+	argv []string
+}
+
+func (c diffCmd) args() []string {
+	if c.cmd != nil {
+		return c.cmd.Args()
+	}
+	return c.argv
+}
+
+// gen draws commands. Expiry values are whole seconds (relative TTLs) or whole seconds
+// plus 500 ms (PEXPIRE), so that PEXPIRE GT/LT never compares two expiries that only the
+// pipeline's jitter could order, and nothing expires during a sequence.
+type gen struct {
+	r   *rand.Rand
+	now int64 // the wall time in ms when the sequence is generated
+}
+
+func (g *gen) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
+func (g *gen) key() string             { return g.pick(diffKeys) }
+func (g *gen) value() string           { return g.pick(diffValues) }
+func (g *gen) secs(max int) int64      { return int64(1 + g.r.IntN(max)) }
+
+// scriptTTL is a script's ARGV[2]: mostly a valid TTL, sometimes 0 or negative (PEXPIRE
+// deletes; SET refuses).
+func (g *gen) scriptTTL() time.Duration {
+	switch g.r.IntN(8) {
+	case 0:
+		return 0
+	case 1:
+		return -time.Second
+	}
+	return time.Duration(g.secs(60))*time.Second + 500*time.Millisecond
+}
+
+func (g *gen) command() diffCmd {
+	switch x := g.r.IntN(100); {
+	case x < 20:
+		c := redlock.Command{Op: redlock.OpSet, Key: g.key(), Value: g.value(), Cond: redlock.Cond(g.r.IntN(3))}
+		switch g.r.IntN(6) {
+		case 0, 1:
+			c.TTL = time.Duration(g.secs(60)) * time.Second
+		case 2:
+			c.TTL, c.InSecs = time.Duration(g.secs(60))*time.Second, true
+		case 3:
+			c.TTL = 500 * time.Microsecond // renders as PX 0 (or EX 0): invalid expire time
+			c.InSecs = g.r.IntN(2) == 0
+		}
+		return diffCmd{cmd: &c}
+	case x < 28:
+		return diffCmd{cmd: &redlock.Command{Op: redlock.OpGet, Key: g.key()}}
+	case x < 33:
+		return diffCmd{cmd: &redlock.Command{Op: redlock.OpDel, Key: g.key()}}
+	case x < 40:
+		ttl := []time.Duration{-2 * time.Second, -time.Millisecond, 0}[g.r.IntN(3)]
+		if g.r.IntN(2) == 0 {
+			ttl = time.Duration(g.secs(60))*time.Second + 500*time.Millisecond
+		}
+		return diffCmd{cmd: &redlock.Command{Op: redlock.OpPExpire, Key: g.key(), TTL: ttl}}
+	case x < 48:
+		return diffCmd{cmd: &redlock.Command{Op: redlock.OpPTTL, Key: g.key()}}
+	case x < 54:
+		return diffCmd{cmd: &redlock.Command{Op: redlock.OpIncr, Key: g.key()}}
+	case x < 78:
+		s := scripts[g.r.IntN(len(scripts))]
+		op := redlock.OpEvalSHA
+		if g.r.IntN(3) == 0 {
+			op = redlock.OpEval
+		}
+		return diffCmd{cmd: &redlock.Command{Op: op, Key: g.key(), Value: g.value(), TTL: g.scriptTTL(), Script: s}}
+	}
+	return diffCmd{argv: g.argv()}
+}
+
+// argv draws the commands a Command cannot express: every SET and PEXPIRE option in any
+// order (valid or not), wrong arities, odd EVAL numkeys, SCRIPT subcommands, unknown
+// commands, odd capitalisation.
+func (g *gen) argv() []string {
+	switch g.r.IntN(12) {
+	case 0, 1, 2:
+		argv := []string{g.caps("SET"), g.key(), g.value()}
+		for range g.r.IntN(5) {
+			argv = append(argv, g.setToken()...)
+		}
+		return argv
+	case 3:
+		argv := []string{g.caps("PEXPIRE"), g.key(), g.intArg()}
+		for range g.r.IntN(3) {
+			argv = append(argv, g.caps(g.pick([]string{"NX", "XX", "GT", "LT", "foo"})))
+		}
+		return argv
+	case 4:
+		return g.pick2(arityCases)
+	case 5:
+		return g.evalArgv()
+	case 6:
+		s := scripts[g.r.IntN(len(scripts))]
+		if g.r.IntN(2) == 0 {
+			return []string{"SCRIPT", g.caps("load"), s.Source()}
+		}
+		return []string{"SCRIPT", "FLUSH"}
+	case 7:
+		argv := []string{g.caps(g.pick([]string{"foo", "GETX", "hello world"}))}
+		for range g.r.IntN(4) {
+			argv = append(argv, g.pick([]string{"a", "b c", strings.Repeat("x", 100), "line\nbreak"}))
+		}
+		return argv
+	case 8:
+		argv := []string{"DEL"}
+		for range 1 + g.r.IntN(4) {
+			argv = append(argv, g.key())
+		}
+		return argv
+	case 9:
+		return []string{g.caps("INCR"), g.key()}
+	case 10:
+		return []string{g.caps("GET"), g.key()}
+	}
+	return []string{g.caps("PTTL"), g.key()}
+}
+
+var arityCases = [][]string{
+	{"GET"}, {"GET", "k1", "k2"}, {"SET"}, {"SET", "k1"}, {"DEL"}, {"PTTL"}, {"PTTL", "k1", "k2"},
+	{"INCR"}, {"INCR", "k1", "k2"}, {"PEXPIRE"}, {"PEXPIRE", "k1"}, {"EVAL"}, {"EVAL", "return 1"},
+	{"EVALSHA"}, {"EVALSHA", "x"}, {"SCRIPT"}, {"SCRIPT", "LOAD"}, {"SCRIPT", "LOAD", "a", "b"},
+	{"SCRIPT", "EXISTS"}, {"SCRIPT", "KILL", "x"}, {"SCRIPT", "KILL"}, {"SCRIPT", "FLUSH", "x"},
+	{"SCRIPT", "nope"}, {"get"}, {"Set", "k1"},
+}
+
+func (g *gen) pick2(xs [][]string) []string { return xs[g.r.IntN(len(xs))] }
+
+// caps returns s in upper, lower or mixed case.
+func (g *gen) caps(s string) string {
+	switch g.r.IntN(4) {
+	case 0:
+		return strings.ToLower(s)
+	case 1:
+		b := []byte(strings.ToLower(s))
+		for i := range b {
+			if g.r.IntN(2) == 0 {
+				b[i] = strings.ToUpper(string(b[i]))[0]
+			}
+		}
+		return string(b)
+	}
+	return strings.ToUpper(s)
+}
+
+// intArg is an integer argument: mostly a valid relative TTL, sometimes an edge.
+func (g *gen) intArg() string {
+	switch g.r.IntN(10) {
+	case 0:
+		return "0"
+	case 1:
+		return "-5"
+	case 2:
+		return "abc"
+	case 3:
+		return "0100"
+	case 4:
+		return "9223372036854775807"
+	}
+	return strconv.FormatInt(g.secs(60)*1000+500, 10)
+}
+
+// setToken is one SET option, with its argument when it takes one (or sometimes not).
+func (g *gen) setToken() []string {
+	opt := g.pick([]string{"NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT", "bogus"})
+	tok := []string{g.caps(opt)}
+	if g.r.IntN(8) == 0 {
+		return tok // EX/PX/EXAT/PXAT without a value, or followed by the next option
+	}
+	switch opt {
+	case "EX":
+		tok = append(tok, g.pick([]string{strconv.FormatInt(g.secs(60), 10), "0", "-1", "abc", "9223372036854775"}))
+	case "PX":
+		tok = append(tok, g.pick([]string{strconv.FormatInt(g.secs(60)*1000, 10), "0", "-5", "0100", "9223372036854775807"}))
+	case "EXAT":
+		tok = append(tok, g.pick([]string{strconv.FormatInt(g.now/1000+g.secs(60)+100, 10), "1", "0"}))
+	case "PXAT":
+		tok = append(tok, g.pick([]string{strconv.FormatInt(g.now+g.secs(60)*1000+100250, 10), "1", "-1"}))
+	}
+	return tok
+}
+
+// evalArgv is EVAL/EVALSHA with odd digests, numkeys and argument counts.
+func (g *gen) evalArgv() []string {
+	s := scripts[g.r.IntN(len(scripts))]
+	head, sha := s.Source(), g.r.IntN(3) != 0
+	if sha {
+		head = s.SHA()
+		switch g.r.IntN(6) {
+		case 0:
+			head = strings.ToUpper(head)
+		case 1:
+			head = head[:39]
+		case 2:
+			head = strings.Repeat("0", 40)
+		}
+	}
+	name := "EVAL"
+	if sha {
+		name = "EVALSHA"
+	}
+	argv := []string{g.caps(name), head, g.pick([]string{"0", "1", "1", "2", "-1", "abc", "01"})}
+	for range g.r.IntN(5) {
+		argv = append(argv, g.pick([]string{g.key(), g.value(), g.intArg()}))
+	}
+	return argv
+}
+
+// sameReply compares a real reply with the model's; a non-negative PTTL may be off by tol.
+func sameReply(argv []string, real, model redlock.Reply, tol int64) bool {
+	if real == model {
+		return true
+	}
+	isPTTL := strings.EqualFold(argv[0], "pttl")
+	return isPTTL && real.Kind == redlock.ReplyInt && model.Kind == redlock.ReplyInt &&
+		real.Int >= 0 && model.Int >= 0 && real.Int <= model.Int && model.Int-real.Int <= tol
+}
+
+func startRedis(t *testing.T) *respConn {
+	srv := redistest.Start(t)
+	rc, err := dialRESP(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+func TestDifferentialAgainstRealRedis(t *testing.T) {
+	rc := startRedis(t)
+	kinds := map[string]int{}
+	compared := 0
+	for seed := uint64(1); seed <= diffSequences; seed++ {
+		g := &gen{r: rand.New(rand.NewPCG(seed, 0xd1ff)), now: time.Now().UnixMilli()}
+		cmds := make([]diffCmd, diffLength)
+		batch := [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}}
+		for i := range cmds {
+			cmds[i] = g.command()
+			batch = append(batch, cmds[i].args())
+		}
+		viaExec, err := NewEngine(EngineConfig{})
+		require.NoError(t, err)
+		viaDo, err := NewEngine(EngineConfig{})
+		require.NoError(t, err)
+
+		t0 := time.Now().UnixMilli()
+		real, err := rc.do(batch)
+		require.NoError(t, err)
+		tol := time.Now().UnixMilli() - t0 + 1
+		require.Equal(t, redlock.OK, real[0])
+		require.Equal(t, redlock.OK, real[1])
+		for i, c := range cmds {
+			argv := c.args()
+			want := real[i+2]
+			gotDo := viaDo.Do(argv, t0)
+			require.Truef(t, sameReply(argv, want, gotDo, tol),
+				"seed %d command %d %q (Do): redis %v, model %v", seed, i, argv, want, gotDo)
+			if c.cmd != nil {
+				gotExec := viaExec.Exec(*c.cmd, t0)
+				require.Truef(t, sameReply(argv, want, gotExec, tol),
+					"seed %d command %d %s (Exec): redis %v, model %v", seed, i, c.cmd, want, gotExec)
+			} else {
+				viaExec.Do(argv, t0)
+			}
+			compared++
+			kinds[replyClass(want)]++
+		}
+	}
+	t.Logf("%d sequences, %d commands, 0 divergences; replies by class: %s", diffSequences, compared, classes(kinds))
+	// The generator must actually reach the interesting replies, or the test proves little.
+	for _, k := range []string{"OK", "nil", "bulk", "int:0", "int:1", "int:-1", "int:-2", "int:ttl", "NOSCRIPT",
+		"ERR syntax error", "ERR wrong number", "ERR invalid expire", "ERR value is not", "ERR unknown",
+		"ERR increment", "script:ERR Lua", "script:ERR invalid expire", "script:ERR value is not",
+		"ERR Number of keys", "ERR Unsupported", "ERR NX and XX", "ERR GT and LT"} {
+		require.NotZerof(t, kinds[k], "no reply of class %q was exercised", k)
+	}
+}
+
+// replyClass buckets replies for the coverage check.
+func replyClass(r redlock.Reply) string {
+	switch r.Kind {
+	case redlock.ReplyNil:
+		return "nil"
+	case redlock.ReplyStatus:
+		return r.Str
+	case redlock.ReplyBulk:
+		return "bulk"
+	case redlock.ReplyInt:
+		if r.Int > 1 {
+			return "int:ttl"
+		}
+		return "int:" + strconv.FormatInt(r.Int, 10)
+	}
+	prefix := ""
+	if strings.Contains(r.Str, " script: ") {
+		prefix = "script:"
+	}
+	for _, p := range []string{"NOSCRIPT", "ERR syntax error", "ERR wrong number", "ERR invalid expire",
+		"ERR value is not", "ERR Lua", "ERR unknown", "ERR increment", "ERR Number of keys", "ERR Unsupported",
+		"ERR NX and XX", "ERR GT and LT", "NOTBUSY", "ERR SCRIPT FLUSH"} {
+		if strings.HasPrefix(r.Str, p) {
+			return prefix + p
+		}
+	}
+	return "other error: " + r.Str
+}
+
+func classes(m map[string]int) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestDifferentialExpiry checks expiry itself against the real server: keys set with PX
+// 50-200 ms (by SET, by the extend-or-set script, and by PEXPIRE) are read with GET and
+// PTTL after real waits. The model's clock is the machine's, read just before each
+// pipeline; a read whose key's expiry falls inside the pipelines' timing uncertainty may
+// go either way on the server and is counted apart, every other read must agree.
+func TestDifferentialExpiry(t *testing.T) {
+	rc := startRedis(t)
+	r := rand.New(rand.NewPCG(7, 0xe1))
+	definite, boundary, expired, alive := 0, 0, 0, 0
+	for round := range 20 {
+		m, err := NewEngine(EngineConfig{})
+		require.NoError(t, err)
+		keys := []string{"a", "b", "c", "d", "e", "f"}
+		px := make([]int64, len(keys))
+		var batch [][]string
+		for i, k := range keys {
+			px[i] = 50 + r.Int64N(151)
+			ms := strconv.FormatInt(px[i], 10)
+			switch i % 3 {
+			case 0:
+				batch = append(batch, []string{"SET", k, "v", "PX", ms})
+			case 1:
+				batch = append(batch, []string{"EVAL", redlock.ScriptExtendOrSet.Source(), "1", k, "v", ms})
+			case 2:
+				batch = append(batch, []string{"SET", k, "v", "PX", "100000"}, []string{"PEXPIRE", k, ms})
+			}
+		}
+		batch = append([][]string{{"FLUSHALL"}}, batch...)
+		ts0 := time.Now().UnixMilli()
+		_, err = rc.do(batch)
+		require.NoError(t, err)
+		ts1 := time.Now().UnixMilli()
+		for _, argv := range batch[1:] {
+			require.NotEqual(t, redlock.ReplyError, m.Do(argv, ts0).Kind)
+		}
+		for range 4 {
+			time.Sleep(time.Duration(r.IntN(70)) * time.Millisecond)
+			var reads [][]string
+			for _, k := range keys {
+				reads = append(reads, []string{"GET", k}, []string{"PTTL", k})
+			}
+			r0 := time.Now().UnixMilli()
+			real, err := rc.do(reads)
+			require.NoError(t, err)
+			r1 := time.Now().UnixMilli()
+			tol := (ts1 - ts0) + (r1 - r0) + 1
+			for i := range keys {
+				get, pttl := m.Do(reads[2*i], r0), m.Do(reads[2*i+1], r0)
+				// Expired iff read time - set time > px; that difference lies in
+				// [r0-ts1, r1-ts0].
+				if px[i] >= r0-ts1 && px[i] < r1-ts0 {
+					boundary++
+					continue
+				}
+				definite++
+				if get.Kind == redlock.ReplyNil {
+					expired++
+				} else {
+					alive++
+				}
+				require.Equalf(t, real[2*i], get, "round %d key %s px %d: GET", round, keys[i], px[i])
+				require.Truef(t, pttl == real[2*i+1] || (pttl.Int >= 0 && real[2*i+1].Int >= 0 &&
+					abs(pttl.Int-real[2*i+1].Int) <= tol),
+					"round %d key %s px %d: PTTL redis %v model %v (tolerance %d ms)", round, keys[i], px[i], real[2*i+1], pttl, tol)
+			}
+		}
+	}
+	t.Logf("expiry reads: %d compared (%d expired, %d alive), %d within the timing uncertainty", definite, expired, alive, boundary)
+	require.NotZero(t, expired)
+	require.NotZero(t, alive)
+	require.Greater(t, definite, 3*boundary, "too many reads were too close to call")
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

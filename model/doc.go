@@ -1,0 +1,148 @@
+// Package model holds the actors of the simulated world that Redlock runs against: a
+// Redis node that answers the commands Redlock implementations send with Redis 7's exact
+// replies, failing the ways the Redlock debate is about, and the fenced storage that the
+// lock protects.
+//
+// # Layers
+//
+// Engine is the data path of one redis-server process: the keyspace, expiry and the
+// script cache. It takes the wall time as an argument and holds no notion of time itself,
+// so the same code runs in the simulator and in the differential test, which feeds it
+// the machine's clock. It executes redlock.Command values (the simulator's path, no
+// allocation) and raw argv (Do: the differential test's path, and how to issue what a
+// Command cannot express, such as SCRIPT LOAD).
+//
+// Node is one redis-server process: an Engine, a local clock (package clock), a bounded
+// request queue served one command at a time, persistence, crash/restart, pause/resume,
+// and the replica side of replication. Nodes are not network endpoints.
+//
+// Group is one logical Redis endpoint: a master and zero or more replicas behind a single
+// network endpoint, with asynchronous replication and Sentinel-like failover. Clients
+// address the group; it routes each command to whichever node is master now and replies
+// from the same endpoint, so clients keep one address across failovers, as with a
+// Sentinel-aware client or a proxy. A group of one node is a standalone Redis, which is
+// what Redlock's N independent masters are.
+//
+// Storage is Kleppmann's storage service: it accepts a fenced write only if its token is
+// not below the highest it has seen for that resource, always accepts an unfenced one,
+// and records every verdict.
+//
+// Message is the network's message type (a command, a reply, or a storage write) and
+// Describe its trace describer.
+//
+// # Time and expiry
+//
+// A key's expiry is an absolute time in milliseconds on the node's own wall clock,
+// mstime = EpochMs + ⌊Wall(t) / 1ms⌋, and a key is gone once mstime > expiry (Redis's
+// keyIsExpired), so PTTL reads 0 at the expiry instant itself. Expiry is lazy on every
+// access, plus active: a cron running Hz times per second of the node's monotonic clock
+// removes every key already expired, using a min-heap on (expiry, key). The cron is armed
+// only while a key may expire or a write awaits fsync, so an idle world schedules nothing
+// and sim.Run returns. A forward wall-clock step therefore expires keys early and a
+// backward one keeps them longer, and SET PX is recorded (for the AOF and the replicas)
+// with its absolute expiry, as Redis 7 propagates it as SET PXAT: keys keep their expiry
+// across restarts and failovers, and time passes for them while a node is down.
+//
+// # Serving
+//
+// A node serves one command at a time. A command takes effect and is answered when its
+// ServiceTime ends (at once when it is zero); commands arriving meanwhile wait in a queue
+// of at most MaxQueue requests, and one arriving at a full queue, or at a node that is
+// down, is dropped unanswered. A paused node serves, expires and fsyncs nothing but keeps
+// its queue, including the command in service, which finishes its remaining service time
+// after the resume.
+//
+// # Persistence and crashes
+//
+// PersistNone loses everything on any stop. PersistAOFAlways puts every write on disk
+// before its reply leaves. PersistAOFEverySec follows Redis's rule: after every command
+// and at every cron run, fsync if there are unsynced writes and the wall clock's second is
+// later than the last fsync's (so fsync instants are on the node's clock, and a backward
+// step delays them). Crash is a power loss: memory, the queue and unsynced AOF writes are
+// lost. Kill (kill -9) keeps what reached the AOF file, which is every acknowledged write.
+// Shutdown fsyncs first. Restart reloads the AOF with absolute expiries and an empty
+// script cache. Faults are applied at once (Node.Crash, ...) or scheduled (Group.At),
+// with an optional automatic restart or resume after a delay.
+//
+// # Replication and failover
+//
+// Every write of the master reaches each running replica ReplicationDelay (plus a uniform
+// jitter) later, in order, as the key's full new state. A replica applies what has
+// arrived unless it is paused; one whose backlog overflows MaxBacklog resynchronises in
+// full. When the master has been down for FailoverAfter, the running, unpaused replica
+// with the most writes applied is promoted, and the others resynchronise from it; the
+// writes it had not received are lost (GroupStats.LostWrites). A power loss of the master
+// also loses the writes it had sent that had not arrived; after a kill or shutdown they
+// still arrive. A node that restarts rejoins as a replica of the current master (full
+// resynchronisation); a master that restarts before the failover stays master and its
+// replicas resynchronise from it, inheriting whatever it lost.
+//
+// # Scripts
+//
+// There is no Lua interpreter. The three standard Redlock scripts of package redlock are
+// recognised by their exact source (EVAL, SCRIPT LOAD) or SHA1 (EVALSHA, case-insensitive)
+// and run natively, including how their Lua fails on short KEYS/ARGV and how Redis 7
+// wraps errors raised inside them ("... script: <sha>, on @user_script:1."). The script
+// cache is per process, as in Redis 7: EVALSHA gets NOSCRIPT until EVAL or SCRIPT LOAD
+// loads the script on that node, and a restart or a promotion finds it empty, because
+// Redis 7 neither persists nor replicates scripts (NodeConfig.PreloadScripts models a
+// deployment that loads them at boot).
+//
+// # Trace
+//
+// Nodes trace with their name as actor: exec (cmd, reply), expire (key), drop (reason
+// down or queue-full, cmd), fsync (writes), crash/kill/shutdown (keys held, dropped requests, lost_writes: AOF
+// writes not yet fsynced),
+// restart (keys), pause and resume (queued), apply (key, offset: a replicated write),
+// sync (from, keys), repl-overflow. A group traces failover (from, to, lost_writes) and
+// the storage traces write (resource, token, fenced, accepted). Fields carrying commands,
+// replies and messages are sim.FieldCustom values formatted only when a sink prints them,
+// so a run without a sink pays for the trace hash alone and allocates nothing.
+//
+// # Proof
+//
+// The differential test runs 2,000 seeded sequences of 50 commands against a real
+// redis-server 7 on a free loopback port and against the Engine fed the real wall time,
+// through both the Command path and the argv path, and requires identical replies (PTTL
+// within the pipeline's round trip); a second test checks keys with PX 50-200 ms read
+// after real waits.
+//
+// # Divergences from Redis 7.0
+//
+// Known and deliberate; none is reachable from a redlock.Command the differential test
+// draws.
+//
+//   - No Lua: EVAL or SCRIPT LOAD of any script other than the three standard ones
+//     answers "ERR redlock-sim: no Lua interpreter; ...". SCRIPT EXISTS, HELP and DEBUG
+//     answer arrays or start a debugger, which a redlock.Reply cannot carry; they answer
+//     an explicit "not modelled" error after Redis's arity check.
+//   - Only SET, GET, DEL, PEXPIRE, PTTL, INCR, EVAL, EVALSHA and SCRIPT exist; any other
+//     command, real or not (EXPIRE, PING, FLUSHALL, ...), gets Redis's unknown-command
+//     error. An empty argv is an error (Redis ignores an empty request).
+//   - The key limit is a count (MaxKeys): creating a key beyond it answers Redis's OOM
+//     error, where Redis limits memory and refuses every write command when over it.
+//   - Active expiry removes every expired key at each cron run, exactly and
+//     deterministically; Redis samples keys at random and also expires between event-loop
+//     iterations. Commands cannot tell (lazy expiry is exact); only memory, the timing of
+//     the DELs sent to replicas and the trace can.
+//   - Expired keys are dropped when the AOF is reloaded (Redis loads them and expires them
+//     right after). Commands cannot tell.
+//   - An fsync is instantaneous and never postponed (Redis fsyncs in a background thread
+//     and may postpone a write while one is in progress).
+//   - Crash models a power loss. A real process crash keeps AOF data in the OS page cache;
+//     use Kill for that.
+//   - A request to a down node, or to a full queue, is dropped silently, so a client sees
+//     a timeout; a real client would often see a refused connection at once. Redis has no
+//     bounded request queue; MaxQueue stands for the TCP backlog and client limits.
+//   - Service time is the same for every command.
+//   - Replication ships each write's resulting key state, not the command; full
+//     resynchronisation is an instant snapshot (no RDB transfer time) and partial
+//     resynchronisation is not modelled. Replicas serve no clients. The link from master
+//     to replica is modelled by the delay alone: network partitions apply to client
+//     traffic, not to replication.
+//   - Failover is decided by the group alone (no Sentinel quorum, no replica priority): it
+//     follows a crash, kill or shutdown of the master, never a pause, so the "old master
+//     keeps accepting writes after being failed over" split brain is not modelled. SHUTDOWN
+//     does not wait for replicas to catch up; the writes already sent still arrive.
+//   - Replies to commands of other types (WRONGTYPE) never arise: every value is a string.
+package model

@@ -1,0 +1,212 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// TestExecAgreesWithDoOnArgs checks the Command path against the argv path for arbitrary
+// Command values, odd ones included (unknown ops and scripts, sub-millisecond and
+// negative TTLs, EX below a second): Exec(c) must answer exactly what Do(c.Args())
+// answers, since c.Args() is what the real driver sends to a real server, and leave the
+// same keyspace behind.
+func TestExecAgreesWithDoOnArgs(t *testing.T) {
+	ttls := []time.Duration{0, -time.Second, -time.Millisecond, 500 * time.Microsecond, time.Millisecond,
+		1500 * time.Millisecond, 10 * time.Second, 999 * time.Millisecond, 1 << 62}
+	keys := []string{"a", "b", ""}
+	vals := []string{"v", "1", "w", "9223372036854775807", "x y"}
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 1))
+		viaExec, _ := NewEngine(EngineConfig{MaxKeys: 2})
+		viaDo, _ := NewEngine(EngineConfig{MaxKeys: 2})
+		now := int64(DefaultEpochMs)
+		for i := range 200 {
+			c := redlock.Command{Op: redlock.Op(r.IntN(10)), Key: keys[r.IntN(len(keys))], Value: vals[r.IntN(len(vals))],
+				Cond: redlock.Cond(r.IntN(4)), TTL: ttls[r.IntN(len(ttls))], InSecs: r.IntN(3) == 0, Script: redlock.Script(r.IntN(5))}
+			now += r.Int64N(3000)
+			want := viaDo.Do(c.Args(), now)
+			require.Equalf(t, want, viaExec.Exec(c, now), "seed %d step %d: %s (%q)", seed, i, c, c.Args())
+			for _, k := range keys {
+				v1, e1, ok1 := viaExec.Peek(k, now)
+				v2, e2, ok2 := viaDo.Peek(k, now)
+				require.Equal(t, []any{v2, e2, ok2}, []any{v1, e1, ok1}, "seed %d step %d key %q", seed, i, k)
+			}
+		}
+	}
+}
+
+func TestExpiryIsNowGreaterThanWhen(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	require.Equal(t, redlock.OK, e.Do([]string{"SET", "k", "v", "PX", "100"}, 1000))
+	assert.Equal(t, redlock.IntReply(0), e.Do([]string{"PTTL", "k"}, 1100), "at the expiry instant the key still exists")
+	assert.Equal(t, bulkOf("v"), e.Do([]string{"GET", "k"}, 1100))
+	assert.Equal(t, redlock.Nil, e.Do([]string{"GET", "k"}, 1101))
+	assert.Equal(t, redlock.IntReply(-2), e.Do([]string{"PTTL", "k"}, 1101))
+}
+
+func TestEffectsCarryAbsoluteExpiry(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	e.Exec(set("k", "v", redlock.CondNX, 10*time.Second), 5000)
+	require.Len(t, e.effects, 1)
+	assert.Equal(t, effect{key: "k", val: "v", exp: 15000}, e.effects[0], "SET PX is logged as SET PXAT")
+	e.Exec(redlock.Command{Op: redlock.OpIncr, Key: "k"}, 6000)
+	assert.Empty(t, e.effects, "a failed INCR writes nothing")
+	e.Exec(get("k"), 15001)
+	assert.Equal(t, []effect{{key: "k", exp: NoExpiry, del: true, expired: true}}, e.effects, "lazy expiry is a DEL")
+}
+
+func TestKeyspaceHeapStaysConsistent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	ks := newKeyspace()
+	ref := map[string]int64{} // key -> expiry, NoExpiry for none
+	for step := range 20000 {
+		k := fmt.Sprint("k", r.IntN(50))
+		i, ok := ks.find(k)
+		switch x := r.IntN(10); {
+		case x < 4:
+			if !ok {
+				i = ks.insert(k, "v")
+				ref[k] = NoExpiry
+			}
+			exp := r.Int64N(1000)
+			ks.setExp(i, exp)
+			ref[k] = exp
+		case x < 5 && ok:
+			ks.clearExp(i)
+			ref[k] = NoExpiry
+		case x < 8 && ok:
+			ks.remove(i)
+			delete(ref, k)
+		default:
+			if !ok {
+				ks.insert(k, "v")
+				ref[k] = NoExpiry
+			}
+		}
+		require.Equal(t, len(ref), ks.len())
+		// The heap's top is the smallest (expiry, key) among keys with an expiry.
+		best, found := "", false
+		for _, rk := range sortedKeys(ref) {
+			if e := ref[rk]; e != NoExpiry && (!found || e < ref[best]) {
+				best, found = rk, true
+			}
+		}
+		top, ok := ks.minExp()
+		require.Equal(t, found, ok, "step %d", step)
+		if found {
+			require.Equal(t, best, ks.ents[top].key, "step %d", step)
+		}
+	}
+}
+
+func TestParseIntIsRedisStrict(t *testing.T) {
+	good := map[string]int64{"0": 0, "1": 1, "-1": -1, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63}
+	for s, want := range good {
+		n, ok := parseInt(s)
+		assert.True(t, ok, s)
+		assert.Equal(t, want, n, s)
+	}
+	for _, s := range []string{"", "-", "-0", "01", "+1", " 1", "1 ", "9223372036854775808", "-9223372036854775809",
+		"18446744073709551616", "1e3", "0x10", "000000000000000000001"} {
+		_, ok := parseInt(s)
+		assert.False(t, ok, "%q", s)
+	}
+}
+
+func TestUnknownCommandText(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	long := fmt.Sprintf("%0200d", 0)
+	r := e.Do([]string{"FOO", "x y", long, "never"}, 0)
+	assert.Equal(t, "ERR unknown command 'FOO', with args beginning with: 'x y' '"+long[:122]+"' ", r.Str)
+	assert.Equal(t, "ERR unknown command 'a b', with args beginning with: ", e.Do([]string{"a\nb"}, 0).Str)
+	assert.Equal(t, "ERR unknown subcommand 'x'. Try SCRIPT HELP.", e.Do([]string{"script", "x"}, 0).Str)
+	assert.Equal(t, errNoLua, e.Do([]string{"EVAL", "return 1", "0"}, 0))
+	assert.Equal(t, errNoLua, e.Do([]string{"SCRIPT", "LOAD", "return 1"}, 0))
+	assert.Equal(t, "ERR redlock-sim: SCRIPT exists is not modelled", e.Do([]string{"SCRIPT", "EXISTS", "a"}, 0).Str)
+	assert.Equal(t, "ERR redlock-sim: empty command", e.Do(nil, 0).Str)
+}
+
+func TestScriptLoadAndFlush(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	rel := redlock.EvalSHA(redlock.ScriptRelease, "k", "v", 0)
+	assert.Equal(t, errNoScript, e.Exec(rel, 0))
+	assert.Equal(t, bulkOf(redlock.ScriptRelease.SHA()), e.Do([]string{"SCRIPT", "LOAD", redlock.ScriptRelease.Source()}, 0))
+	assert.Equal(t, redlock.IntReply(0), e.Exec(rel, 0))
+	assert.Equal(t, redlock.OK, e.Do([]string{"script", "flush", "async"}, 0))
+	assert.Equal(t, errNoScript, e.Exec(rel, 0))
+}
+
+func TestMessageDescription(t *testing.T) {
+	for _, tc := range []struct {
+		m    Message
+		want string
+	}{
+		{Request(3, redlock.Set("lock", "v", redlock.CondNX, 10*time.Second)), "req=3 SET lock v NX PX 10000"},
+		{Request(4, redlock.EvalSHA(redlock.ScriptExtendOrSet, "lock", "v", 2*time.Second)), "req=4 EVALSHA <extend-or-set> 1 lock v 2000"},
+		{Message{Kind: MsgReply, ReqID: 3, Reply: redlock.OK}, "req=3 OK"},
+		{Message{Kind: MsgReply, ReqID: 5, Reply: redlock.IntReply(-2)}, "req=5 (integer) -2"},
+		{Message{Kind: MsgReply, ReqID: 6, Reply: errNoScript}, "req=6 (error) NOSCRIPT No matching script. Please use EVAL."},
+		{StorageWrite(7, "file", "data", 34, true), `req=7 write file "data" token=34`},
+		{StorageWrite(8, "file", "data", 0, false), `req=8 write file "data" unfenced`},
+	} {
+		f := Describe(&tc.m)
+		assert.Equal(t, tc.want, string(f.AppendValue(nil)))
+		assert.Equal(t, tc.want, tc.m.String())
+	}
+}
+
+// FuzzDo feeds arbitrary argv to the argv path: it must answer every one without
+// panicking, with a reply of a kind Redis could send.
+func FuzzDo(f *testing.F) {
+	for _, seed := range []string{"SET k v NX PX 100", "EVALSHA x 1 k", "PEXPIRE k 5 GT LT", "SCRIPT LOAD x", "DEL a b c",
+		"EVAL " + redlock.ScriptExtendOrSet.Source() + " 1 k v 10", "SET k v EXAT 5 KEEPTTL GET"} {
+		f.Add(seed, int64(DefaultEpochMs))
+	}
+	f.Fuzz(func(t *testing.T, line string, now int64) {
+		argv := splitArgs(line)
+		e, _ := NewEngine(EngineConfig{MaxKeys: 4})
+		for range 2 {
+			r := e.Do(argv, now)
+			if r.Kind > redlock.ReplyError {
+				t.Fatalf("%q: reply kind %d", argv, r.Kind)
+			}
+		}
+	})
+}
+
+// splitArgs splits on spaces, except that the standard scripts' sources stay whole.
+func splitArgs(line string) []string {
+	out := []string{}
+	for _, s := range scripts {
+		if i := strings.Index(line, s.Source()); i >= 0 {
+			return append(append(splitArgs(line[:i]), s.Source()), splitArgs(line[i+len(s.Source()):])...)
+		}
+	}
+	return append(out, strings.Split(line, " ")...)
+}
+
+// TestExecRecordText checks that the compact exec field (command and common reply in one
+// field) prints exactly as the two-field form does.
+func TestExecRecordText(t *testing.T) {
+	c := redlock.Set("lock", "v", redlock.CondNX, 10*time.Second)
+	for _, r := range []redlock.Reply{redlock.OK, redlock.Nil, redlock.IntReply(-2), redlock.IntReply(1 << 40),
+		bulkOf("v"), {Kind: redlock.ReplyStatus, Str: "QUEUED"}, errNoScript} {
+		f, compact := execField(&c, r)
+		fields := []sim.Field{f}
+		if !compact {
+			fields = append(fields, replyField(r))
+		}
+		rec := sim.Record{Actor: "r", Kind: "exec", Fields: fields}
+		assert.Equal(t, "          0s r        exec cmd=SET lock v NX PX 10000 reply="+r.String(), rec.String())
+		assert.Equal(t, r.Kind == redlock.ReplyNil || r.IsOK() || (r.Kind == redlock.ReplyInt && r.Int == -2), compact, "%v", r)
+	}
+}

@@ -1,0 +1,65 @@
+package model_test
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// client sends its commands at given times and prints the replies.
+type client struct {
+	net  *network.Net[model.Message]
+	ep   network.Endpoint
+	to   network.Endpoint
+	cmds []redlock.Command
+}
+
+func (c *client) HandleEvent(_ sim.Time, _ int, i uint64) {
+	c.net.Send(c.ep, c.to, model.Request(i+1, c.cmds[i]))
+}
+
+func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m model.Message) {
+	fmt.Printf("%v %v -> %v\n", now, c.cmds[m.ReqID-1], m.Reply)
+}
+
+// A master whose write has not yet reached its replica loses power; the replica is
+// promoted and grants the lock a second time.
+func ExampleGroup() {
+	s, _ := sim.New(sim.Config{Seed: 1})
+	net, _ := network.New[model.Message](s, network.Config{
+		Default: network.Link{Latency: network.Latency{Fast: network.Constant(time.Millisecond)}}}, s.Rand("net"))
+	net.SetDescribe(model.Describe)
+	g, _ := model.NewGroup(s, net, model.GroupConfig{
+		Name:             "redis1",
+		Nodes:            []model.NodeConfig{{}, {}},
+		ReplicationDelay: 50 * time.Millisecond,
+		FailoverAfter:    time.Second,
+	})
+	c := &client{net: net, to: g.Endpoint(), cmds: []redlock.Command{
+		redlock.Set("lock", "a", redlock.CondNX, 30*time.Second),
+		redlock.Set("lock", "b", redlock.CondNX, 30*time.Second),
+	}}
+	c.ep, _ = net.AddEndpoint("client1", c)
+	_, _ = s.Schedule(0, c, 0, 0)
+	_ = g.At(sim.Time(10*time.Millisecond), model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, Forever: true})
+	_, _ = s.Schedule(sim.Time(1200*time.Millisecond), c, 0, 1)
+
+	s.SetSink(sim.NewWriterSink(os.Stdout))
+	_ = s.RunUntil(sim.Time(2 * time.Second))
+	// Output:
+	//          1ms net      deliver from=client1 to=redis1 id=1 msg=req=1 SET lock a NX PX 30000 latency=1ms
+	//          1ms redis1.0 exec cmd=SET lock a NX PX 30000 reply=OK
+	//          2ms net      deliver from=redis1 to=client1 id=2 msg=req=1 OK latency=1ms
+	// 2ms SET lock a NX PX 30000 -> OK
+	//         10ms redis1.0 crash keys=1 dropped=0 lost_writes=0
+	//        1.01s redis1   failover from=redis1.0 to=redis1.1 lost_writes=1
+	//       1.201s net      deliver from=client1 to=redis1 id=3 msg=req=2 SET lock b NX PX 30000 latency=1ms
+	//       1.201s redis1.1 exec cmd=SET lock b NX PX 30000 reply=OK
+	//       1.202s net      deliver from=redis1 to=client1 id=4 msg=req=2 OK latency=1ms
+	// 1.202s SET lock b NX PX 30000 -> OK
+}

@@ -1,0 +1,341 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// The group's kernel event kinds.
+const (
+	evFailover = iota + 1 // the detection timeout after the master went down
+	evFault               // a fault scheduled with At
+)
+
+// Group is one logical Redis endpoint on the network: a master and its replicas, with
+// asynchronous replication and Sentinel-like failover, fronted by a single network
+// endpoint. Clients address the group; it hands each command to whichever node is master
+// now and sends the reply back from the same endpoint, so a failover is invisible to a
+// client except through its consequences (a write that never reached the new master is
+// gone). A group of one node is a plain standalone Redis.
+type Group struct {
+	s      *sim.Sim
+	tr     transport
+	ep     network.Endpoint
+	cfg    GroupConfig
+	nodes  []*Node
+	master int
+	offset uint64 // writes the masters have produced so far (the replication offset)
+	rng    *rand.Rand
+
+	downSince sim.Time // when the current master went down, while it is down
+	failEv    sim.EventID
+	faults    []Fault // scheduled with At; the event's argument indexes it
+	stats     GroupStats
+}
+
+// GroupStats counts what a group did.
+type GroupStats struct {
+	Failovers uint64
+	// LostWrites counts the writes the masters had made that the promoted replicas had
+	// not applied when they were promoted: the writes a failover lost.
+	LostWrites uint64
+}
+
+// NewGroup builds the group's nodes and attaches the group to net under cfg.Name. Bad
+// configuration is a *sim.ParamError (from the node's clock, a *sim.ParamError too).
+func NewGroup(s *sim.Sim, net *network.Net[Message], cfg GroupConfig) (*Group, error) {
+	g, err := newGroup(s, net, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if g.ep, err = net.AddEndpoint(g.cfg.Name, g); err != nil {
+		return nil, fmt.Errorf("group %s: %w", g.cfg.Name, err)
+	}
+	return g, nil
+}
+
+// transport is the one thing a group needs from the network once attached: sending.
+// *network.Net[Message] is one; the node benchmark plugs in a bare loopback instead, to
+// measure the node's own request path without the network's cost.
+type transport interface {
+	Send(from, to network.Endpoint, m Message)
+}
+
+func newGroup(s *sim.Sim, tr transport, cfg GroupConfig) (*Group, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{s: s, tr: tr, cfg: cfg, rng: s.Rand(cfg.Name + "/repl")}
+	for i, nc := range cfg.Nodes {
+		name := cfg.Name
+		if len(cfg.Nodes) > 1 {
+			name += "." + strconv.Itoa(i)
+		}
+		n, err := newNode(g, i, name, nc)
+		if err != nil {
+			return nil, fmt.Errorf("group %s node %d: %w", cfg.Name, i, err)
+		}
+		g.nodes = append(g.nodes, n)
+	}
+	return g, nil
+}
+
+// Endpoint returns the group's network endpoint: where clients send their commands.
+func (g *Group) Endpoint() network.Endpoint { return g.ep }
+
+// Name returns the group's endpoint name.
+func (g *Group) Name() string { return g.cfg.Name }
+
+// Len returns the number of nodes.
+func (g *Group) Len() int { return len(g.nodes) }
+
+// Node returns node i, for i in [0, Len()) (0 is the initial master).
+func (g *Group) Node(i int) *Node { return g.nodes[i] }
+
+// Master returns the node that is master now (possibly down, before a failover).
+func (g *Group) Master() *Node { return g.nodes[g.master] }
+
+// Stats returns the group's counters.
+func (g *Group) Stats() GroupStats { return g.stats }
+
+// Receive is the group's network endpoint: commands go to the current master's queue.
+func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
+	if m.Kind != MsgCommand {
+		g.s.Trace(g.cfg.Name, "drop", sim.Str("reason", "not-a-command"), Describe(&m))
+		return
+	}
+	g.nodes[g.master].enqueue(now, from, &m)
+}
+
+func (g *Group) reply(to network.Endpoint, id uint64, r redlock.Reply) {
+	g.tr.Send(g.ep, to, Message{Kind: MsgReply, ReqID: id, Reply: r})
+}
+
+// replicate sends one of the master's writes to every replica.
+func (g *Group) replicate(now sim.Time, from *Node, e *effect) {
+	g.offset++
+	for _, r := range g.nodes {
+		if r == from || r.master || !r.up {
+			continue
+		}
+		d := g.cfg.ReplicationDelay
+		if j := g.cfg.ReplicationJitter; j > 0 {
+			d += time.Duration(g.rng.Int64N(int64(j) + 1))
+		}
+		r.pushRepl(now, e, g.offset, d)
+	}
+}
+
+// nodeDown is told that n stopped. A master's power loss also loses the writes it had
+// sent that no replica applied yet; a kill or shutdown lets them arrive (the kernel, or
+// SHUTDOWN's wait for replicas, still delivers them).
+func (g *Group) nodeDown(now sim.Time, n *Node, how FaultKind) {
+	if n.idx != g.master {
+		return
+	}
+	if how == FaultCrash {
+		for _, r := range g.nodes {
+			if r != n {
+				r.dropRepl()
+			}
+		}
+	}
+	g.downSince = now
+	if g.cfg.FailoverAfter > 0 && len(g.nodes) > 1 && g.failEv == 0 {
+		id, err := g.s.Schedule(now.Add(g.cfg.FailoverAfter), g, evFailover, 0)
+		if err != nil {
+			g.s.Fail(fmt.Errorf("group %s: %w", g.cfg.Name, err))
+		}
+		g.failEv = id
+	}
+}
+
+// nodeUp is told that n restarted: a master back before any failover makes its replicas
+// resynchronise from it (and so inherit whatever it lost); any other node rejoins as a
+// replica of the current master.
+func (g *Group) nodeUp(now sim.Time, n *Node) {
+	if n.idx == g.master {
+		if g.failEv != 0 {
+			g.s.Cancel(g.failEv)
+			g.failEv = 0
+		}
+		for _, r := range g.nodes {
+			if r != n {
+				g.resyncFrom(now, r, n)
+			}
+		}
+		return
+	}
+	n.master = false
+	if m := g.nodes[g.master]; m.up {
+		g.resyncFrom(now, n, m)
+		return
+	}
+	g.maybeFailover(now)
+}
+
+// resync gives replica n the full resynchronisation it is due, if its master is up.
+func (g *Group) resync(now sim.Time, n *Node) {
+	if m := g.nodes[g.master]; m.up && m != n {
+		n.syncFrom(now, m, g.offset)
+	}
+}
+
+// resyncFrom resynchronises replica r from master m now, or, if r is paused (a frozen
+// process cannot load a snapshot), when it resumes.
+func (g *Group) resyncFrom(now sim.Time, r, m *Node) {
+	switch {
+	case !r.up:
+	case r.paused:
+		r.dropRepl()
+		r.needSync = true
+	default:
+		r.syncFrom(now, m, g.offset)
+	}
+}
+
+// maybeFailover promotes the most up-to-date running replica once the master has been
+// down for FailoverAfter. Without a candidate it waits: a replica that restarts or
+// resumes later calls it again.
+func (g *Group) maybeFailover(now sim.Time) {
+	m := g.nodes[g.master]
+	if m.up || g.cfg.FailoverAfter == 0 || now.Sub(g.downSince) < g.cfg.FailoverAfter {
+		return
+	}
+	var best *Node
+	for _, r := range g.nodes {
+		if r == m || !r.up || r.paused {
+			continue
+		}
+		if best == nil || r.offset > best.offset {
+			best = r
+		}
+	}
+	if best != nil {
+		g.promote(now, best)
+	}
+}
+
+func (g *Group) promote(now sim.Time, c *Node) {
+	old := g.nodes[g.master]
+	old.master, c.master = false, true
+	g.master = c.idx
+	c.dropRepl()
+	c.needSync = false
+	lost := g.offset - c.offset
+	c.offset = g.offset
+	g.stats.Failovers++
+	g.stats.LostWrites += lost
+	g.s.Trace(g.cfg.Name, "failover", sim.Str("from", old.name), sim.Str("to", c.name), sim.Int("lost_writes", int64(lost)))
+	for _, r := range g.nodes {
+		if r != c {
+			g.resyncFrom(now, r, c)
+		}
+	}
+	c.armCron(now)
+}
+
+// HandleEvent runs the group's kernel events.
+func (g *Group) HandleEvent(now sim.Time, kind int, arg uint64) {
+	switch kind {
+	case evFailover:
+		g.failEv = 0
+		g.maybeFailover(now)
+	case evFault:
+		g.apply(now, g.faults[arg])
+	}
+}
+
+// FaultKind names a process fault.
+type FaultKind uint8
+
+// The process faults.
+const (
+	FaultCrash    FaultKind = iota + 1 // power loss: memory, queue and unsynced AOF writes lost
+	FaultKill                          // kill -9: memory and queue lost, AOF writes kept
+	FaultShutdown                      // SHUTDOWN: final fsync, then exit
+	FaultRestart                       // start a stopped node
+	FaultPause                         // stall the process, queue intact
+	FaultResume                        // end a pause
+)
+
+var faultNames = [...]string{FaultCrash: "crash", FaultKill: "kill", FaultShutdown: "shutdown",
+	FaultRestart: "restart", FaultPause: "pause", FaultResume: "resume"}
+
+func (k FaultKind) String() string {
+	if int(k) < len(faultNames) && faultNames[k] != "" {
+		return faultNames[k]
+	}
+	return "fault(" + strconv.Itoa(int(k)) + ")"
+}
+
+// CurrentMaster, as Fault.Node, means whichever node is master when the fault applies.
+const CurrentMaster = -1
+
+// Fault is a process fault to apply to one node of a group at a given true time.
+type Fault struct {
+	Kind FaultKind
+	Node int // index in the group, or CurrentMaster
+	// For is how long a crash, kill or shutdown keeps the node down before it restarts by
+	// itself, or how long a pause lasts (0: restart or resume at once). Ignored by
+	// FaultRestart and FaultResume.
+	For time.Duration
+	// Forever keeps the node down (or paused) until a FaultRestart (or FaultResume).
+	Forever bool
+}
+
+// At schedules fault f at true time t. It is validated now, so a bad schedule is an
+// error at setup rather than a failed run.
+func (g *Group) At(t sim.Time, f Fault) error {
+	switch {
+	case f.Kind < FaultCrash || f.Kind > FaultResume:
+		return sim.BadParam("fault", int(f.Kind), "{crash, kill, shutdown, restart, pause, resume}")
+	case f.Node < CurrentMaster || f.Node >= len(g.nodes):
+		return sim.BadParam("fault_node", f.Node, fmt.Sprintf("[-1, %d] (-1 = the master)", len(g.nodes)-1))
+	case f.For < 0 || f.For > MaxDowntime:
+		return sim.BadParam("fault_for", f.For, fmt.Sprintf("[0s, %v]", MaxDowntime))
+	case len(g.faults) >= MaxScheduledFaults:
+		return sim.BadParam("faults", len(g.faults)+1, fmt.Sprintf("[0, %d] per group", MaxScheduledFaults))
+	}
+	if _, err := g.s.Schedule(t, g, evFault, uint64(len(g.faults))); err != nil {
+		return err
+	}
+	g.faults = append(g.faults, f)
+	return nil
+}
+
+func (g *Group) apply(now sim.Time, f Fault) {
+	n := g.Master()
+	if f.Node != CurrentMaster {
+		n = g.nodes[f.Node]
+	}
+	switch f.Kind {
+	case FaultCrash, FaultKill, FaultShutdown:
+		if !n.up {
+			return
+		}
+		n.stop(now, f.Kind)
+		if !f.Forever {
+			n.restartEv = n.schedule(now.Add(f.For), evRestart)
+		}
+	case FaultRestart:
+		n.restart(now)
+	case FaultPause:
+		if !n.up || n.paused {
+			return
+		}
+		n.pause(now)
+		if !f.Forever {
+			n.resumeEv = n.schedule(now.Add(f.For), evResume)
+		}
+	case FaultResume:
+		n.resume(now)
+	}
+}

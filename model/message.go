@@ -1,0 +1,208 @@
+package model
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// MsgKind says what a Message carries.
+type MsgKind uint8
+
+// The message kinds.
+const (
+	// MsgCommand is a Redis command (Cmd) from a client to a Redis endpoint (a Group).
+	MsgCommand MsgKind = iota + 1
+	// MsgReply answers request ReqID with Reply: from a Redis endpoint, or from the storage.
+	MsgReply
+	// MsgWrite is a write to the fenced storage: Cmd.Key names the resource, Cmd.Value is
+	// the data, and Token is the fencing token when Fenced.
+	MsgWrite
+)
+
+func (k MsgKind) String() string {
+	switch k {
+	case MsgCommand:
+		return "command"
+	case MsgReply:
+		return "reply"
+	case MsgWrite:
+		return "write"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Message is what travels on the simulated network between clients, Redis endpoints and
+// the fenced storage. It is a plain value (no pointers of its own besides strings), so the
+// network carries it unboxed and a request/reply round trip allocates nothing.
+type Message struct {
+	Kind   MsgKind
+	Fenced bool   // MsgWrite: the write carries a fencing token
+	ReqID  uint64 // chosen by the requester, echoed in the reply
+	Token  int64  // MsgWrite: the fencing token, when Fenced
+	Cmd    redlock.Command
+	Reply  redlock.Reply
+}
+
+// Request returns the message that sends command c as request id.
+func Request(id uint64, c redlock.Command) Message {
+	return Message{Kind: MsgCommand, ReqID: id, Cmd: c}
+}
+
+// StorageWrite returns the message that writes data to resource on the fenced storage,
+// with fencing token token when fenced (the unsafe baseline sends fenced=false).
+func StorageWrite(id uint64, resource, data string, token int64, fenced bool) Message {
+	return Message{Kind: MsgWrite, ReqID: id, Token: token, Fenced: fenced,
+		Cmd: redlock.Command{Key: resource, Value: data}}
+}
+
+// String renders the message as the trace shows it.
+func (m *Message) String() string {
+	return string(appendMessage(nil, m))
+}
+
+// Describe is the network's message describer (network.Net.SetDescribe): it packs the
+// message into one sim.FieldCustom without formatting anything, so a run without a trace
+// sink pays only for folding a few words into the trace hash. formatMsg renders it when
+// a sink asks.
+func Describe(m *Message) sim.Field {
+	f := sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: formatMsg}
+	switch m.Kind {
+	case MsgReply:
+		f.Int = packMsg(m.Kind, uint64(m.Reply.Kind), m.ReqID)
+		f.Int2, f.Str = m.Reply.Int, m.Reply.Str
+	case MsgWrite:
+		f.Int = packMsg(m.Kind, b2u(m.Fenced), m.ReqID)
+		f.Int2, f.Str, f.Str2 = m.Token, m.Cmd.Key, m.Cmd.Value
+	default:
+		f.Int = packMsg(m.Kind, packCmd(&m.Cmd), m.ReqID)
+		f.Int2, f.Str, f.Str2 = int64(m.Cmd.TTL), m.Cmd.Key, m.Cmd.Value
+	}
+	return f
+}
+
+// A described message's Int holds the kind (4 bits), 28 bits of detail (the command's
+// op, condition, unit and script; the reply's kind; the write's fenced flag) and the low
+// 32 bits of the request id (ids only need to be told apart within a trace window).
+func packMsg(k MsgKind, detail uint64, id uint64) int64 {
+	return int64(uint64(k)<<60 | (detail&(1<<28-1))<<32 | id&(1<<32-1))
+}
+
+func unpackMsg(v int64) (k MsgKind, detail uint64, id uint64) {
+	u := uint64(v)
+	return MsgKind(u >> 60), u >> 32 & (1<<28 - 1), u & (1<<32 - 1)
+}
+
+func packCmd(c *redlock.Command) uint64 {
+	return uint64(c.Op) | uint64(c.Cond)<<8 | b2u(c.InSecs)<<16 | uint64(c.Script)<<17
+}
+
+func unpackCmd(v uint64, ttl int64, key, value string) redlock.Command {
+	return redlock.Command{Op: redlock.Op(v & 0xff), Cond: redlock.Cond(v >> 8 & 0xff), InSecs: v>>16&1 == 1,
+		Script: redlock.Script(v >> 17 & 0xff), TTL: time.Duration(ttl), Key: key, Value: value}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// formatMsg renders a field made by Describe: "req=3 SET lock v NX PX 10000",
+// "req=3 OK", "req=9 write file1 data token=34".
+func formatMsg(f *sim.Field, dst []byte) []byte {
+	k, detail, id := unpackMsg(f.Int)
+	m := Message{Kind: k, ReqID: id}
+	switch k {
+	case MsgReply:
+		m.Reply = redlock.Reply{Kind: redlock.ReplyKind(detail), Int: f.Int2, Str: f.Str}
+	case MsgWrite:
+		m.Fenced, m.Token, m.Cmd = detail == 1, f.Int2, redlock.Command{Key: f.Str, Value: f.Str2}
+	default:
+		m.Cmd = unpackCmd(detail, f.Int2, f.Str, f.Str2)
+	}
+	return appendMessage(dst, &m)
+}
+
+func appendMessage(dst []byte, m *Message) []byte {
+	dst = append(dst, "req="...)
+	dst = strconv.AppendUint(dst, m.ReqID, 10)
+	dst = append(dst, ' ')
+	switch m.Kind {
+	case MsgReply:
+		return append(dst, m.Reply.String()...)
+	case MsgWrite:
+		dst = append(dst, "write "...)
+		dst = append(dst, m.Cmd.Key...)
+		dst = append(dst, ' ')
+		dst = append(dst, strconv.Quote(m.Cmd.Value)...)
+		if !m.Fenced {
+			return append(dst, " unfenced"...)
+		}
+		dst = append(dst, " token="...)
+		return strconv.AppendInt(dst, m.Token, 10)
+	case MsgCommand:
+		return append(dst, m.Cmd.String()...)
+	}
+	return append(dst, m.Kind.String()...)
+}
+
+// cmdField and replyField are the node's trace fields for an executed command, packed
+// like Describe's so that nothing is formatted without a sink.
+func cmdField(c *redlock.Command) sim.Field {
+	return sim.Field{Key: "cmd", Kind: sim.FieldCustom, Int: int64(packCmd(c)), Int2: int64(c.TTL),
+		Str: c.Key, Str2: c.Value, Format: formatCmd}
+}
+
+// execField packs an executed command and, when it is one of the common replies (OK,
+// nil, an integer that fits in 32 bits), its reply too, into one field: the trace hash
+// then folds one field per command instead of two. It prints exactly as cmdField
+// followed by replyField would ("SET lock v NX PX 10000 reply=OK"); compact reports
+// whether the reply fitted, and when it did not the caller adds replyField.
+func execField(c *redlock.Command, r redlock.Reply) (f sim.Field, compact bool) {
+	f = cmdField(c)
+	switch {
+	case r.Kind == redlock.ReplyNil, r.Kind == redlock.ReplyStatus && r.Str == "OK",
+		r.Kind == redlock.ReplyInt && r.Int == int64(int32(r.Int)):
+		f.Int |= int64(1<<compactBit | uint64(r.Kind)<<replyKindShift | uint64(uint32(r.Int))<<32)
+		return f, true
+	}
+	return f, false
+}
+
+// Bits of a command field's Int above packCmd's 25: the compact flag, the reply kind, and
+// (from bit 32) the reply's integer.
+const (
+	compactBit     = 25
+	replyKindShift = 26
+)
+
+func formatCmd(f *sim.Field, dst []byte) []byte {
+	v := uint64(f.Int)
+	c := unpackCmd(v&(1<<compactBit-1), f.Int2, f.Str, f.Str2)
+	dst = append(dst, c.String()...)
+	if v>>compactBit&1 == 0 {
+		return dst
+	}
+	r := redlock.Reply{Kind: redlock.ReplyKind(v >> replyKindShift & 7)}
+	switch r.Kind {
+	case redlock.ReplyStatus:
+		r.Str = "OK"
+	case redlock.ReplyInt:
+		r.Int = int64(int32(uint32(v >> 32)))
+	}
+	dst = append(dst, " reply="...)
+	return append(dst, r.String()...)
+}
+
+func replyField(r redlock.Reply) sim.Field {
+	return sim.Field{Key: "reply", Kind: sim.FieldCustom, Int: int64(r.Kind), Int2: r.Int, Str: r.Str, Format: formatReply}
+}
+
+func formatReply(f *sim.Field, dst []byte) []byte {
+	r := redlock.Reply{Kind: redlock.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}
+	return append(dst, r.String()...)
+}
