@@ -354,6 +354,8 @@ func TestFencedStorage(t *testing.T) {
 	w := newWorld(t, 1, fast)
 	st, err := NewStorage(w.s, w.net, StorageConfig{})
 	require.NoError(t, err)
+	obs := &writeLog{}
+	st.SetObserver(obs)
 	c := w.client("c")
 	to := st.Endpoint()
 	ids := []uint64{
@@ -372,7 +374,9 @@ func TestFencedStorage(t *testing.T) {
 	assert.Equal(t, "ERR stale fencing token 2 (highest seen 3)", c.reply(ids[2]).Str)
 	assert.Equal(t, StorageStats{Accepted: 4, Rejected: 1, Unfenced: 1}, st.Stats())
 	require.Len(t, st.Writes(), 6)
-	assert.Equal(t, StoredWrite{At: sim.Time(3 * ms), From: c.ep, Resource: "file", Data: "stale", Token: 2, Fenced: true}, st.Writes()[2])
+	assert.Equal(t, StoredWrite{At: sim.Time(3 * ms), From: c.ep, ReqID: ids[2], Resource: "file", Data: "stale", Token: 2, Fenced: true}, st.Writes()[2])
+	assert.Equal(t, ids, obs.ids, "the observer sees every write, with the writer's request id")
+	assert.Equal(t, want, obs.accepted)
 	hi, ok := st.Highest("file")
 	assert.True(t, ok)
 	assert.EqualValues(t, 3, hi)
@@ -516,4 +520,15 @@ func TestPausedReplicaResynchronisesWhenItResumes(t *testing.T) {
 	w.run(2 * time.Second)
 	assert.Len(t, w.grep("r.1", "sync", "from=r.0", "keys=2"), 1)
 	assert.Equal(t, 2, g.Node(1).Engine().Len())
+}
+
+// writeLog is a StorageObserver that remembers what it was told.
+type writeLog struct {
+	ids      []uint64
+	accepted []bool
+}
+
+func (l *writeLog) StorageWrite(_ sim.Time, w *StoredWrite) {
+	l.ids = append(l.ids, w.ReqID)
+	l.accepted = append(l.accepted, w.Accepted)
 }

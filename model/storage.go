@@ -44,15 +44,23 @@ type Storage struct {
 	max     int
 	highest map[string]int64
 	writes  []StoredWrite
+	obs     StorageObserver
 	maxRec  int
 	trunc   bool
 	stats   StorageStats
+}
+
+// StorageObserver is told of every write the storage judges, as it happens, so the oracle
+// can decide in true time whether an accepted write was stale.
+type StorageObserver interface {
+	StorageWrite(now sim.Time, w *StoredWrite)
 }
 
 // StoredWrite is one write the storage judged.
 type StoredWrite struct {
 	At       sim.Time
 	From     network.Endpoint
+	ReqID    uint64 // the writer's request id (0 for writes made with Write)
 	Resource string
 	Data     string
 	Token    int64
@@ -107,6 +115,9 @@ func (st *Storage) Writes() []StoredWrite { return st.writes }
 // Truncated reports whether writes arrived after MaxRecorded were recorded.
 func (st *Storage) Truncated() bool { return st.trunc }
 
+// SetObserver attaches o (nil detaches); it sees every write, recorded or not.
+func (st *Storage) SetObserver(o StorageObserver) { st.obs = o }
+
 // Highest returns the highest token accepted for resource, if any.
 func (st *Storage) Highest(resource string) (int64, bool) {
 	t, ok := st.highest[resource]
@@ -120,13 +131,19 @@ func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
 		st.s.Trace(st.name, "drop", sim.Str("reason", "not-a-write"), Describe(&m))
 		return
 	}
-	_, reply := st.Write(now, from, m.Cmd.Key, m.Cmd.Value, m.Token, m.Fenced)
+	_, reply := st.write(now, StoredWrite{From: from, ReqID: m.ReqID, Resource: m.Cmd.Key,
+		Data: m.Cmd.Value, Token: m.Token, Fenced: m.Fenced})
 	st.net.Send(st.ep, from, Message{Kind: MsgReply, ReqID: m.ReqID, Reply: reply})
 }
 
 // Write judges one write arriving at true time now, as Receive does, for callers that
 // reach the storage without the network. It reports whether the write was accepted.
 func (st *Storage) Write(now sim.Time, from network.Endpoint, resource, data string, token int64, fenced bool) (bool, redlock.Reply) {
+	return st.write(now, StoredWrite{From: from, Resource: resource, Data: data, Token: token, Fenced: fenced})
+}
+
+func (st *Storage) write(now sim.Time, w StoredWrite) (bool, redlock.Reply) {
+	resource, token, fenced := w.Resource, w.Token, w.Fenced
 	accepted, reply := true, redlock.OK
 	switch {
 	case !fenced:
@@ -150,11 +167,14 @@ func (st *Storage) Write(now sim.Time, from network.Endpoint, resource, data str
 			st.stats.Rejected++
 		}
 	}
+	w.At, w.Accepted = now, accepted
 	if len(st.writes) < st.maxRec {
-		st.writes = append(st.writes, StoredWrite{At: now, From: from, Resource: resource, Data: data,
-			Token: token, Fenced: fenced, Accepted: accepted})
+		st.writes = append(st.writes, w)
 	} else {
 		st.trunc = true
+	}
+	if st.obs != nil {
+		st.obs.StorageWrite(now, &w)
 	}
 	st.s.Trace(st.name, "write", sim.Str("resource", resource), sim.Int("token", token),
 		sim.Bool("fenced", fenced), sim.Bool("accepted", accepted))
