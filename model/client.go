@@ -1,0 +1,715 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// NoEndpoint marks an absent endpoint, such as the storage of a client that writes nowhere.
+const NoEndpoint network.Endpoint = -1
+
+// Limits of a client process.
+const (
+	MaxClientResources = 1 << 10 // resources one client takes turns on
+	MaxClientPauses    = 1 << 16 // scheduled pauses of one client
+	MaxPauseRate       = 1000.0  // random pauses per simulated second
+	// maxHeld bounds the messages a paused client holds for later. A paused client only
+	// receives replies to its own requests, a few per node, so hitting it means a bug.
+	maxHeld = 1 << 12
+)
+
+// Pause is a stop-the-world pause (a GC pause, a stalled VM) of a client process.
+type Pause struct {
+	At  sim.Time      // true time it starts
+	For time.Duration // how long the process is frozen, in true time
+}
+
+// ClientConfig configures one client process: its clock, the algorithm's knobs, whom it
+// talks to, its workload and the pauses and crash it suffers.
+type ClientConfig struct {
+	Name  string
+	Index int // the world numbers its clients 0..n-1; the oracle indexes arrays by it
+	Clock clock.Config
+	Lock  redlock.Config // Lock.Effective().Nodes must equal len(Nodes)
+
+	Nodes     []network.Endpoint // the Redlock nodes (Group endpoints), in node order
+	Storage   network.Endpoint   // the fenced storage, or NoEndpoint
+	Resources []string           // the resources it locks, taken round-robin
+
+	Hold           network.Dist  // work per hold, measured on the client's monotonic clock
+	Think          network.Dist  // rest between one cycle and the next acquire
+	StartAt        sim.Time      // true time of the first acquire
+	Fenced         bool          // send the fencing token with storage writes
+	StopAtDeadline bool          // a careful client stops working when validity runs out
+	ExtendEvery    time.Duration // while working, extend this often (local time); 0: never
+
+	Pauses    []Pause      // stop-the-world pauses at given true times
+	PauseRate float64      // random pauses per simulated second; 0: none
+	PauseLen  network.Dist // lengths of the random pauses
+	CrashAt   sim.Time     // the process dies for good at this true time; 0 or sim.Never: never
+	MaxCycles int          // start no more than this many acquires; 0: unlimited
+}
+
+// ClientEventKind says what a client did.
+type ClientEventKind uint8
+
+// The client events, in the order a lock cycle produces them.
+const (
+	EvAcquireStart  ClientEventKind = iota + 1 // the workload starts acquiring Resource
+	EvAttemptEnded                             // one attempt ended (Outcome says how)
+	EvAcquired                                 // the lock is held until ValidUntil (true time)
+	EvAcquireFailed                            // every try failed
+	EvWrite                                    // a storage write was sent
+	EvWorkEnd                                  // the client stopped working on the resource
+	EvReleaseStart                             // release sent: the client no longer relies on the lock
+	EvReleased                                 // release round over
+	EvExtendStart                              // an extension was started
+	EvExtended                                 // the lock is now held until ValidUntil
+	EvExtendFailed                             // the extension failed; ValidUntil is unchanged
+	EvPause                                    // a stop-the-world pause began
+	EvResume                                   // the pause ended
+	EvCrash                                    // the process died
+)
+
+var clientEventNames = [...]string{EvAcquireStart: "acquire-start", EvAttemptEnded: "attempt-ended",
+	EvAcquired: "acquired", EvAcquireFailed: "acquire-failed", EvWrite: "write", EvWorkEnd: "work-end",
+	EvReleaseStart: "release-start", EvReleased: "released", EvExtendStart: "extend-start",
+	EvExtended: "extended", EvExtendFailed: "extend-failed", EvPause: "pause", EvResume: "resume",
+	EvCrash: "crash"}
+
+func (k ClientEventKind) String() string {
+	if int(k) < len(clientEventNames) && clientEventNames[k] != "" {
+		return clientEventNames[k]
+	}
+	return fmt.Sprintf("client-event(%d)", int(k))
+}
+
+// ClientEvent is what a client tells its Observer. The pointer passed to the observer is
+// reused for the next event: copy what you keep.
+type ClientEvent struct {
+	Kind       ClientEventKind
+	Client     *Client
+	Resource   string
+	Outcome    *redlock.Outcome // the machine's outcome, for the events that come from one
+	ValidUntil sim.Time         // the validity deadline in TRUE time, converted with the client's clock
+	Token      int64            // fencing token of the held lock (0 if none)
+	Fenced     bool             // EvWrite: the write carries the token
+	WriteID    uint64           // EvWrite: the storage request id, as StoredWrite.ReqID
+	For        time.Duration    // EvPause: how long
+}
+
+// Observer receives every client event as it happens in true time. The oracle implements
+// it: only the simulation knows true time, and this is where it is told.
+type Observer interface {
+	ClientEvent(now sim.Time, e *ClientEvent)
+}
+
+// ClientStats counts what a client did.
+type ClientStats struct {
+	Cycles        uint64 // complete lock cycles: acquired, worked, released
+	Acquires      uint64 // acquires started
+	Acquired      uint64
+	AcquireFailed uint64
+	Writes        uint64 // storage writes sent
+	NoScript      uint64 // EVALSHA answered NOSCRIPT and resent as EVAL
+	Pauses        uint64
+	Held          uint64 // messages and timers held back by a pause
+	DroppedHeld   uint64 // messages dropped because the hold buffer was full
+	Stray         uint64 // messages it had no use for (storage replies, after a crash)
+}
+
+// The client's kernel event kinds.
+const (
+	cevStart = iota + 1
+	cevMachineTimer
+	cevWorkDone
+	cevDeadline
+	cevExtend
+	cevThinkDone
+	cevPause
+	cevResume
+	cevRandomPause
+	cevCrash
+)
+
+type clientState uint8
+
+const (
+	csIdle clientState = iota // not started yet, or done with its cycles
+	csAcquiring
+	csWorking
+	csReleasing
+	csThinking
+	csDead
+)
+
+// heldItem is a timer or message that reached a paused client, run when it resumes.
+type heldItem struct {
+	kind int // a cev kind, or 0 for a message
+	arg  uint64
+	from network.Endpoint
+	msg  Message
+}
+
+// Client is a client process: a local clock, a network endpoint, the redlock state machine
+// and a workload (acquire, work, release, think, again), suffering stop-the-world pauses
+// and perhaps a crash. It is the simulator's driver of the very state machine that
+// redlock/redisdriver drives against real Redis: it turns the machine's outputs into
+// network messages and local timers, and feeds it replies and timer firings stamped with
+// its own monotonic clock.
+//
+// A pause freezes the process: timers and messages that come due are held and handled, in
+// order, when it resumes, so its timers fire late. A client that was working when the
+// pause began sends a storage write as soon as it resumes (it was in the middle of the
+// operation: Kleppmann's story) before it notices anything.
+type Client struct {
+	s    *sim.Sim
+	net  *network.Net[Message]
+	obs  Observer
+	cfg  ClientConfig
+	ep   network.Endpoint
+	clk  *clock.Clock
+	m    *redlock.Machine
+	work *rand.Rand // hold and think draws
+	gc   *rand.Rand // random pauses, so turning them on leaves the workload's draws alone
+
+	hold, think, pauseLen network.Sampler
+	nodeOf                []int32 // endpoint → node index, -1 for other endpoints
+	lastReq               []redlock.Req
+	lastCmd               []redlock.Command
+
+	state    clientState
+	gen      uint64 // bumped at each acquire; events of an older cycle are stale
+	paused   bool
+	resumeAt sim.Time
+	held     []heldItem
+
+	timerEv, resumeEv                    sim.EventID
+	timerID                              redlock.TimerID
+	workEv, deadlineEv, extendEv, restEv sim.EventID
+
+	resource   string
+	token      int64
+	validUntil sim.Time
+	writeID    uint64
+
+	ev    ClientEvent
+	stats ClientStats
+}
+
+// NewClient builds a client process, attaches it to net and schedules its start, its
+// pauses and its crash. obs may be nil.
+func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Observer) (*Client, error) {
+	if err := cfg.validate(net); err != nil {
+		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
+	}
+	c := &Client{s: s, net: net, obs: obs, cfg: cfg,
+		work: s.Rand(cfg.Name + "/workload"), gc: s.Rand(cfg.Name + "/pauses")}
+	var err error
+	if c.clk, err = clock.New(cfg.Clock, s.Rand(cfg.Name+"/clock")); err != nil {
+		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
+	}
+	if c.m, err = redlock.New(cfg.Lock, s.Rand(cfg.Name+"/redlock")); err != nil {
+		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
+	}
+	c.hold, _ = network.NewSampler(cfg.Hold, "hold")
+	c.think, _ = network.NewSampler(cfg.Think, "think")
+	c.pauseLen, _ = network.NewSampler(cfg.PauseLen, "pause_len")
+	if c.ep, err = net.AddEndpoint(cfg.Name, c); err != nil {
+		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
+	}
+	c.mapNodes()
+	return c, c.schedule()
+}
+
+func (cfg *ClientConfig) validate(net *network.Net[Message]) error {
+	n := cfg.Lock.Effective().Nodes
+	switch {
+	case cfg.Name == "":
+		return sim.BadParam("name", `""`, "a non-empty name")
+	case len(cfg.Nodes) != n:
+		return sim.BadParam("nodes", len(cfg.Nodes), fmt.Sprintf("%d endpoints (the lock's nodes)", n))
+	case len(cfg.Resources) == 0 || len(cfg.Resources) > MaxClientResources:
+		return sim.BadParam("resources", len(cfg.Resources), fmt.Sprintf("[1, %d] resources", MaxClientResources))
+	case cfg.Storage != NoEndpoint && (cfg.Storage < 0 || int(cfg.Storage) >= net.Endpoints()):
+		return sim.BadParam("storage", cfg.Storage, fmt.Sprintf("an endpoint in [0, %d) or NoEndpoint", net.Endpoints()))
+	case cfg.StartAt < 0 || cfg.CrashAt < 0:
+		return sim.BadParam("start_at/crash_at", fmt.Sprintf("%v/%v", cfg.StartAt, cfg.CrashAt), "[0s, never)")
+	case cfg.ExtendEvery < 0:
+		return sim.BadParam("extend_every", cfg.ExtendEvery, "[0s, ∞) (0 = never)")
+	case !(cfg.PauseRate >= 0 && cfg.PauseRate <= MaxPauseRate):
+		return sim.BadParam("pause_rate", cfg.PauseRate, fmt.Sprintf("[0, %g] per second", MaxPauseRate))
+	case cfg.MaxCycles < 0:
+		return sim.BadParam("max_cycles", cfg.MaxCycles, "[0, ∞) (0 = unlimited)")
+	case len(cfg.Pauses) > MaxClientPauses:
+		return sim.BadParam("pauses", len(cfg.Pauses), fmt.Sprintf("[0, %d] pauses", MaxClientPauses))
+	}
+	for i, e := range cfg.Nodes {
+		if e < 0 || int(e) >= net.Endpoints() {
+			return sim.BadParam(fmt.Sprintf("nodes[%d]", i), e, fmt.Sprintf("an endpoint in [0, %d)", net.Endpoints()))
+		}
+	}
+	for i, r := range cfg.Resources {
+		if r == "" {
+			return sim.BadParam(fmt.Sprintf("resources[%d]", i), `""`, "a non-empty key")
+		}
+	}
+	for i, p := range cfg.Pauses {
+		if p.At < 0 || p.For < 0 || p.For > network.MaxDuration {
+			return sim.BadParam(fmt.Sprintf("pauses[%d]", i), fmt.Sprintf("at %v for %v", p.At, p.For),
+				fmt.Sprintf("at ≥ 0s, for in [0s, %v]", network.MaxDuration))
+		}
+	}
+	for _, d := range []struct {
+		name string
+		d    network.Dist
+	}{{"hold", cfg.Hold}, {"think", cfg.Think}, {"pause_len", cfg.PauseLen}} {
+		if err := d.d.Validate(d.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapNodes builds the endpoint → node index table used on every reply.
+func (c *Client) mapNodes() {
+	top := network.Endpoint(0)
+	for _, e := range c.cfg.Nodes {
+		top = max(top, e)
+	}
+	c.nodeOf = make([]int32, top+1)
+	for i := range c.nodeOf {
+		c.nodeOf[i] = -1
+	}
+	for i, e := range c.cfg.Nodes {
+		c.nodeOf[e] = int32(i)
+	}
+	c.lastReq = make([]redlock.Req, len(c.cfg.Nodes))
+	c.lastCmd = make([]redlock.Command, len(c.cfg.Nodes))
+}
+
+func (c *Client) schedule() error {
+	if _, err := c.s.Schedule(c.cfg.StartAt, c, cevStart, 0); err != nil {
+		return err
+	}
+	for _, p := range c.cfg.Pauses {
+		if _, err := c.s.Schedule(p.At, c, cevPause, uint64(p.For)); err != nil {
+			return err
+		}
+	}
+	if c.cfg.CrashAt > 0 && c.cfg.CrashAt != sim.Never {
+		if _, err := c.s.Schedule(c.cfg.CrashAt, c, cevCrash, 0); err != nil {
+			return err
+		}
+	}
+	if c.cfg.PauseRate > 0 {
+		c.nextRandomPause(c.s.Now())
+	}
+	return nil
+}
+
+// Name returns the client's name in traces.
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Index returns the client's number in its world, from ClientConfig.Index.
+func (c *Client) Index() int { return c.cfg.Index }
+
+// Endpoint returns the client's network endpoint.
+func (c *Client) Endpoint() network.Endpoint { return c.ep }
+
+// Clock returns the client's local clock.
+func (c *Client) Clock() *clock.Clock { return c.clk }
+
+// Machine returns the client's redlock state machine, for inspection.
+func (c *Client) Machine() *redlock.Machine { return c.m }
+
+// Stats returns the client's counters.
+func (c *Client) Stats() ClientStats { return c.stats }
+
+// Paused reports whether the process is frozen by a pause.
+func (c *Client) Paused() bool { return c.paused }
+
+// Dead reports whether the process has crashed.
+func (c *Client) Dead() bool { return c.state == csDead }
+
+// PauseNow freezes the process for d from now: a scenario's stop-the-world pause at a
+// moment chosen by an event rather than a time. Called from an Observer, it takes effect
+// once the client has finished handling the event it is in.
+func (c *Client) PauseNow(d time.Duration) { c.pause(c.s.Now(), d) }
+
+// CrashNow kills the process for good.
+func (c *Client) CrashNow() { c.crash(c.s.Now()) }
+
+// HandleEvent runs the client's kernel events. Pause, resume and crash act at once; the
+// rest wait while the process is frozen.
+func (c *Client) HandleEvent(now sim.Time, kind int, arg uint64) {
+	switch kind {
+	case cevPause:
+		c.pause(now, time.Duration(arg))
+		return
+	case cevResume:
+		c.resume(now)
+		return
+	case cevCrash:
+		c.crash(now)
+		return
+	case cevRandomPause:
+		c.pause(now, c.pauseLen.Draw(c.gc))
+		c.nextRandomPause(now)
+		return
+	}
+	switch {
+	case c.state == csDead:
+	case c.paused:
+		c.holdBack(heldItem{kind: kind, arg: arg})
+	default:
+		c.run(now, kind, arg)
+	}
+}
+
+// Receive is the client's network endpoint.
+func (c *Client) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
+	switch {
+	case c.state == csDead:
+		c.stats.Stray++
+	case c.paused:
+		c.holdBack(heldItem{from: from, msg: m})
+	default:
+		c.receive(now, from, m)
+	}
+}
+
+func (c *Client) run(now sim.Time, kind int, arg uint64) {
+	switch kind {
+	case cevStart:
+		if c.state == csIdle {
+			c.startAcquire(now)
+		}
+	case cevThinkDone:
+		if c.state == csThinking && arg == c.gen {
+			c.restEv = 0
+			c.startAcquire(now)
+		}
+	case cevMachineTimer:
+		if redlock.TimerID(arg) == c.timerID {
+			c.timerEv, c.timerID = 0, 0
+		}
+		c.feed(now, c.m.Timer(c.mono(now), redlock.TimerID(arg)))
+	case cevWorkDone:
+		c.endWork(now, arg, true)
+	case cevDeadline:
+		c.endWork(now, arg, false)
+	case cevExtend:
+		c.extend(now, arg)
+	}
+}
+
+func (c *Client) receive(now sim.Time, from network.Endpoint, m Message) {
+	node := int32(-1)
+	if int(from) < len(c.nodeOf) {
+		node = c.nodeOf[from]
+	}
+	if m.Kind != MsgReply || node < 0 {
+		c.stats.Stray++ // storage acknowledgements: the client does not wait for them
+		return
+	}
+	req := redlock.Req(m.ReqID)
+	if c.retryAsEval(node, req, m.Reply) {
+		return
+	}
+	c.feed(now, c.m.Reply(c.mono(now), int(node), req, m.Reply))
+}
+
+// retryAsEval resends an EVALSHA that got NOSCRIPT as EVAL with the script's source,
+// under the same request id, as go-redis's Script.Run does (and redisdriver with it): a
+// fresh, restarted or promoted Redis 7 has an empty script cache. The machine never sees
+// the NOSCRIPT, only the EVAL's reply, exactly as against real Redis.
+func (c *Client) retryAsEval(node int32, req redlock.Req, r redlock.Reply) bool {
+	cmd := &c.lastCmd[node]
+	if r.Kind != redlock.ReplyError || !strings.HasPrefix(r.Str, "NOSCRIPT") ||
+		c.lastReq[node] != req || cmd.Op != redlock.OpEvalSHA {
+		return false
+	}
+	cmd.Op = redlock.OpEval
+	c.stats.NoScript++
+	c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req), *cmd))
+	return true
+}
+
+// feed carries out what the machine asked for after an input. Outcomes are handled
+// without calling back into the machine (its outbox is being read); whatever must call
+// it next goes through a kernel event.
+func (c *Client) feed(now sim.Time, err error) {
+	if err != nil {
+		c.s.Fail(fmt.Errorf("client %s at %v: %w", c.cfg.Name, now, err))
+		return
+	}
+	outs := c.m.Outputs()
+	for i := 0; i < len(outs) && c.state != csDead; i++ {
+		o := &outs[i]
+		switch o.Kind {
+		case redlock.OutSend:
+			c.lastReq[o.Node], c.lastCmd[o.Node] = o.Req, o.Command
+			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req), o.Command))
+		case redlock.OutSetTimer:
+			c.s.Cancel(c.timerEv)
+			c.timerID = o.Timer
+			c.timerEv = c.at(c.clk.TimerFires(now, o.After), cevMachineTimer, uint64(o.Timer))
+		case redlock.OutCancelTimer:
+			if o.Timer == c.timerID {
+				c.s.Cancel(c.timerEv)
+				c.timerEv, c.timerID = 0, 0
+			}
+		case redlock.OutOutcome:
+			c.outcome(now, &o.Outcome)
+		}
+	}
+}
+
+func (c *Client) outcome(now sim.Time, o *redlock.Outcome) {
+	switch o.Kind {
+	case redlock.AttemptEnded:
+		c.emit(now, EvAttemptEnded, o)
+	case redlock.Acquired:
+		c.acquired(now, o)
+	case redlock.AcquireFailed:
+		c.stats.AcquireFailed++
+		c.emit(now, EvAcquireFailed, o)
+		c.rest(now)
+	case redlock.Extended:
+		c.validUntil = c.trueDeadline(now, o.Deadline)
+		c.emit(now, EvExtended, o)
+		if c.cfg.StopAtDeadline {
+			c.s.Cancel(c.deadlineEv)
+			c.deadlineEv = c.at(c.validUntil, cevDeadline, c.gen)
+		}
+	case redlock.ExtendFailed:
+		c.emit(now, EvExtendFailed, o)
+	case redlock.Released:
+		c.stats.Cycles++
+		c.emit(now, EvReleased, o)
+		c.rest(now)
+	}
+}
+
+func (c *Client) startAcquire(now sim.Time) {
+	if c.cfg.MaxCycles > 0 && c.stats.Acquires >= uint64(c.cfg.MaxCycles) {
+		c.state = csIdle
+		return
+	}
+	c.resource = c.cfg.Resources[c.stats.Acquires%uint64(len(c.cfg.Resources))]
+	c.stats.Acquires++
+	c.gen++
+	c.state = csAcquiring
+	c.token, c.validUntil = 0, 0
+	c.emit(now, EvAcquireStart, nil)
+	c.feed(now, c.m.Acquire(c.mono(now), c.resource))
+}
+
+// acquired starts the work: a first storage write at once, then the hold on the local
+// clock, and for a careful client a stop at the validity deadline.
+func (c *Client) acquired(now sim.Time, o *redlock.Outcome) {
+	c.stats.Acquired++
+	c.state = csWorking
+	c.token = o.Token
+	c.validUntil = c.trueDeadline(now, o.Deadline)
+	c.emit(now, EvAcquired, o)
+	c.write(now)
+	c.workEv = c.at(c.clk.TimerFires(now, c.hold.Draw(c.work)), cevWorkDone, c.gen)
+	if c.cfg.StopAtDeadline {
+		c.deadlineEv = c.at(c.validUntil, cevDeadline, c.gen)
+	}
+	if c.cfg.ExtendEvery > 0 {
+		c.extendEv = c.at(c.clk.TimerFires(now, c.cfg.ExtendEvery), cevExtend, c.gen)
+	}
+}
+
+// endWork stops working, with a last storage write when the work completed (a careful
+// client that ran out of validity writes nothing), and releases the lock.
+func (c *Client) endWork(now sim.Time, gen uint64, completed bool) {
+	if c.state != csWorking || gen != c.gen {
+		return // an older cycle's timer, held back by a pause
+	}
+	if completed {
+		c.write(now)
+	}
+	c.s.Cancel(c.workEv)
+	c.s.Cancel(c.deadlineEv)
+	c.s.Cancel(c.extendEv)
+	c.workEv, c.deadlineEv, c.extendEv = 0, 0, 0
+	c.emit(now, EvWorkEnd, nil)
+	c.state = csReleasing
+	c.emit(now, EvReleaseStart, nil)
+	c.feed(now, c.m.Release(c.mono(now)))
+}
+
+func (c *Client) extend(now sim.Time, gen uint64) {
+	if c.state != csWorking || gen != c.gen {
+		return
+	}
+	c.extendEv = c.at(c.clk.TimerFires(now, c.cfg.ExtendEvery), cevExtend, c.gen)
+	if c.m.State() != redlock.StateHeld {
+		return // the previous extension is still under way
+	}
+	c.emit(now, EvExtendStart, nil)
+	err := c.m.Extend(c.mono(now))
+	if errors.Is(err, redlock.ErrBusy) {
+		return
+	}
+	c.feed(now, err)
+}
+
+// rest schedules the next acquire after a think time on the local clock.
+func (c *Client) rest(now sim.Time) {
+	c.state = csThinking
+	c.restEv = c.at(c.clk.TimerFires(now, c.think.Draw(c.work)), cevThinkDone, c.gen)
+}
+
+// write sends one storage write for the resource being worked on, with the token when
+// the client fences.
+func (c *Client) write(now sim.Time) {
+	if c.cfg.Storage == NoEndpoint {
+		return
+	}
+	c.writeID++
+	c.stats.Writes++
+	fenced := c.cfg.Fenced && c.token != 0
+	c.net.Send(c.ep, c.cfg.Storage, StorageWrite(c.writeID, c.resource, c.cfg.Name, c.token, fenced))
+	c.ev = ClientEvent{Kind: EvWrite, Client: c, Resource: c.resource, ValidUntil: c.validUntil,
+		Token: c.token, Fenced: fenced, WriteID: c.writeID}
+	c.notify(now)
+}
+
+func (c *Client) pause(now sim.Time, d time.Duration) {
+	if c.state == csDead || d <= 0 {
+		return
+	}
+	end := now.Add(d)
+	if c.paused {
+		if end > c.resumeAt { // overlapping pauses merge into the longer one
+			c.s.Cancel(c.resumeEv)
+			c.resumeAt = end
+			c.resumeEv = c.at(end, cevResume, 0)
+		}
+		return
+	}
+	c.paused, c.resumeAt = true, end
+	c.stats.Pauses++
+	c.ev = ClientEvent{Kind: EvPause, Client: c, Resource: c.resource, ValidUntil: c.validUntil,
+		Token: c.token, For: d}
+	c.notify(now)
+	c.resumeEv = c.at(end, cevResume, 0)
+}
+
+// resume unfreezes the process. A client that was working finishes the write it was in
+// the middle of before it handles anything that came due meanwhile.
+func (c *Client) resume(now sim.Time) {
+	if !c.paused || now < c.resumeAt {
+		return
+	}
+	c.paused, c.resumeEv = false, 0
+	c.emit(now, EvResume, nil)
+	if c.state == csWorking {
+		c.write(now)
+	}
+	// An observer's hook may pause or crash the client while this runs; what is left then
+	// stays held (or is dropped with the process).
+	i := 0
+	for ; i < len(c.held) && !c.paused && c.state != csDead; i++ {
+		h := c.held[i]
+		if h.kind == 0 {
+			c.receive(now, h.from, h.msg)
+		} else {
+			c.run(now, h.kind, h.arg)
+		}
+	}
+	if c.state == csDead {
+		return
+	}
+	n := copy(c.held, c.held[i:])
+	clear(c.held[n:])
+	c.held = c.held[:n]
+}
+
+func (c *Client) holdBack(h heldItem) {
+	if h.kind == 0 && len(c.held) >= maxHeld {
+		c.stats.DroppedHeld++
+		return
+	}
+	c.stats.Held++
+	c.held = append(c.held, h)
+}
+
+func (c *Client) crash(now sim.Time) {
+	if c.state == csDead {
+		return
+	}
+	if c.state == csWorking {
+		c.emit(now, EvWorkEnd, nil)
+	}
+	for _, id := range []sim.EventID{c.timerEv, c.resumeEv, c.workEv, c.deadlineEv, c.extendEv, c.restEv} {
+		c.s.Cancel(id)
+	}
+	c.state, c.paused, c.held = csDead, false, nil
+	c.emit(now, EvCrash, nil)
+}
+
+func (c *Client) nextRandomPause(now sim.Time) {
+	gap := time.Duration(c.gc.ExpFloat64() / c.cfg.PauseRate * float64(time.Second))
+	c.at(now.Add(gap), cevRandomPause, 0)
+}
+
+// at schedules a client event; the times come from the client's clock and are never in
+// the past, so an error here is the kernel's queue limit, which ends the run.
+func (c *Client) at(t sim.Time, kind int, arg uint64) sim.EventID {
+	id, err := c.s.Schedule(t, c, kind, arg)
+	if err != nil {
+		c.s.Fail(fmt.Errorf("client %s: %w", c.cfg.Name, err))
+	}
+	return id
+}
+
+func (c *Client) mono(now sim.Time) time.Duration { return c.clk.Mono(now) }
+
+// trueDeadline converts a deadline on the local monotonic clock to true time: what the
+// oracle needs to judge a validity window, and what the client cannot know.
+func (c *Client) trueDeadline(now sim.Time, deadline time.Duration) sim.Time {
+	return c.clk.TimerFires(now, deadline-c.mono(now))
+}
+
+func (c *Client) emit(now sim.Time, k ClientEventKind, o *redlock.Outcome) {
+	c.ev = ClientEvent{Kind: k, Client: c, Resource: c.resource, Outcome: o,
+		ValidUntil: c.validUntil, Token: c.token}
+	c.notify(now)
+}
+
+// notify traces c.ev and hands it to the observer.
+func (c *Client) notify(now sim.Time) {
+	e := &c.ev
+	mono := sim.Dur("mono", c.mono(now))
+	switch {
+	case e.Outcome != nil:
+		c.s.Trace(c.cfg.Name, e.Kind.String(), mono, sim.Str("resource", e.Resource),
+			sim.Int("attempt", int64(e.Outcome.Attempt)), sim.Int("oks", int64(e.Outcome.OKs)),
+			sim.Str("reason", e.Outcome.Reason.String()), sim.Dur("validity", e.Outcome.Validity),
+			sim.Int("token", e.Outcome.Token))
+	case e.Kind == EvWrite:
+		c.s.Trace(c.cfg.Name, "write", mono, sim.Str("resource", e.Resource), sim.Int("id", int64(e.WriteID)),
+			sim.Int("token", e.Token), sim.Bool("fenced", e.Fenced))
+	case e.Kind == EvPause:
+		c.s.Trace(c.cfg.Name, "pause", mono, sim.Dur("for", e.For))
+	default:
+		c.s.Trace(c.cfg.Name, e.Kind.String(), mono, sim.Str("resource", e.Resource))
+	}
+	if c.obs != nil {
+		c.obs.ClientEvent(now, e)
+	}
+}
