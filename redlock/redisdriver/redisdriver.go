@@ -97,6 +97,7 @@ func New(addrs []string, opts Options) (*Client, error) {
 	cfg := opts.Config
 	if cfg == (redlock.Config{}) {
 		cfg = redlock.DefaultConfig()
+		cfg.Nodes = 0 // taken from the addresses below
 	}
 	switch {
 	case len(addrs) == 0:

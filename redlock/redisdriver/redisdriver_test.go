@@ -247,3 +247,12 @@ func TestNewRejectsBadInput(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "drift_factor", pe.Param)
 }
+
+func TestZeroOptionsTakeNodesFromAddresses(t *testing.T) {
+	// Options{} means the default knobs with one node per address, whatever their number.
+	c, err := redisdriver.New([]string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, redisdriver.Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, 3, c.Config().Nodes)
+	assert.Equal(t, redlock.DefaultConfig().TTL, c.Config().TTL)
+}
