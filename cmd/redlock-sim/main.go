@@ -25,9 +25,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sweep", "run a parameter sweep (the default study without --spec)", notYet("sweep", 6)},
-		{"run", "run one scenario and report safety and liveness", notYet("run", 5)},
-		{"scenarios", "list the scenarios with their stories", notYet("scenarios", 5)},
-		{"params", "list every knob with its unit, default and range", notYet("params", 5)},
+		{"run", "run one scenario and report safety and liveness", runRun},
+		{"scenarios", "list the scenarios with their stories", runScenarios},
+		{"params", "list every knob with its unit, default and range", runParams},
 		{"plot", "draw figures from a results folder", notYet("plot", 7)},
 		{"bench", "measure simulator speed against a real Redis testbed", notYet("bench", 8)},
 		{"version", "print the version", runVersion},

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// runRun is `redlock-sim run`: one scenario, one seed, a summary, the narrated trace or
+// the JSON record.
+func runRun(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scenario := fs.String("scenario", "baseline", "the scenario to run (see `redlock-sim scenarios`)")
+	seed := fs.Uint64("seed", 1, "the run seed: the same seed gives the same run")
+	sets := fs.StringArray("set", nil, "set a knob, name=value (repeatable; see `redlock-sim params`)")
+	trace := fs.Bool("trace", false, "print the narrated trace, one line per event (to stderr with --json)")
+	asJSON := fs.Bool("json", false, "print the run record as one JSON object")
+	window := fs.String("window", "", "limit --trace to a true-time window FROM:TO, e.g. 1s:2.5s (either side may be empty)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: redlock-sim run [--scenario NAME] [--seed N] [--set name=value ...] [--trace] [--json]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: run takes no arguments, got %q", errUsage, fs.Args())
+	}
+	knobs, err := parseSets(*sets)
+	if err != nil {
+		return err
+	}
+	opts := experiments.Options{}
+	if opts.From, opts.To, err = parseWindow(*window); err != nil {
+		return err
+	}
+	if *trace {
+		opts.Trace = stdout
+		if *asJSON {
+			opts.Trace = stderr
+		}
+	}
+	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
+	if err != nil {
+		return userError(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rec)
+	}
+	if *trace {
+		fmt.Fprintln(stdout, "# summary")
+	}
+	return experiments.WriteSummary(stdout, rec)
+}
+
+// parseSets turns --set name=value flags into knob settings.
+func parseSets(sets []string) ([]experiments.KV, error) {
+	var out []experiments.KV
+	for _, s := range sets {
+		name, value, ok := strings.Cut(s, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%w: --set %q: want name=value, e.g. --set ttl=250ms", errUsage, s)
+		}
+		out = append(out, experiments.KV{Name: name, Value: strings.TrimSpace(value)})
+	}
+	return out, nil
+}
+
+func parseWindow(w string) (from, to time.Duration, err error) {
+	if w == "" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(w, ":")
+	parse := func(s string) (time.Duration, error) {
+		if s == "" {
+			return 0, nil
+		}
+		return time.ParseDuration(s)
+	}
+	if ok {
+		from, err = parse(a)
+		if err == nil {
+			to, err = parse(b)
+		}
+	}
+	if !ok || err != nil || from < 0 || to < 0 || (to != 0 && to <= from) {
+		return 0, 0, fmt.Errorf("%w: --window %q: want FROM:TO durations with FROM < TO, e.g. 1s:2.5s", errUsage, w)
+	}
+	return from, to, nil
+}
+
+// userError marks the errors that are the user's to fix (an unknown name, a bad value) as
+// usage errors, so they exit with status 2.
+func userError(err error) error {
+	var ue *experiments.UnknownError
+	var pe *sim.ParamError
+	if errors.As(err, &ue) || errors.As(err, &pe) {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return err
+}
+
+// runScenarios is `redlock-sim scenarios`.
+func runScenarios(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	verbose := fs.BoolP("verbose", "v", false, "also show each scenario's source, expected outcome and knobs")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for _, sc := range experiments.Scenarios() {
+		fmt.Fprintf(tw, "%s\t%s\n", sc.Name, sc.Story)
+		if *verbose {
+			fmt.Fprintf(tw, "\tsource: %s\n\texpect: %s\n", sc.Source, sc.Expect)
+			var kv []string
+			for _, k := range sc.Knobs {
+				kv = append(kv, k.Name+"="+k.Value)
+			}
+			fmt.Fprintf(tw, "\tknobs: %s\n", strings.Join(kv, " "))
+		}
+	}
+	return tw.Flush()
+}
+
+// runParams is `redlock-sim params`.
+func runParams(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("params", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tUNIT\tDEFAULT\tALLOWED\tHELP")
+	group := ""
+	for _, p := range experiments.Params() {
+		if p.Group != group {
+			group = p.Group
+			fmt.Fprintf(tw, "# %s\t\t\t\t\n", group)
+		}
+		allowed := p.Allowed
+		if p.Unit == "dist" {
+			allowed = "a distribution (below)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Unit, p.Default, allowed, p.Help)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(stdout, "\ndistributions: "+experiments.DistSyntax+"; latency also takes tail(FAST,p,SLOW):\n"+
+		"FAST, except with probability p SLOW. Durations are Go durations (250ms, 1.5s, 800µs or 800us).")
+	return err
+}

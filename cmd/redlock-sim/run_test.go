@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+)
+
+func cli(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRunDefaultsToTheBaselineSummary(t *testing.T) {
+	code, out, errOut := cli("run", "--set", "duration=2s")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "scenario baseline, seed 1")
+	assert.Contains(t, out, "SAFE")
+}
+
+func TestRunJSONHasTheIssueFields(t *testing.T) {
+	code, out, errOut := cli("run", "--scenario", "gc-pause", "--seed", "1", "--json")
+	require.Equal(t, 0, code, errOut)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	for _, k := range []string{"scenario", "seed", "trace_hash", "config", "safety", "liveness", "sim_time_s", "wall_time_s", "events"} {
+		assert.Contains(t, m, k)
+	}
+	safety := m["safety"].(map[string]any)
+	for _, k := range []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
+		assert.Contains(t, safety, k)
+	}
+	assert.EqualValues(t, 2, safety["stale_writes_accepted"])
+	live := m["liveness"].(map[string]any)
+	for _, k := range []string{"attempts", "acquired", "failed", "acquire_latency_ms", "split_brain_rounds", "unheld_while_waiting_ms", "extensions"} {
+		assert.Contains(t, live, k)
+	}
+	for _, k := range []string{"p50", "p90", "p99", "max"} {
+		assert.Contains(t, live["acquire_latency_ms"], k)
+	}
+	cfg := m["config"].(map[string]any)
+	assert.Len(t, cfg, len(experiments.Params()), "every knob")
+	assert.Equal(t, "1s", cfg["ttl"])
+	// The config object keeps registry order.
+	assert.Less(t, strings.Index(out, `"duration"`), strings.Index(out, `"pause_len"`))
+}
+
+func TestRunTraceNarrates(t *testing.T) {
+	code, out, errOut := cli("run", "--scenario", "failover-race", "--trace", "--window", ":1s")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "SET lock")
+	assert.Contains(t, out, "!! redis1.0")
+	assert.Contains(t, out, "** oracle")
+	assert.Contains(t, out, "# summary")
+}
+
+func TestSetOverridesAndSameSeedSameHash(t *testing.T) {
+	_, a, _ := cli("run", "--set", "duration=2s", "--json")
+	_, b, _ := cli("run", "--set", "duration=2s", "--json")
+	var ra, rb experiments.Record
+	require.NoError(t, json.Unmarshal([]byte(a), &ra))
+	require.NoError(t, json.Unmarshal([]byte(b), &rb))
+	assert.Equal(t, ra.TraceHash, rb.TraceHash)
+	assert.Equal(t, "2s", ra.Config.Get("duration"))
+}
+
+func TestUserErrorsExitTwoWithSuggestions(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--scenario", "gc-paus"}, []string{`unknown scenario "gc-paus"`, "gc-pause"}},
+		{[]string{"run", "--set", "tll=3s"}, []string{`unknown knob "tll"`, "ttl"}},
+		{[]string{"run", "--set", "drift_factr=0.1"}, []string{"drift_factor"}},
+		{[]string{"run", "--set", "ttl=3x"}, []string{"ttl", "3x", "[1ms, 24h0m0s]"}},
+		{[]string{"run", "--set", "nodes=0"}, []string{"nodes", "[1, 99]"}},
+		{[]string{"run", "--set", "loss=2"}, []string{"loss", "[0, 1]"}},
+		{[]string{"run", "--set", "latency=uniform(1ms)"}, []string{"latency", "uniform"}},
+		{[]string{"run", "--set", "hold=uniform(2ms,1ms)"}, []string{"hold"}},
+		{[]string{"run", "--set", "ttl"}, []string{"name=value"}},
+		{[]string{"run", "--seed", "x"}, []string{"seed"}},
+		{[]string{"run", "--window", "2s:1s"}, []string{"window"}},
+		{[]string{"run", "extra"}, []string{"no arguments"}},
+		{[]string{"params", "--bogus"}, []string{"bogus"}},
+		{[]string{"scenarios", "--bogus"}, []string{"bogus"}},
+	}
+	for _, tt := range tests {
+		code, _, errOut := cli(tt.args...)
+		assert.Equal(t, 2, code, "%v: %s", tt.args, errOut)
+		for _, w := range tt.want {
+			assert.Contains(t, errOut, w, "%v", tt.args)
+		}
+	}
+}
+
+func TestScenariosListsEveryStory(t *testing.T) {
+	code, out, _ := cli("scenarios")
+	require.Equal(t, 0, code)
+	for _, sc := range experiments.Scenarios() {
+		assert.Contains(t, out, sc.Name)
+		assert.Contains(t, out, sc.Story)
+	}
+	_, verbose, _ := cli("scenarios", "-v")
+	assert.Contains(t, verbose, "expect:")
+}
+
+func TestParamsListsEveryKnob(t *testing.T) {
+	code, out, _ := cli("params")
+	require.Equal(t, 0, code)
+	for _, p := range experiments.Params() {
+		assert.Contains(t, out, p.Name)
+		assert.Contains(t, out, p.Default)
+		assert.Contains(t, out, p.Help)
+	}
+	for _, name := range []string{"nodes", "clients", "ttl", "drift_factor", "drift_pad", "retry_delay", "retry_jitter",
+		"tries", "variant", "duration", "hold", "think", "client_clock_drift_ppm", "node_clock_drift_ppm",
+		"latency", "loss", "persistence", "fencing"} {
+		assert.Contains(t, out, "\n"+name+" ", "the issue's knob %s", name)
+	}
+}
+
+func TestNotYetCommandsSayWhy(t *testing.T) {
+	for _, c := range []string{"plot", "bench"} {
+		code, _, errOut := cli(c)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errOut, "not available yet")
+	}
+}

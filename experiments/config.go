@@ -1,0 +1,499 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// Limits of the world's own knobs (the algorithm's come from package redlock, the network's
+// and the nodes' from theirs). Each bounds memory or run time, so that a typo in a sweep
+// spec is an error rather than a run that never ends.
+const (
+	MaxClients     = 64 // the oracle keeps the clients of one contention round in a bit set
+	MaxResources   = 1000
+	MaxReplicas    = model.MaxGroupNodes - 1
+	MaxDuration    = 10000 * time.Hour
+	MaxSpreadPPM   = 100000 // ±10%: already absurd for a quartz clock
+	MaxSpread      = 24 * time.Hour
+	MaxFaultRate   = 100.0 // node crashes or clock jumps per node per simulated second
+	MaxCycles      = 1_000_000_000
+	MaxViolations  = 64 // violations kept in a record; all are counted
+	defaultLatency = "uniform(200µs,800µs)"
+)
+
+// Config is one world: every knob of the nodes, clients, clocks, network, persistence,
+// faults, algorithm and workload. The zero value is not valid; start from DefaultConfig and
+// change knobs with Set, by the names `redlock-sim params` lists.
+type Config struct {
+	Duration time.Duration // simulated run length
+
+	Lock      redlock.Config // the algorithm's knobs, nodes included
+	Replicas  int            // replicas behind each Redlock node, asynchronously replicated
+	Clients   int
+	Resources int
+
+	Hold, Think    network.Dist
+	StartSpread    time.Duration // clients start at uniform times in [0, StartSpread]
+	ExtendEvery    time.Duration
+	StopAtDeadline bool
+	MaxCycles      int
+
+	ClientDriftPPM, NodeDriftPPM float64       // each process draws its drift in [−v, +v]
+	ClientOffset, NodeOffset     time.Duration // and its wall-clock offset in [−v, +v]
+	NodeJumpRate                 float64       // forward wall-clock jumps per node per second
+	NodeJump                     network.Dist  // their sizes
+
+	Latency        network.Latency
+	Loss, Dup      float64
+	FIFO           bool
+	PartitionRate  float64 // random isolations of one endpoint per second
+	PartitionLen   network.Dist
+	ClogRate       float64 // random clogs of one link per second
+	ClogLen        network.Dist
+	Persistence    model.Persistence
+	ServiceTime    time.Duration
+	Hz             int
+	PreloadScripts bool
+	ReplDelay      time.Duration
+	ReplJitter     time.Duration
+	FailoverAfter  time.Duration
+	NodeCrashRate  float64 // power losses of a node per node per second
+	NodeDown       network.Dist
+	PauseRate      float64 // stop-the-world pauses per client per second
+	PauseLen       network.Dist
+}
+
+// DefaultConfig returns a fault-free world: five ideal Redis nodes, three clients taking
+// turns on one lock with the Redlock page's algorithm and the common library defaults,
+// sub-millisecond latency, one simulated minute.
+func DefaultConfig() Config {
+	return Config{
+		Duration:      60 * time.Second,
+		Lock:          redlock.DefaultConfig(),
+		Clients:       3,
+		Resources:     1,
+		Hold:          network.Uniform(10*time.Millisecond, 100*time.Millisecond),
+		Think:         network.Uniform(0, 100*time.Millisecond),
+		StartSpread:   100 * time.Millisecond,
+		MaxCycles:     0,
+		NodeJump:      network.Constant(time.Second),
+		Latency:       network.Latency{Fast: network.Uniform(200*time.Microsecond, 800*time.Microsecond)},
+		FIFO:          true,
+		PartitionLen:  network.Constant(time.Second),
+		ClogLen:       network.Constant(100 * time.Millisecond),
+		Persistence:   model.PersistNone,
+		Hz:            model.DefaultHz,
+		ReplDelay:     time.Millisecond,
+		FailoverAfter: 5 * time.Second,
+		NodeDown:      network.Constant(time.Second),
+		PauseLen:      network.Exponential(0, 100*time.Millisecond),
+	}
+}
+
+// Param describes one knob for `redlock-sim params` and for error messages.
+type Param struct {
+	Name    string `json:"name"`
+	Group   string `json:"group"` // run, world, algorithm, workload, clocks, network, nodes, faults
+	Unit    string `json:"unit"`  // count, duration, ppm, probability, 1/s, dist, bool, enum, number
+	Default string `json:"default"`
+	Allowed string `json:"allowed"`
+	Help    string `json:"help"`
+}
+
+// knob is a Param with its accessors. set parses and range-checks a value; get returns
+// the canonical text.
+type knob struct {
+	Param
+	set func(c *Config, v string) error
+	get func(c *Config) string
+}
+
+// registry returns every knob in its fixed order: the order of `params`, of records'
+// config, of CSV columns. It is rebuilt per call, so there is no package state to mutate.
+func registry() []knob {
+	ks := []knob{
+		durKnob("duration", "run", "simulated run length", time.Millisecond, MaxDuration, "",
+			func(c *Config) *time.Duration { return &c.Duration }),
+		lockKnob("nodes", "world", "count", fmt.Sprintf("[1, %d]", redlock.MaxNodes),
+			"N, the independent Redis masters (single-instance variants use 1)",
+			func(c *Config) string { return strconv.Itoa(c.Lock.Nodes) }),
+		intKnob("replicas", "world", "replicas behind each node (async replication, failover)", 0, MaxReplicas, "",
+			func(c *Config) *int { return &c.Replicas }),
+		intKnob("clients", "world", "client processes contending for the locks", 1, MaxClients, "",
+			func(c *Config) *int { return &c.Clients }),
+		intKnob("resources", "world", "distinct locks (lock, or lock1..lockK); clients take them round-robin", 1, MaxResources, "",
+			func(c *Config) *int { return &c.Resources }),
+	}
+	ks = append(ks, lockKnobs()...)
+	ks = append(ks,
+		distKnob("hold", "workload", "work per hold, on the client's monotonic clock",
+			func(c *Config) *network.Dist { return &c.Hold }),
+		distKnob("think", "workload", "rest between cycles, and after a failed acquire",
+			func(c *Config) *network.Dist { return &c.Think }),
+		durKnob("start_spread", "workload", "clients start at uniform true times in [0, start_spread]", 0, MaxSpread, "",
+			func(c *Config) *time.Duration { return &c.StartSpread }),
+		durKnob("extend_every", "workload", "while working, extend the lock this often (local time)", 0, MaxSpread, " (0 = never)",
+			func(c *Config) *time.Duration { return &c.ExtendEvery }),
+		boolKnob("stop_at_deadline", "workload", "a careful client stops working (and writing) when validity runs out",
+			func(c *Config) *bool { return &c.StopAtDeadline }),
+		intKnob("max_cycles", "workload", "acquires each client starts", 0, MaxCycles, " (0 = unlimited)",
+			func(c *Config) *int { return &c.MaxCycles }),
+		floatKnob("client_clock_drift_ppm", "clocks", "ppm", "each client's clock drifts at a uniform rate in [-v, +v] ppm", 0, MaxSpreadPPM,
+			func(c *Config) *float64 { return &c.ClientDriftPPM }),
+		durKnob("client_clock_offset", "clocks", "each client's wall clock is offset by a uniform draw in [-v, +v]", 0, MaxSpread, "",
+			func(c *Config) *time.Duration { return &c.ClientOffset }),
+		floatKnob("node_clock_drift_ppm", "clocks", "ppm", "each node's clock drifts at a uniform rate in [-v, +v] ppm", 0, MaxSpreadPPM,
+			func(c *Config) *float64 { return &c.NodeDriftPPM }),
+		durKnob("node_clock_offset", "clocks", "each node's wall clock is offset by a uniform draw in [-v, +v]", 0, MaxSpread, "",
+			func(c *Config) *time.Duration { return &c.NodeOffset }),
+		floatKnob("node_clock_jump_rate", "clocks", "1/s", "forward wall-clock jumps per node per simulated second (Poisson)", 0, MaxFaultRate,
+			func(c *Config) *float64 { return &c.NodeJumpRate }),
+		distKnob("node_clock_jump", "clocks", "size of each wall-clock jump (forward: keys expire early)",
+			func(c *Config) *network.Dist { return &c.NodeJump }),
+		knob{Param: Param{Name: "latency", Group: "network", Unit: "dist", Allowed: latencySyntax,
+			Help: "one-way delay of every link"},
+			set: func(c *Config, v string) error {
+				l, err := ParseLatency(v)
+				if err == nil {
+					err = l.Validate("latency")
+				}
+				if err != nil {
+					return knobErr("latency", v, latencySyntax, err)
+				}
+				c.Latency = l
+				return nil
+			},
+			get: func(c *Config) string { return FormatLatency(c.Latency) }},
+		probKnob("loss", "network", "probability that a message is lost", func(c *Config) *float64 { return &c.Loss }),
+		probKnob("dup", "network", "probability that a message arrives twice", func(c *Config) *float64 { return &c.Dup }),
+		boolKnob("fifo", "network", "links keep send order, like TCP connections", func(c *Config) *bool { return &c.FIFO }),
+		floatKnob("partition_rate", "network", "1/s", "random isolations of one endpoint per simulated second", 0, network.MaxRate,
+			func(c *Config) *float64 { return &c.PartitionRate }),
+		distKnob("partition_len", "network", "how long each random isolation lasts",
+			func(c *Config) *network.Dist { return &c.PartitionLen }),
+		floatKnob("clog_rate", "network", "1/s", "random clogs of one link per simulated second (held, then delivered in a burst)", 0, network.MaxRate,
+			func(c *Config) *float64 { return &c.ClogRate }),
+		distKnob("clog_len", "network", "how long each random clog lasts", func(c *Config) *network.Dist { return &c.ClogLen }),
+		knob{Param: Param{Name: "persistence", Group: "nodes", Unit: "enum", Allowed: "one of none, aof-everysec, aof-always",
+			Help: "what a node keeps across a crash: nothing, the AOF fsynced every second, or every write"},
+			set: func(c *Config, v string) error {
+				p, err := model.ParsePersistence(v)
+				if err != nil {
+					return knobErr("persistence", v, "one of none, aof-everysec, aof-always", nil)
+				}
+				c.Persistence = p
+				return nil
+			},
+			get: func(c *Config) string { return c.Persistence.String() }},
+		durKnob("service_time", "nodes", "true time a node spends on each command", 0, model.MaxServiceTime, "",
+			func(c *Config) *time.Duration { return &c.ServiceTime }),
+		intKnob("hz", "nodes", "node cron frequency: active expiry and everysec fsync checks", 1, model.MaxHz, "",
+			func(c *Config) *int { return &c.Hz }),
+		boolKnob("preload_scripts", "nodes", "nodes load the lock scripts at boot (else EVALSHA meets NOSCRIPT after a restart)",
+			func(c *Config) *bool { return &c.PreloadScripts }),
+		durKnob("replication_delay", "nodes", "master-to-replica delay of each write", 0, model.MaxReplDelay, "",
+			func(c *Config) *time.Duration { return &c.ReplDelay }),
+		durKnob("replication_jitter", "nodes", "extra uniform replication delay in [0, v]", 0, model.MaxReplDelay, "",
+			func(c *Config) *time.Duration { return &c.ReplJitter }),
+		durKnob("failover_after", "nodes", "a replica is promoted after the master has been down this long", 0, model.MaxFailoverWait, " (0 = never)",
+			func(c *Config) *time.Duration { return &c.FailoverAfter }),
+		floatKnob("node_crash_rate", "faults", "1/s", "power losses of each Redlock node's master per simulated second (Poisson)", 0, MaxFaultRate,
+			func(c *Config) *float64 { return &c.NodeCrashRate }),
+		distKnob("node_down", "faults", "how long a crashed node stays down before it restarts",
+			func(c *Config) *network.Dist { return &c.NodeDown }),
+		floatKnob("pause_rate", "faults", "1/s", "stop-the-world pauses per client per simulated second (Poisson)", 0, model.MaxPauseRate,
+			func(c *Config) *float64 { return &c.PauseRate }),
+		distKnob("pause_len", "faults", "length of each random pause", func(c *Config) *network.Dist { return &c.PauseLen }),
+	)
+	def := DefaultConfig()
+	for i := range ks {
+		ks[i].Default = ks[i].get(&def)
+	}
+	return ks
+}
+
+// lockKnobs are the algorithm's knobs (nodes excepted, which heads the world group); they
+// parse through redlock.Config.Set so both layers agree on syntax.
+func lockKnobs() []knob {
+	delay := fmt.Sprintf("[0s, %v]", redlock.MaxDelay)
+	return []knob{
+		lockKnob("variant", "algorithm", "enum", "one of "+strings.Join(variantNames(), ", "),
+			"the algorithm, or a teaching variant with one named deviation",
+			func(c *Config) string { return c.Lock.Variant.String() }),
+		lockKnob("ttl", "algorithm", "duration", fmt.Sprintf("whole milliseconds in [1ms, %v]", redlock.MaxTTL),
+			"the key's expiry (SET PX) and the base of validity",
+			func(c *Config) string { return c.Lock.TTL.String() }),
+		lockKnob("drift_factor", "algorithm", "number", "[0, 0.5)", "validity loses ttl × drift_factor + drift_pad for clock drift",
+			func(c *Config) string { return formatFloat(c.Lock.DriftFactor) }),
+		lockKnob("drift_pad", "algorithm", "duration", delay, "constant part of the drift allowance",
+			func(c *Config) string { return c.Lock.DriftPad.String() }),
+		lockKnob("retry_delay", "algorithm", "duration", delay, "pause after a lost attempt",
+			func(c *Config) string { return c.Lock.RetryDelay.String() }),
+		lockKnob("retry_jitter", "algorithm", "duration", delay, "the pause is retry_delay plus a uniform draw in [-v, +v]",
+			func(c *Config) string { return c.Lock.RetryJitter.String() }),
+		lockKnob("tries", "algorithm", "count", fmt.Sprintf("[1, %d]", redlock.MaxTries), "attempts per acquire",
+			func(c *Config) string { return strconv.Itoa(c.Lock.Tries) }),
+		lockKnob("mode", "algorithm", "enum", "one of multiplexed, sequential", "SET to all nodes at once, or one after another",
+			func(c *Config) string { return c.Lock.Mode.String() }),
+		lockKnob("timeout", "algorithm", "duration", delay+" (0 = ttl × timeout_factor)", "how long to wait for one node's reply",
+			func(c *Config) string { return c.Lock.Timeout.String() }),
+		lockKnob("timeout_factor", "algorithm", "number", fmt.Sprintf("(0, %g]", redlock.MaxTimeoutFactor), "the reply timeout as a fraction of ttl, when timeout = 0",
+			func(c *Config) string { return formatFloat(c.Lock.TimeoutFactor) }),
+		lockKnob("fail_fast", "algorithm", "bool", "true or false", "stop waiting once the quorum outcome is decided",
+			func(c *Config) string { return strconv.FormatBool(c.Lock.FailFast) }),
+		lockKnob("max_extensions", "algorithm", "count", fmt.Sprintf("[0, %d]", redlock.MaxExtensions), "extensions allowed per acquired lock",
+			func(c *Config) string { return strconv.Itoa(c.Lock.MaxExtensions) }),
+		lockKnob("set_nx_on_extend", "algorithm", "bool", "true or false", "an extension also takes nodes whose key is gone",
+			func(c *Config) string { return strconv.FormatBool(c.Lock.SetNXOnExtend) }),
+		lockKnob("fencing", "algorithm", "enum", "one of none, one, majority",
+			"take a fencing token (INCR on node 0, or on a majority) and send it with storage writes",
+			func(c *Config) string { return c.Lock.Fencing.String() }),
+	}
+}
+
+func variantNames() []string {
+	var out []string
+	for _, v := range redlock.Variants() {
+		out = append(out, v.String())
+	}
+	return out
+}
+
+func lockKnob(name, group, unit, allowed, help string, get func(c *Config) string) knob {
+	return knob{Param: Param{Name: name, Group: group, Unit: unit, Allowed: allowed, Help: help},
+		set: func(c *Config, v string) error {
+			l := c.Lock
+			err := l.Set(name, v)
+			if err == nil {
+				err = l.Validate()
+			}
+			if err != nil {
+				var pe *redlock.ParamError
+				if errors.As(err, &pe) && pe.Param != name {
+					return fmt.Errorf("%s = %s: %w", name, v, &sim.ParamError{Param: pe.Param, Value: pe.Value, Allowed: pe.Allowed})
+				}
+				return knobErr(name, v, allowed, nil)
+			}
+			c.Lock = l
+			return nil
+		},
+		get: get}
+}
+
+func durKnob(name, group, help string, lo, hi time.Duration, note string, field func(*Config) *time.Duration) knob {
+	allowed := fmt.Sprintf("[%v, %v]%s", lo, hi, note)
+	return knob{Param: Param{Name: name, Group: group, Unit: "duration", Allowed: allowed, Help: help},
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d < lo || d > hi {
+				return knobErr(name, v, allowed, nil)
+			}
+			*field(c) = d
+			return nil
+		},
+		get: func(c *Config) string { return field(c).String() }}
+}
+
+func intKnob(name, group, help string, lo, hi int, note string, field func(*Config) *int) knob {
+	allowed := fmt.Sprintf("[%d, %d]%s", lo, hi, note)
+	return knob{Param: Param{Name: name, Group: group, Unit: "count", Allowed: allowed, Help: help},
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < lo || n > hi {
+				return knobErr(name, v, allowed, nil)
+			}
+			*field(c) = n
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) }}
+}
+
+func floatKnob(name, group, unit, help string, lo, hi float64, field func(*Config) *float64) knob {
+	allowed := fmt.Sprintf("[%g, %g]", lo, hi)
+	return knob{Param: Param{Name: name, Group: group, Unit: unit, Allowed: allowed, Help: help},
+		set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || !(f >= lo && f <= hi) {
+				return knobErr(name, v, allowed, nil)
+			}
+			*field(c) = f
+			return nil
+		},
+		get: func(c *Config) string { return formatFloat(*field(c)) }}
+}
+
+func probKnob(name, group, help string, field func(*Config) *float64) knob {
+	k := floatKnob(name, group, "probability", help, 0, 1, field)
+	return k
+}
+
+func boolKnob(name, group, help string, field func(*Config) *bool) knob {
+	return knob{Param: Param{Name: name, Group: group, Unit: "bool", Allowed: "true or false", Help: help},
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return knobErr(name, v, "true or false", nil)
+			}
+			*field(c) = b
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*field(c)) }}
+}
+
+func distKnob(name, group, help string, field func(*Config) *network.Dist) knob {
+	return knob{Param: Param{Name: name, Group: group, Unit: "dist", Allowed: DistSyntax, Help: help},
+		set: func(c *Config, v string) error {
+			d, err := ParseDist(v)
+			if err == nil {
+				err = d.Validate(name)
+			}
+			if err != nil {
+				return knobErr(name, v, DistSyntax, err)
+			}
+			*field(c) = d
+			return nil
+		},
+		get: func(c *Config) string { return FormatDist(*field(c)) }}
+}
+
+// knobErr is the error for a bad value: a *sim.ParamError naming the knob, the value and
+// what it allows, with the parser's detail (if any) in front.
+func knobErr(name, value, allowed string, detail error) error {
+	pe := &sim.ParamError{Param: name, Value: strconv.Quote(value), Allowed: allowed}
+	var inner *sim.ParamError
+	if detail != nil && errors.As(detail, &inner) {
+		return fmt.Errorf("%s = %q: %w", name, value, inner)
+	}
+	if detail != nil {
+		return fmt.Errorf("%w (%v)", pe, detail)
+	}
+	return pe
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// Params returns every knob in registry order: name, unit, default, allowed range, help.
+func Params() []Param {
+	ks := registry()
+	out := make([]Param, len(ks))
+	for i := range ks {
+		out[i] = ks[i].Param
+	}
+	return out
+}
+
+// KnobNames returns the knob names in registry order.
+func KnobNames() []string {
+	ks := registry()
+	out := make([]string, len(ks))
+	for i := range ks {
+		out[i] = ks[i].Name
+	}
+	return out
+}
+
+func findKnob(ks []knob, name string) (*knob, error) {
+	for i := range ks {
+		if ks[i].Name == name {
+			return &ks[i], nil
+		}
+	}
+	return nil, unknown("knob", name, KnobNames())
+}
+
+// Set parses value into the knob called name. A bad value is a *sim.ParamError naming the
+// knob, the value and the allowed range; an unknown name is an *UnknownError with close
+// matches. On error the config is unchanged.
+func (c *Config) Set(name, value string) error {
+	k, err := findKnob(registry(), name)
+	if err != nil {
+		return err
+	}
+	return k.set(c, strings.TrimSpace(value))
+}
+
+// Get returns the canonical text of the knob called name, or "" for an unknown name.
+func (c *Config) Get(name string) string {
+	k, err := findKnob(registry(), name)
+	if err != nil {
+		return ""
+	}
+	return k.get(c)
+}
+
+// KV is one knob setting as text.
+type KV struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Knobs returns every knob's canonical value, in registry order.
+func (c *Config) Knobs() []KV {
+	ks := registry()
+	out := make([]KV, len(ks))
+	for i := range ks {
+		out[i] = KV{ks[i].Name, ks[i].get(c)}
+	}
+	return out
+}
+
+// Apply sets each knob in order, stopping at the first error.
+func (c *Config) Apply(kvs []KV) error {
+	for _, kv := range kvs {
+		if err := c.Set(kv.Name, kv.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Canonical validates one knob value and returns its canonical text ("200ms" for
+// "0.2s"), for sweep specs: two spellings of one value make one point.
+func Canonical(name, value string) (string, error) {
+	c := DefaultConfig()
+	if err := c.Set(name, value); err != nil {
+		return "", err
+	}
+	return c.Get(name), nil
+}
+
+// Validate checks what single knobs cannot: the algorithm's own validation, and the
+// limits on how many faults the rates generate over the run.
+func (c *Config) Validate() error {
+	if err := c.Lock.Validate(); err != nil {
+		var pe *redlock.ParamError
+		if errors.As(err, &pe) {
+			return &sim.ParamError{Param: pe.Param, Value: pe.Value, Allowed: pe.Allowed}
+		}
+		return err
+	}
+	secs := c.Duration.Seconds()
+	for _, r := range []struct {
+		name string
+		rate float64
+		max  int
+	}{
+		{"node_clock_jump_rate", c.NodeJumpRate, maxJumps},
+		{"node_crash_rate", c.NodeCrashRate, maxCrashes},
+	} {
+		if r.rate*secs > float64(r.max)/2 {
+			return &sim.ParamError{Param: r.name, Value: r.rate,
+				Allowed: fmt.Sprintf("at most %g per second over a %v run (%d events per node)", float64(r.max)/2/secs, c.Duration, r.max/2)}
+		}
+	}
+	return nil
+}
+
+// Limits on the faults drawn from rates per node, far beyond what a meaningful run uses.
+const (
+	maxJumps   = 4096
+	maxCrashes = 4096
+)

@@ -1,0 +1,209 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+func TestEveryKnobRoundTripsItsDefault(t *testing.T) {
+	def := DefaultConfig()
+	require.NoError(t, def.Validate())
+	for _, p := range Params() {
+		assert.NotEmpty(t, p.Unit, p.Name)
+		assert.NotEmpty(t, p.Allowed, p.Name)
+		assert.NotEmpty(t, p.Help, p.Name)
+		c := DefaultConfig()
+		require.NoError(t, c.Set(p.Name, p.Default), p.Name)
+		assert.Equal(t, def, c, "setting %s to its default changes nothing", p.Name)
+		assert.Equal(t, p.Default, c.Get(p.Name))
+	}
+}
+
+func TestRegistryCoversTheAlgorithmAndTheIssue(t *testing.T) {
+	names := KnobNames()
+	for _, k := range redlock.Knobs() {
+		assert.Contains(t, names, k, "redlock knob %s has no world knob", k)
+	}
+	for _, k := range []string{"nodes", "clients", "ttl", "drift_factor", "drift_pad", "retry_delay", "retry_jitter",
+		"tries", "variant", "duration", "hold", "think", "client_clock_drift_ppm", "node_clock_drift_ppm",
+		"latency", "loss", "persistence", "fencing", "mode", "fail_fast", "max_extensions", "resources",
+		"service_time", "pause_rate", "pause_len", "client_clock_offset", "node_clock_offset", "replicas",
+		"replication_delay", "failover_after", "extend_every", "stop_at_deadline"} {
+		assert.Contains(t, names, k)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		assert.False(t, seen[n], "duplicate knob %s", n)
+		seen[n] = true
+	}
+}
+
+func TestCanonicalText(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"ttl", "0.2s", "200ms"},
+		{"ttl", "10000ms", "10s"},
+		{"drift_factor", "1e-2", "0.01"},
+		{"nodes", " 7 ", "7"},
+		{"fail_fast", "1", "true"},
+		{"latency", "uniform(0.2ms, 0.8ms)", "uniform(200µs,800µs)"},
+		{"latency", "1ms", "const(1ms)"},
+		{"latency", "exp(0.1ms,0.5ms)", "exp(100µs,500µs)"},
+		{"latency", "lognormal(1ms,0.5)", "lognormal(1ms,0.5)"},
+		{"latency", "lognormal(1ms,0.5,100us)", "lognormal(1ms,0.5,100µs)"},
+		{"latency", "tail(uniform(1ms,2ms),0.01,const(50ms))", "tail(uniform(1ms,2ms),0.01,const(50ms))"},
+		{"hold", "constant(5s)", "const(5s)"},
+		{"variant", "unsafe-release", "unsafe-release"},
+		{"persistence", "aof-always", "aof-always"},
+	}
+	for _, tt := range tests {
+		got, err := Canonical(tt.name, tt.in)
+		require.NoError(t, err, "%s=%s", tt.name, tt.in)
+		assert.Equal(t, tt.want, got, "%s=%s", tt.name, tt.in)
+		again, err := Canonical(tt.name, got)
+		require.NoError(t, err)
+		assert.Equal(t, got, again, "canonical text is a fixed point")
+	}
+}
+
+func TestBadValuesNameKnobValueAndRange(t *testing.T) {
+	tests := []struct{ name, value, allowed string }{
+		{"ttl", "10", "whole milliseconds"},
+		{"ttl", "1.5ms", "whole milliseconds"},
+		{"nodes", "100", "[1, 99]"},
+		{"clients", "65", "[1, 64]"},
+		{"drift_factor", "0.5", "[0, 0.5)"},
+		{"loss", "-0.1", "[0, 1]"},
+		{"duration", "0s", "[1ms,"},
+		{"variant", "redlok", "one of redlock"},
+		{"persistence", "always", "aof-always"},
+		{"hold", "uniform(2ms,1ms)", "hold.max"},
+		{"latency", "gauss(1ms)", "tail(FAST,p,SLOW)"},
+		{"node_clock_drift_ppm", "1e6", "[0, 100000]"},
+	}
+	for _, tt := range tests {
+		c := DefaultConfig()
+		err := c.Set(tt.name, tt.value)
+		var pe *sim.ParamError
+		require.ErrorAs(t, err, &pe, "%s=%s", tt.name, tt.value)
+		assert.Contains(t, err.Error(), tt.name)
+		assert.Contains(t, err.Error(), tt.value)
+		assert.Contains(t, err.Error(), tt.allowed)
+		assert.Equal(t, DefaultConfig(), c, "a failed Set leaves the config alone")
+	}
+}
+
+func TestUnknownKnobSuggestsCloseMatches(t *testing.T) {
+	tests := map[string]string{"tll": "ttl", "TTL": "ttl", "drift": "drift_factor", "retry_jiter": "retry_jitter",
+		"node": "nodes", "clock_drift_ppm": "client_clock_drift_ppm", "persistance": "persistence"}
+	for typo, want := range tests {
+		c := DefaultConfig()
+		err := c.Set(typo, "1")
+		var ue *UnknownError
+		require.True(t, errors.As(err, &ue), typo)
+		assert.Contains(t, ue.Suggestions, want, typo)
+		assert.LessOrEqual(t, len(ue.Suggestions), 3)
+	}
+	c := DefaultConfig()
+	var ue *UnknownError
+	require.ErrorAs(t, c.Set("zzzzzzzz", "1"), &ue)
+	assert.Empty(t, ue.Suggestions)
+}
+
+func TestRatesAreBoundedOverTheRun(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Set("duration", "10000h"))
+	require.NoError(t, c.Set("node_crash_rate", "10"))
+	var pe *sim.ParamError
+	require.ErrorAs(t, c.Validate(), &pe)
+	assert.Equal(t, "node_crash_rate", pe.Param)
+}
+
+func TestKnobAndRunKnobsForTheSweepEngine(t *testing.T) {
+	v, err := Knob("scenario", "gc-pause")
+	require.NoError(t, err)
+	assert.Equal(t, "gc-pause", v)
+	_, err = Knob("scenario", "gc")
+	var ue *UnknownError
+	require.ErrorAs(t, err, &ue)
+	v, err = Knob("ttl", "1000ms")
+	require.NoError(t, err)
+	assert.Equal(t, "1s", v)
+
+	rec, err := RunKnobs(context.Background(), []KV{{"ttl", "2s"}, {"scenario", "gc-pause"}}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "gc-pause", rec.Scenario)
+	assert.Equal(t, "2s", rec.Config.Get("ttl"), "knobs override the scenario wherever it appears")
+
+	cols := Columns()
+	ms := rec.Metrics()
+	require.Len(t, ms, len(cols))
+	for i := range cols {
+		assert.Equal(t, cols[i].Name, ms[i].Name)
+		assert.Equal(t, cols[i].Kind, ms[i].Kind)
+	}
+	names := map[string]bool{}
+	for _, c := range cols {
+		names[c.Name] = true
+	}
+	for _, n := range []string{"trace_hash", "any_validity_overlap", "any_usage_overlap", "any_stale_write",
+		"acquire_latency_p99_ms", "split_brain_rounds", "acquisitions_per_s"} {
+		assert.True(t, names[n], n)
+	}
+	assert.False(t, names["wall_time_s"], "wall time varies between replays")
+}
+
+func TestRunStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, "baseline", nil, 1, Options{})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestWorldDrawsClocksPerProcess(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Apply([]KV{{"node_clock_drift_ppm", "100"}, {"client_clock_drift_ppm", "100"},
+		{"node_clock_jump_rate", "1"}, {"duration", "10s"}}))
+	w, err := Plan(c, 5)
+	require.NoError(t, err)
+	drifts := map[float64]bool{}
+	for _, g := range w.GroupCfgs {
+		n := g.Nodes[0]
+		assert.LessOrEqual(t, n.Clock.DriftPPM, 100.0)
+		assert.GreaterOrEqual(t, n.Clock.DriftPPM, -100.0)
+		drifts[n.Clock.DriftPPM] = true
+		for _, s := range n.Clock.Steps {
+			assert.Less(t, s.At, sim.Time(10*time.Second))
+			assert.Equal(t, time.Second, s.By)
+		}
+	}
+	assert.Len(t, drifts, 5, "each node draws its own drift")
+	// Adding a client changes no node's draws.
+	c2 := c
+	c2.Clients++
+	w2, err := Plan(c2, 5)
+	require.NoError(t, err)
+	assert.Equal(t, w.GroupCfgs, w2.GroupCfgs)
+	assert.Equal(t, w.ClientCfgs[0].Clock, w2.ClientCfgs[0].Clock)
+}
+
+func TestDistSyntax(t *testing.T) {
+	d, err := ParseDist("uniform(1ms,2ms)")
+	require.NoError(t, err)
+	assert.Equal(t, network.Uniform(time.Millisecond, 2*time.Millisecond), d)
+	for _, bad := range []string{"", "uniform(1ms", "uniform(1ms,)", "uniform(a,b)", "nope(1ms)", "const(1ms,2ms)", "lognormal(1ms,x)", "1ms)"} {
+		_, err := ParseDist(bad)
+		assert.Error(t, err, bad)
+	}
+	l, err := ParseLatency("tail(1ms, 0.5, exp(0s,10ms))")
+	require.NoError(t, err)
+	assert.Equal(t, network.Tail(network.Constant(time.Millisecond), 0.5, network.Exponential(0, 10*time.Millisecond)), l)
+}

@@ -1,0 +1,545 @@
+package experiments
+
+import (
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// The violation kinds, as records and traces name them.
+const (
+	// KindValidityOverlap: two clients' validity windows for one resource overlap in true
+	// time. The algorithm broke its promise.
+	KindValidityOverlap = "validity_overlap"
+	// KindUsageOverlap: two clients worked on one resource at the same true time.
+	KindUsageOverlap = "usage_overlap"
+	// KindStaleWrite: the storage accepted a write from a client that was no longer the
+	// latest to acquire the resource.
+	KindStaleWrite = "stale_write"
+	// KindFencedRejected: the storage rejected a fenced write. Not a violation but its
+	// prevention; listed so the trace and the timeline can point at it.
+	KindFencedRejected = "fenced_write_rejected"
+)
+
+// Bounds of the time-to-acquire histogram: 1µs resolution, values above an hour clamp.
+const (
+	histMinUs = 1
+	histMaxUs = int64(time.Hour / time.Microsecond)
+	histSig   = 3
+)
+
+// Oracle judges a run in true time, which only the simulation knows. It watches every
+// client event and every write the storage judges, and keeps O(clients + resources) state:
+// nothing grows with the length of the run except counters and a bounded list of
+// violations. Definitions (all in true time):
+//
+// Validity window of a lock: from Acquired to the earlier of its validity deadline
+// (ValidUntil, moved by each Extended) and the start of its release. An Extended that comes
+// after the window closed opens a new one.
+//
+// Usage interval: from Acquired to WorkEnd (a crash ends it; a pause does not, since the
+// process is frozen mid-operation).
+//
+// Validity overlap: a window opens on a resource while another client's window on it is
+// open. Each such pair counts once, when the later window opens; the interval recorded
+// runs from that moment to the end of the first of the two windows to close.
+//
+// Usage overlap: a client starts working on a resource while another works on it; the
+// interval ends when the first of the two stops.
+//
+// Stale write accepted: the storage accepts a write whose writer is not the client that
+// acquired the resource last (another client acquired it after the writer did). A fenced
+// write rejected is counted separately: fencing at work.
+//
+// Attempts and failures: every attempt ends with an AttemptEnded; failed attempts count by
+// reason. A no-quorum loss is a "timeout" when the nodes that never answered could have
+// made the quorum (OKs + unanswered ≥ quorum), and "no_quorum" when refusals decided it.
+// Failed counts acquires that gave up after all their tries.
+//
+// Time to acquire: from the first acquire start of a wait (the first AcquireStart after the
+// client's previous lock, or after it switched resource) to Acquired, so failed acquires
+// and the rests between them count: it is what the caller waits.
+//
+// Split-brain round: attempts on one resource are clustered by overlap in true time (each
+// attempt spans its start to its end; attempts are taken in the order they end, and one
+// joins the cluster when it started before the cluster's latest end). A cluster is a
+// split-brain round when at least two clients took part, none won, and the votes they
+// collected (each client's best OK count in the cluster, summed) reached a quorum: the lock
+// was there to take, and the contenders split it. Clusters that failed because someone
+// held the lock collect fewer votes than a quorum and do not count.
+//
+// Unheld while waiting: per resource, the true time during which at least one client was
+// waiting (as for time to acquire) and no validity window was open; summed over resources.
+// A holder partitioned away or crashed makes this about one TTL: its key blocks everyone
+// while nobody holds a valid lock.
+type Oracle struct {
+	s       *sim.Sim
+	n       int // Redlock nodes (effective)
+	quorum  int
+	names   []string // client names
+	resName []string
+	resIdx  map[string]int32
+
+	cl       []oClient
+	res      []oResource
+	epClient []int32 // network endpoint → client index, -1 for others
+
+	hist    *hdrhistogram.Histogram
+	maxWait time.Duration // exact, where the histogram rounds
+	st      oracleStats
+
+	violations []Violation
+	openUsage  int // recorded usage overlaps whose end is not known yet
+	// describe lists the faults in effect during [since, now]; nil in unit tests.
+	describe func(since, now sim.Time) []string
+}
+
+type oClient struct {
+	res        int32 // resource of the current or last lock; -1 before the first
+	holding    bool  // validity window open unless ValidUntil has passed
+	validFrom  sim.Time
+	validUntil sim.Time
+	working    bool
+	workFrom   sim.Time
+	waiting    bool
+	waitRes    int32
+	waitFrom   sim.Time
+	paused     bool
+	pauseFrom  sim.Time
+	lastPause  [2]sim.Time // the latest finished pause
+	pauses     int
+	dead       bool
+	deadAt     sim.Time
+}
+
+type oResource struct {
+	latest int32 // latest acquirer, -1 before the first
+
+	waiting   int      // clients waiting for it
+	heldUntil sim.Time // the latest end among open validity windows
+	last      sim.Time // unheld time accounted up to here
+	unheld    time.Duration
+
+	clActive bool
+	clEnd    sim.Time
+	clMask   uint64
+	clWon    bool
+	clOKs    [MaxClients]uint8
+}
+
+type oracleStats struct {
+	attempts, acquired, failed   int64
+	noQuorum, timeout, expired   int64
+	fenceFailed, aborted, other  int64
+	splitBrain                   int64
+	extTried, extOK              int64
+	validity, usage, stale, rejd int64
+	writesSent, released         int64
+}
+
+// Violation is one safety violation (or one fenced write rejected), with what was going
+// on when it happened.
+type Violation struct {
+	Kind     string   `json:"kind"`
+	Resource string   `json:"resource"`
+	First    string   `json:"first"`  // the earlier holder (for a stale write: the writer)
+	Second   string   `json:"second"` // the later one (for a stale write: the latest acquirer)
+	StartS   float64  `json:"start_s"`
+	EndS     float64  `json:"end_s"`
+	Faults   []string `json:"faults"`
+	start    sim.Time
+	end      sim.Time // sim.Never while unknown (usage overlap still going on)
+	a, b     int32
+}
+
+// newOracle returns an oracle for the given clients and resources, whose Redlock runs on
+// n nodes.
+func newOracle(s *sim.Sim, n int, clients, resources []string) *Oracle {
+	o := &Oracle{s: s, n: n, quorum: n/2 + 1, names: clients, resName: resources,
+		resIdx: make(map[string]int32, len(resources)),
+		cl:     make([]oClient, len(clients)), res: make([]oResource, len(resources)),
+		hist: hdrhistogram.New(histMinUs, histMaxUs, histSig)}
+	for i, r := range resources {
+		o.resIdx[r] = int32(i)
+		o.res[i].latest = -1
+	}
+	for i := range o.cl {
+		o.cl[i].res, o.cl[i].waitRes = -1, -1
+	}
+	return o
+}
+
+// ClientEvent is the model.Observer side of the oracle.
+func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
+	c := int32(e.Client.Index())
+	r, ok := o.resIdx[e.Resource]
+	if !ok {
+		r = -1
+	}
+	switch e.Kind {
+	case model.EvAcquireStart:
+		o.acquireStart(now, c, r)
+	case model.EvAttemptEnded:
+		start := e.Client.Clock().TimerFires(0, e.Outcome.Start)
+		o.attemptEnded(now, c, r, start, e.Outcome)
+	case model.EvAcquired:
+		o.acquired(now, c, r, e.ValidUntil)
+	case model.EvAcquireFailed:
+		o.st.failed++
+	case model.EvWrite:
+		o.st.writesSent++
+	case model.EvWorkEnd:
+		o.workEnd(now, c)
+	case model.EvReleaseStart:
+		o.releaseStart(now, c)
+	case model.EvReleased:
+		o.st.released++
+	case model.EvExtendStart:
+		o.st.extTried++
+	case model.EvExtended:
+		o.extended(now, c, e.ValidUntil)
+	case model.EvPause:
+		o.cl[c].paused, o.cl[c].pauseFrom = true, now
+		o.cl[c].pauses++
+	case model.EvResume:
+		cs := &o.cl[c]
+		cs.paused, cs.lastPause = false, [2]sim.Time{cs.pauseFrom, now}
+	case model.EvCrash:
+		o.crash(now, c)
+	}
+}
+
+// StorageWrite is the model.StorageObserver side of the oracle.
+func (o *Oracle) StorageWrite(now sim.Time, w *model.StoredWrite) {
+	o.storageWrite(now, o.clientOf(w.From), w.Resource, w.Fenced, w.Accepted)
+}
+
+// clientOf maps an endpoint to a client index; set by the world.
+func (o *Oracle) clientOf(ep network.Endpoint) int32 {
+	if ep >= 0 && int(ep) < len(o.epClient) {
+		return o.epClient[ep]
+	}
+	return -1
+}
+
+func (o *Oracle) acquireStart(now sim.Time, c, r int32) {
+	cs := &o.cl[c]
+	if cs.waiting && cs.waitRes == r {
+		return
+	}
+	o.stopWaiting(now, c)
+	if r < 0 {
+		return
+	}
+	o.account(now, r)
+	o.res[r].waiting++
+	cs.waiting, cs.waitRes, cs.waitFrom = true, r, now
+}
+
+func (o *Oracle) stopWaiting(now sim.Time, c int32) {
+	cs := &o.cl[c]
+	if !cs.waiting {
+		return
+	}
+	o.account(now, cs.waitRes)
+	o.res[cs.waitRes].waiting--
+	cs.waiting = false
+}
+
+// account adds the unheld-while-waiting time of resource r up to now.
+func (o *Oracle) account(now sim.Time, r int32) {
+	rs := &o.res[r]
+	if rs.waiting > 0 {
+		if from := max(rs.last, rs.heldUntil); now > from {
+			rs.unheld += now.Sub(from)
+		}
+	}
+	rs.last = now
+}
+
+func (o *Oracle) attemptEnded(now sim.Time, c, r int32, start sim.Time, out *redlock.Outcome) {
+	o.st.attempts++
+	switch out.Reason {
+	case redlock.ReasonNone:
+	case redlock.ReasonNoQuorum:
+		if out.OKs+(o.n-out.Replies) >= o.quorum {
+			o.st.timeout++
+		} else {
+			o.st.noQuorum++
+		}
+	case redlock.ReasonValidityExpired:
+		o.st.expired++
+	case redlock.ReasonFenceFailed:
+		o.st.fenceFailed++
+	case redlock.ReasonAborted:
+		o.st.aborted++
+	default:
+		o.st.other++
+	}
+	if r < 0 {
+		return
+	}
+	rs := &o.res[r]
+	if rs.clActive && start > rs.clEnd {
+		o.closeCluster(rs)
+	}
+	if !rs.clActive {
+		rs.clActive, rs.clEnd, rs.clMask, rs.clWon = true, now, 0, false
+	}
+	rs.clEnd = max(rs.clEnd, now)
+	if rs.clMask&(1<<uint(c)) == 0 {
+		rs.clOKs[c] = 0
+	}
+	rs.clMask |= 1 << uint(c)
+	rs.clOKs[c] = max(rs.clOKs[c], uint8(min(out.OKs, 255)))
+	if out.Reason == redlock.ReasonNone {
+		rs.clWon = true
+	}
+}
+
+func (o *Oracle) closeCluster(rs *oResource) {
+	rs.clActive = false
+	if rs.clWon || bits.OnesCount64(rs.clMask) < 2 {
+		return
+	}
+	votes := 0
+	for m := rs.clMask; m != 0; m &= m - 1 {
+		votes += int(rs.clOKs[bits.TrailingZeros64(m)])
+	}
+	if votes >= o.quorum {
+		o.st.splitBrain++
+	}
+}
+
+func (o *Oracle) acquired(now sim.Time, c, r int32, validUntil sim.Time) {
+	o.st.acquired++
+	cs := &o.cl[c]
+	if cs.waiting && cs.waitRes == r {
+		wait := now.Sub(cs.waitFrom)
+		o.maxWait = max(o.maxWait, wait)
+		us := wait.Microseconds()
+		_ = o.hist.RecordValue(min(max(us, histMinUs), histMaxUs))
+	}
+	o.stopWaiting(now, c)
+	if r < 0 {
+		return
+	}
+	for d := range o.cl {
+		ds := &o.cl[d]
+		if int32(d) == c || ds.res != r {
+			continue
+		}
+		if ds.working {
+			o.violation(now, KindUsageOverlap, r, int32(d), c, ds.workFrom, sim.Never)
+		}
+	}
+	cs.res = r
+	cs.working, cs.workFrom = true, now
+	o.res[r].latest = c
+	o.openWindow(now, c, r, validUntil)
+}
+
+// openWindow opens c's validity window on r until validUntil, checking it against the
+// other clients' open windows. An already expired deadline (a variant that skips the
+// validity check) opens no window at all.
+func (o *Oracle) openWindow(now sim.Time, c, r int32, validUntil sim.Time) {
+	cs := &o.cl[c]
+	cs.holding, cs.validFrom, cs.validUntil = false, now, validUntil
+	if validUntil <= now {
+		return
+	}
+	for d := range o.cl {
+		ds := &o.cl[d]
+		if int32(d) == c || ds.res != r || !ds.holding || ds.validUntil <= now {
+			continue
+		}
+		o.violation(now, KindValidityOverlap, r, int32(d), c, ds.validFrom, min(ds.validUntil, validUntil))
+	}
+	o.account(now, r)
+	cs.holding = true
+	o.res[r].heldUntil = max(o.res[r].heldUntil, validUntil)
+}
+
+func (o *Oracle) extended(now sim.Time, c int32, validUntil sim.Time) {
+	o.st.extOK++
+	cs := &o.cl[c]
+	if cs.res < 0 {
+		return
+	}
+	if !cs.holding || cs.validUntil <= now {
+		o.openWindow(now, c, cs.res, validUntil)
+		return
+	}
+	o.account(now, cs.res)
+	cs.validUntil = validUntil
+	o.res[cs.res].heldUntil = max(o.res[cs.res].heldUntil, validUntil)
+}
+
+func (o *Oracle) workEnd(now sim.Time, c int32) {
+	cs := &o.cl[c]
+	if !cs.working {
+		return
+	}
+	cs.working = false
+	if o.openUsage == 0 {
+		return
+	}
+	for i := range o.violations {
+		v := &o.violations[i]
+		if v.Kind == KindUsageOverlap && v.end == sim.Never && (v.a == c || v.b == c) {
+			v.end = now
+			o.openUsage--
+		}
+	}
+}
+
+func (o *Oracle) releaseStart(now sim.Time, c int32) {
+	cs := &o.cl[c]
+	if !cs.holding || cs.res < 0 {
+		cs.holding = false
+		return
+	}
+	r := cs.res
+	o.account(now, r)
+	cs.holding = false
+	cs.validUntil = min(cs.validUntil, now)
+	o.recomputeHeld(r)
+	for i := range o.violations { // a recorded overlap ends no later than this window
+		if v := &o.violations[i]; v.Kind == KindValidityOverlap && (v.a == c || v.b == c) && v.end > now {
+			v.end = now
+		}
+	}
+}
+
+func (o *Oracle) recomputeHeld(r int32) {
+	var until sim.Time
+	for d := range o.cl {
+		if ds := &o.cl[d]; ds.res == r && ds.holding {
+			until = max(until, ds.validUntil)
+		}
+	}
+	o.res[r].heldUntil = until
+}
+
+func (o *Oracle) crash(now sim.Time, c int32) {
+	o.workEnd(now, c)
+	o.stopWaiting(now, c)
+	cs := &o.cl[c]
+	cs.dead, cs.deadAt = true, now
+}
+
+func (o *Oracle) storageWrite(now sim.Time, c int32, resource string, fenced, accepted bool) {
+	r, ok := o.resIdx[resource]
+	if !ok || c < 0 {
+		return
+	}
+	latest := o.res[r].latest
+	switch {
+	case fenced && !accepted:
+		o.st.rejd++
+		o.violation(now, KindFencedRejected, r, c, latest, now, now)
+	case accepted && latest != c:
+		o.st.stale++
+		o.violation(now, KindStaleWrite, r, c, latest, now, now)
+	}
+}
+
+// violation counts a violation, records it while the list has room, and marks it in the
+// trace.
+func (o *Oracle) violation(now sim.Time, kind string, r, a, b int32, since, end sim.Time) {
+	switch kind {
+	case KindValidityOverlap:
+		o.st.validity++
+	case KindUsageOverlap:
+		o.st.usage++
+	}
+	second := ""
+	if b >= 0 {
+		second = o.names[b]
+	}
+	o.s.Trace("oracle", "violation", sim.Str("kind", kind), sim.Str("resource", o.resName[r]),
+		sim.Str("first", o.names[a]), sim.Str("second", second))
+	if len(o.violations) >= MaxViolations {
+		return
+	}
+	v := Violation{Kind: kind, Resource: o.resName[r], First: o.names[a], Second: second,
+		start: now, end: end, a: a, b: b}
+	if kind == KindUsageOverlap {
+		o.openUsage++
+	}
+	v.Faults = o.faultsFor(since, now, a, b)
+	o.violations = append(o.violations, v)
+}
+
+// faultsFor lists the faults in effect during [since, now]: the world's (network, nodes,
+// clocks) and the two clients' pauses and crashes.
+func (o *Oracle) faultsFor(since, now sim.Time, a, b int32) []string {
+	var fs []string
+	if o.describe != nil {
+		fs = o.describe(since, now)
+	}
+	for _, c := range []int32{a, b} {
+		if c < 0 {
+			continue
+		}
+		cs := &o.cl[c]
+		switch {
+		case cs.paused:
+			fs = append(fs, o.names[c]+" paused since "+fmtTime(cs.pauseFrom))
+		case cs.pauses > 0 && cs.lastPause[1] >= since:
+			fs = append(fs, o.names[c]+" paused "+fmtTime(cs.lastPause[0])+" to "+fmtTime(cs.lastPause[1]))
+		}
+		if cs.dead {
+			fs = append(fs, o.names[c]+" crashed at "+fmtTime(cs.deadAt))
+		}
+	}
+	if fs == nil {
+		fs = []string{}
+	}
+	return fs
+}
+
+// finish closes the books at the end of the run.
+func (o *Oracle) finish(end sim.Time) {
+	for r := range o.res {
+		o.account(end, int32(r))
+		if o.res[r].clActive {
+			o.closeCluster(&o.res[r])
+		}
+	}
+	for i := range o.violations {
+		v := &o.violations[i]
+		if v.end == sim.Never || v.end > end {
+			v.end = end
+		}
+		v.StartS, v.EndS = seconds(v.start), seconds(v.end)
+	}
+	o.openUsage = 0
+}
+
+func (o *Oracle) unheld() time.Duration {
+	var d time.Duration
+	for r := range o.res {
+		d += o.res[r].unheld
+	}
+	return d
+}
+
+// fmtTime renders a true time for fault lists and summaries, to the microsecond.
+func fmtTime(t sim.Time) string {
+	if t == sim.Never {
+		return "never"
+	}
+	return t.Duration().Round(time.Microsecond).String()
+}
+
+// seconds converts a true time to seconds, rounded to the microsecond so JSON shows
+// 1.600558 rather than 1.6005575890000001.
+func seconds(t sim.Time) float64 { return math.Round(float64(t)/1e3) / 1e6 }

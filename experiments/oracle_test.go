@@ -1,0 +1,183 @@
+package experiments
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// These tests drive the oracle with synthetic events, without a world, so that each
+// definition is checked on a story small enough to compute by hand.
+
+func testOracle(t *testing.T, clients int) *Oracle {
+	s, err := sim.New(sim.Config{Seed: 1})
+	require.NoError(t, err)
+	names := []string{"c1", "c2", "c3", "c4"}[:clients]
+	o := newOracle(s, 5, names, []string{"lock", "other"})
+	o.epClient = []int32{-1, 0, 1, 2, 3}[:clients+1]
+	return o
+}
+
+func at(d time.Duration) sim.Time { return sim.Time(d) }
+
+func won(oks int) *redlock.Outcome { return &redlock.Outcome{OKs: oks, Replies: 5} }
+
+func lost(oks, replies int) *redlock.Outcome {
+	return &redlock.Outcome{Reason: redlock.ReasonNoQuorum, OKs: oks, Replies: replies}
+}
+
+func TestOracleSequentialHoldersAreSafe(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquireStart(at(0), 0, 0)
+	o.acquired(at(1*ms), 0, 0, at(10*time.Second))
+	o.acquireStart(at(2*ms), 1, 0)
+	o.workEnd(at(50*ms), 0)
+	o.releaseStart(at(50*ms), 0)
+	o.acquired(at(60*ms), 1, 0, at(10*time.Second))
+	o.storageWrite(at(61*ms), 1, "lock", false, true)
+	o.finish(at(time.Second))
+	assert.Zero(t, o.st.validity+o.st.usage+o.st.stale)
+	assert.Equal(t, 11*ms, o.unheld(), "c1 waited 1ms on a free lock; then released at 50ms, next holder at 60ms")
+	assert.Equal(t, 58*ms, o.maxWait)
+}
+
+func TestOracleValidityOverlapEndsWithTheFirstWindow(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(2*time.Second))
+	o.workEnd(at(500*ms), 0)
+	o.acquired(at(time.Second), 1, 0, at(3*time.Second))
+	o.releaseStart(at(1500*ms), 0)
+	o.finish(at(4 * time.Second))
+	require.Equal(t, int64(1), o.st.validity)
+	v := o.violations[0]
+	assert.Equal(t, KindValidityOverlap, v.Kind)
+	assert.Equal(t, [2]string{"c1", "c2"}, [2]string{v.First, v.Second})
+	assert.Equal(t, [2]float64{1, 1.5}, [2]float64{v.StartS, v.EndS})
+}
+
+func TestOracleExpiredWindowIsNoOverlapButWorkIs(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second)) // c1 keeps working past its validity
+	o.acquired(at(2*time.Second), 1, 0, at(3*time.Second))
+	o.workEnd(at(2500*ms), 0)
+	o.finish(at(4 * time.Second))
+	assert.Zero(t, o.st.validity, "c1's window closed at 1s")
+	require.Equal(t, int64(1), o.st.usage)
+	assert.Equal(t, [2]float64{2, 2.5}, [2]float64{o.violations[0].StartS, o.violations[0].EndS})
+}
+
+func TestOracleAnAlreadyExpiredLockOpensNoWindow(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.acquired(at(500*ms), 1, 0, at(400*ms)) // no-validity-check: deadline already past
+	assert.Zero(t, o.st.validity)
+	assert.Equal(t, int64(1), o.st.usage)
+}
+
+func TestOracleExtensionKeepsOrReopensTheWindow(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.extended(at(900*ms), 0, at(2*time.Second))
+	o.acquired(at(1500*ms), 1, 0, at(3*time.Second))
+	assert.Equal(t, int64(1), o.st.validity, "the extension kept c1's window open past 1s")
+
+	o = testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.acquired(at(1100*ms), 1, 0, at(2*time.Second))
+	assert.Zero(t, o.st.validity)
+	o.extended(at(1200*ms), 0, at(2*time.Second)) // a late extension reopens a window
+	assert.Equal(t, int64(1), o.st.validity)
+}
+
+func TestOracleStaleAndFencedWrites(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.storageWrite(at(1*ms), 0, "lock", false, true) // the holder: fine
+	o.workEnd(at(500*ms), 0)
+	o.releaseStart(at(500*ms), 0)
+	o.acquired(at(2*time.Second), 1, 0, at(3*time.Second))
+	o.storageWrite(at(2100*ms), 0, "lock", false, true) // c1 after c2 acquired: stale
+	o.storageWrite(at(2200*ms), 0, "lock", true, false) // fenced and rejected
+	o.storageWrite(at(2300*ms), 1, "lock", true, true)  // the latest acquirer
+	assert.Equal(t, int64(1), o.st.stale)
+	assert.Equal(t, int64(1), o.st.rejd)
+	require.Len(t, o.violations, 2)
+	assert.Equal(t, KindStaleWrite, o.violations[0].Kind)
+	assert.Equal(t, "c2", o.violations[0].Second, "names the latest acquirer")
+}
+
+func TestOracleResourcesAreIndependent(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.acquired(at(1*ms), 1, 1, at(time.Second))
+	assert.Zero(t, o.st.validity+o.st.usage)
+}
+
+func TestOracleSplitBrainRound(t *testing.T) {
+	o := testOracle(t, 3)
+	// Three contenders overlap and split the five votes 2-2-1: a split-brain round.
+	o.attemptEnded(at(10*ms), 0, 0, at(0), lost(2, 5))
+	o.attemptEnded(at(11*ms), 1, 0, at(0), lost(2, 5))
+	o.attemptEnded(at(12*ms), 2, 0, at(1*ms), lost(1, 5))
+	// Next round, later: one wins.
+	o.attemptEnded(at(210*ms), 0, 0, at(200*ms), won(3))
+	o.attemptEnded(at(211*ms), 1, 0, at(200*ms), lost(2, 5))
+	// Then two contenders fail against a holder: too few votes to be a split.
+	o.attemptEnded(at(410*ms), 1, 0, at(400*ms), lost(0, 5))
+	o.attemptEnded(at(411*ms), 2, 0, at(400*ms), lost(0, 5))
+	// A lone loser is no split either.
+	o.attemptEnded(at(610*ms), 2, 0, at(600*ms), lost(2, 3))
+	o.finish(at(time.Second))
+	assert.Equal(t, int64(1), o.st.splitBrain)
+	assert.Equal(t, int64(8), o.st.attempts)
+	assert.Equal(t, int64(6), o.st.noQuorum)
+	assert.Equal(t, int64(1), o.st.timeout, "2 OKs + 2 silent nodes could have made 3")
+}
+
+func TestOracleUnheldWhileWaitingStopsAtExpiry(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second)) // c1 holds until 1s, never releases (crashed)
+	o.crash(at(100*ms), 0)
+	o.acquireStart(at(200*ms), 1, 0)
+	o.acquired(at(1500*ms), 1, 0, at(3*time.Second))
+	o.finish(at(2 * time.Second))
+	assert.Equal(t, 500*ms, o.unheld(), "from c1's expiry at 1s to c2's acquire at 1.5s")
+}
+
+func TestOracleKeepsABoundedList(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Hour))
+	o.acquired(at(1), 1, 0, at(time.Hour))
+	for i := range 3 * MaxViolations {
+		o.storageWrite(at(time.Duration(i)+2), 0, "lock", false, true)
+	}
+	assert.Equal(t, int64(3*MaxViolations), o.st.stale)
+	assert.Len(t, o.violations, MaxViolations)
+}
+
+func TestOracleMarksViolationsInTheTrace(t *testing.T) {
+	o := testOracle(t, 2)
+	before := o.s.TraceRecords()
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.acquired(at(1), 1, 0, at(time.Second))
+	assert.Equal(t, before+2, o.s.TraceRecords(), "a validity and a usage overlap")
+}
+
+func TestOracleEventPathDoesNotAllocate(t *testing.T) {
+	o := testOracle(t, 2)
+	out := lost(1, 5)
+	allocs := testing.AllocsPerRun(1000, func() {
+		o.acquireStart(at(0), 0, 0)
+		o.attemptEnded(at(0), 0, 0, at(0), out)
+		o.acquired(at(0), 0, 0, at(time.Second))
+		o.workEnd(at(0), 0)
+		o.releaseStart(at(0), 0)
+		o.storageWrite(at(0), 0, "lock", true, true)
+	})
+	assert.Zero(t, allocs)
+}

@@ -1,0 +1,237 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Record is the result of one run: what was simulated, its trace hash, and the oracle's
+// safety and liveness verdicts. Field names carry their units.
+type Record struct {
+	Scenario   string      `json:"scenario"`
+	Seed       uint64      `json:"seed"`
+	TraceHash  string      `json:"trace_hash"` // 16 hex digits
+	Config     KnobList    `json:"config"`     // every knob, canonical text, registry order
+	Safety     Safety      `json:"safety"`
+	Liveness   Liveness    `json:"liveness"`
+	SimTimeS   float64     `json:"sim_time_s"`
+	WallTimeS  float64     `json:"wall_time_s"` // machine time; the only field that varies between replays
+	Events     uint64      `json:"events"`      // kernel events run
+	Violations []Violation `json:"violations"`  // the first MaxViolations, in order of detection
+}
+
+// Safety counts the oracle's safety verdicts (definitions on Oracle).
+type Safety struct {
+	ValidityOverlaps     int64 `json:"validity_overlaps"`
+	UsageOverlaps        int64 `json:"usage_overlaps"`
+	StaleWritesAccepted  int64 `json:"stale_writes_accepted"`
+	FencedWritesRejected int64 `json:"fenced_writes_rejected"`
+}
+
+// Safe reports whether the run had no validity overlap, usage overlap or stale write.
+func (s Safety) Safe() bool {
+	return s.ValidityOverlaps == 0 && s.UsageOverlaps == 0 && s.StaleWritesAccepted == 0
+}
+
+// Liveness holds the oracle's liveness figures (definitions on Oracle).
+type Liveness struct {
+	Attempts             int64         `json:"attempts"`
+	Acquired             int64         `json:"acquired"`
+	Failed               int64         `json:"failed"` // acquires that gave up after every try
+	FailuresByReason     Failures      `json:"failures_by_reason"`
+	AcquireLatencyMs     Percentiles   `json:"acquire_latency_ms"`
+	SplitBrainRounds     int64         `json:"split_brain_rounds"`
+	UnheldWhileWaitingMs float64       `json:"unheld_while_waiting_ms"`
+	Extensions           ExtensionStat `json:"extensions"`
+	AcquisitionsPerS     float64       `json:"acquisitions_per_s"`
+}
+
+// Failures counts failed attempts by reason.
+type Failures struct {
+	NoQuorum        int64 `json:"no_quorum"` // refusals decided it
+	Timeout         int64 `json:"timeout"`   // silent nodes could have made the quorum
+	ValidityExpired int64 `json:"validity_expired"`
+	FenceFailed     int64 `json:"fence_failed"`
+	Aborted         int64 `json:"aborted"`
+}
+
+// Percentiles of time to acquire in milliseconds; nil when nothing was acquired.
+type Percentiles struct {
+	P50 *float64 `json:"p50"`
+	P90 *float64 `json:"p90"`
+	P99 *float64 `json:"p99"`
+	Max *float64 `json:"max"`
+}
+
+// ExtensionStat counts extensions.
+type ExtensionStat struct {
+	Tried     int64 `json:"tried"`
+	Succeeded int64 `json:"succeeded"`
+}
+
+// KnobList is knob settings that marshal to a JSON object in their own order (registry
+// order for a record's config), not in a map's sorted order.
+type KnobList []KV
+
+// MarshalJSON writes {"name": "value", ...} in list order.
+func (l KnobList) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv.Name)
+		v, _ := json.Marshal(kv.Value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads an object written by MarshalJSON, keeping its order.
+func (l *KnobList) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("knob list: want an object")
+	}
+	*l = (*l)[:0]
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("knob %v: %w", kt, err)
+		}
+		*l = append(*l, KV{Name: kt.(string), Value: v})
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// Get returns the value of knob name in the list, or "".
+func (l KnobList) Get(name string) string {
+	for _, kv := range l {
+		if kv.Name == name {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+// MetricKind says what a metric holds, for CSV columns and their summaries.
+type MetricKind uint8
+
+// The metric kinds.
+const (
+	MetricBool  MetricKind = iota + 1 // 0 or 1 per run
+	MetricCount                       // a non-negative integer
+	MetricMs                          // milliseconds; may be missing
+	MetricFloat                       // any other number; may be missing
+	MetricText                        // opaque text (the trace hash)
+)
+
+var metricKindNames = [...]string{MetricBool: "bool", MetricCount: "count", MetricMs: "ms",
+	MetricFloat: "float", MetricText: "text"}
+
+func (k MetricKind) String() string {
+	if int(k) < len(metricKindNames) && metricKindNames[k] != "" {
+		return metricKindNames[k]
+	}
+	return "metric(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Metric is one named value of a run, a CSV column of the sweep engine.
+type Metric struct {
+	Name    string
+	Kind    MetricKind
+	Value   float64 // bool, count, ms, float
+	Text    string  // text
+	Missing bool    // ms or float with nothing to measure (no acquisition)
+}
+
+// String renders the value as a CSV field: integers without a decimal point, the shortest
+// float that reads back exactly, "" when missing.
+func (m Metric) String() string {
+	switch {
+	case m.Missing:
+		return ""
+	case m.Kind == MetricText:
+		return m.Text
+	case m.Kind == MetricBool || m.Kind == MetricCount:
+		return strconv.FormatInt(int64(m.Value), 10)
+	}
+	return formatFloat(m.Value)
+}
+
+// Column is a metric's name and kind, without a value.
+type Column struct {
+	Name string
+	Kind MetricKind
+}
+
+// Columns lists the metrics every record reports, in Metrics order. wall_time_s is not
+// one of them: it varies between replays and would break byte-identical results.
+func Columns() []Column {
+	ms := (&Record{}).Metrics()
+	out := make([]Column, len(ms))
+	for i, m := range ms {
+		out[i] = Column{m.Name, m.Kind}
+	}
+	return out
+}
+
+// Metrics returns the record's metrics as a flat, ordered list.
+func (r *Record) Metrics() []Metric {
+	b := func(name string, v bool) Metric {
+		m := Metric{Name: name, Kind: MetricBool}
+		if v {
+			m.Value = 1
+		}
+		return m
+	}
+	n := func(name string, v int64) Metric { return Metric{Name: name, Kind: MetricCount, Value: float64(v)} }
+	ms := func(name string, v *float64) Metric {
+		if v == nil {
+			return Metric{Name: name, Kind: MetricMs, Missing: true}
+		}
+		return Metric{Name: name, Kind: MetricMs, Value: *v}
+	}
+	s, l := &r.Safety, &r.Liveness
+	unheld := l.UnheldWhileWaitingMs
+	return []Metric{
+		{Name: "trace_hash", Kind: MetricText, Text: r.TraceHash},
+		b("any_validity_overlap", s.ValidityOverlaps > 0),
+		b("any_usage_overlap", s.UsageOverlaps > 0),
+		b("any_stale_write", s.StaleWritesAccepted > 0),
+		n("validity_overlaps", s.ValidityOverlaps),
+		n("usage_overlaps", s.UsageOverlaps),
+		n("stale_writes_accepted", s.StaleWritesAccepted),
+		n("fenced_writes_rejected", s.FencedWritesRejected),
+		n("attempts", l.Attempts),
+		n("acquired", l.Acquired),
+		n("failed", l.Failed),
+		n("failures_no_quorum", l.FailuresByReason.NoQuorum),
+		n("failures_timeout", l.FailuresByReason.Timeout),
+		n("failures_validity_expired", l.FailuresByReason.ValidityExpired),
+		n("failures_fence_failed", l.FailuresByReason.FenceFailed),
+		n("failures_aborted", l.FailuresByReason.Aborted),
+		ms("acquire_latency_p50_ms", l.AcquireLatencyMs.P50),
+		ms("acquire_latency_p90_ms", l.AcquireLatencyMs.P90),
+		ms("acquire_latency_p99_ms", l.AcquireLatencyMs.P99),
+		ms("acquire_latency_max_ms", l.AcquireLatencyMs.Max),
+		n("split_brain_rounds", l.SplitBrainRounds),
+		ms("unheld_while_waiting_ms", &unheld),
+		n("extensions_tried", l.Extensions.Tried),
+		n("extensions_succeeded", l.Extensions.Succeeded),
+		{Name: "acquisitions_per_s", Kind: MetricFloat, Value: l.AcquisitionsPerS},
+		{Name: "sim_time_s", Kind: MetricFloat, Value: r.SimTimeS},
+		n("events", int64(r.Events)),
+	}
+}

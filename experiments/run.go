@@ -1,0 +1,166 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// Options controls what a run produces besides its record.
+type Options struct {
+	// Trace receives the narrated trace (one line per event) when non-nil. Without it the
+	// run formats no text at all; the trace hash is computed either way.
+	Trace io.Writer
+	// From and To limit the narrated trace to a window of true time; To = 0 means the end.
+	From, To time.Duration
+}
+
+// Run runs scenario (the baseline when empty) with knobs set on top of the scenario's
+// own, for seed. An unknown scenario or knob is an *UnknownError, a bad value a
+// *sim.ParamError. ctx is checked once per simulated second; cancelling it stops the run
+// with ctx's error.
+func Run(ctx context.Context, scenario string, knobs []KV, seed uint64, opts Options) (*Record, error) {
+	w, sc, err := Assemble(scenario, knobs, seed)
+	if err != nil {
+		return nil, err
+	}
+	return w.Run(ctx, sc.Name, opts)
+}
+
+// Assemble plans, shapes and builds the world of a scenario with knobs on top, ready to
+// run: Plan, the scenario's Configure, Build, the scenario's Setup.
+func Assemble(scenario string, knobs []KV, seed uint64) (*World, *Scenario, error) {
+	sc, err := LookupScenario(scenario)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := DefaultConfig()
+	if err := cfg.Apply(sc.Knobs); err != nil {
+		return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if err := cfg.Apply(knobs); err != nil {
+		return nil, nil, err
+	}
+	w, err := Plan(cfg, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc.Configure != nil {
+		if err := sc.Configure(w); err != nil {
+			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+	}
+	if err := w.Build(); err != nil {
+		return nil, nil, err
+	}
+	if sc.Setup != nil {
+		if err := sc.Setup(w); err != nil {
+			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+	}
+	return w, sc, nil
+}
+
+// RunKnobs runs one world for the sweep engine: knobs may include the pseudo-knob
+// "scenario" (the scenario whose defaults the other knobs override; baseline when absent),
+// applied first wherever it appears.
+func RunKnobs(ctx context.Context, knobs []KV, seed uint64) (*Record, error) {
+	scenario := ""
+	rest := make([]KV, 0, len(knobs))
+	for _, kv := range knobs {
+		if kv.Name == "scenario" {
+			scenario = kv.Value
+			continue
+		}
+		rest = append(rest, kv)
+	}
+	return Run(ctx, scenario, rest, seed, Options{})
+}
+
+// Knob validates one knob value for a sweep spec and returns its canonical text; it also
+// accepts the pseudo-knob "scenario".
+func Knob(name, value string) (string, error) {
+	if name == "scenario" {
+		sc, err := LookupScenario(value)
+		if err != nil {
+			return "", err
+		}
+		return sc.Name, nil
+	}
+	return Canonical(name, value)
+}
+
+// Run runs the built world to the end of its duration and returns its record.
+func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record, error) {
+	if !w.built {
+		return nil, fmt.Errorf("world: Run before Build")
+	}
+	var nar *narrator
+	if opts.Trace != nil {
+		nar = newNarrator(w, opts.Trace, sim.Time(opts.From), sim.Time(opts.To))
+		w.Sim.SetSink(nar)
+	}
+	wall := time.Now() // measures wall_time_s only; nothing in the run reads it
+	end := sim.Time(w.Config.Duration)
+	for t := sim.Time(0); t < end; {
+		t = min(end, t.Add(time.Second))
+		if err := w.Sim.RunUntil(t); err != nil {
+			return nil, fmt.Errorf("run %s seed %d at %v: %w", scenario, w.Seed, w.Sim.Now(), err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	w.Oracle.finish(end)
+	rec := w.record(scenario)
+	rec.WallTimeS = time.Since(wall).Seconds()
+	if nar != nil && nar.err != nil {
+		return rec, fmt.Errorf("writing the trace: %w", nar.err)
+	}
+	return rec, nil
+}
+
+func (w *World) record(scenario string) *Record {
+	o := w.Oracle
+	st := &o.st
+	rec := &Record{
+		Scenario:  scenario,
+		Seed:      w.Seed,
+		TraceHash: fmt.Sprintf("%016x", w.Sim.TraceHash()),
+		Config:    KnobList(w.Config.Knobs()),
+		Safety: Safety{ValidityOverlaps: st.validity, UsageOverlaps: st.usage,
+			StaleWritesAccepted: st.stale, FencedWritesRejected: st.rejd},
+		Liveness: Liveness{
+			Attempts: st.attempts, Acquired: st.acquired, Failed: st.failed,
+			FailuresByReason: Failures{NoQuorum: st.noQuorum, Timeout: st.timeout,
+				ValidityExpired: st.expired, FenceFailed: st.fenceFailed, Aborted: st.aborted},
+			SplitBrainRounds:     st.splitBrain,
+			UnheldWhileWaitingMs: toMs(o.unheld()),
+			Extensions:           ExtensionStat{Tried: st.extTried, Succeeded: st.extOK},
+		},
+		SimTimeS:   w.Config.Duration.Seconds(),
+		Events:     w.Sim.Executed(),
+		Violations: o.violations,
+	}
+	if rec.Violations == nil {
+		rec.Violations = []Violation{}
+	}
+	if rec.SimTimeS > 0 {
+		rec.Liveness.AcquisitionsPerS = float64(st.acquired) / rec.SimTimeS
+	}
+	if o.hist.TotalCount() > 0 {
+		mx := toMs(o.maxWait)
+		q := func(p float64) *float64 { // the histogram rounds up; never past the exact max
+			v := min(float64(o.hist.ValueAtQuantile(p))/1000, mx)
+			return &v
+		}
+		rec.Liveness.AcquireLatencyMs = Percentiles{P50: q(50), P90: q(90), P99: q(99), Max: &mx}
+	}
+	return rec
+}
+
+// toMs converts a duration to milliseconds, to the microsecond.
+func toMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

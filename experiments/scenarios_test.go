@@ -1,0 +1,154 @@
+package experiments
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func run(t *testing.T, scenario string, knobs ...KV) *Record {
+	t.Helper()
+	rec, err := Run(context.Background(), scenario, knobs, 1, Options{})
+	require.NoError(t, err)
+	return rec
+}
+
+// twoHolders asserts the outcome of the stories where the algorithm hands out the lock
+// twice: overlapping validity windows (and so overlapping work).
+func twoHolders(t *testing.T, r *Record) {
+	t.Helper()
+	assert.GreaterOrEqual(t, r.Safety.ValidityOverlaps, int64(1), "validity overlaps")
+	assert.GreaterOrEqual(t, r.Safety.UsageOverlaps, int64(1), "usage overlaps")
+	require.NotEmpty(t, r.Violations)
+	assert.NotEmpty(t, r.Violations[0].Faults, "a violation names the faults in effect")
+}
+
+// safeAndDone asserts a safe run in which every client acquired.
+func safeAndDone(t *testing.T, r *Record, clients int64) {
+	t.Helper()
+	assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
+	assert.Equal(t, clients, r.Liveness.Acquired)
+}
+
+func TestScenarioOutcomes(t *testing.T) {
+	tests := map[string]func(t *testing.T, r *Record){
+		"baseline": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
+			assert.Zero(t, r.Safety.FencedWritesRejected)
+			assert.Greater(t, r.Liveness.Acquired, int64(300))
+			assert.Empty(t, r.Violations)
+		},
+		"failover-race":          twoHolders,
+		"restart-no-persistence": twoHolders,
+		"restart-delayed":        func(t *testing.T, r *Record) { safeAndDone(t, r, 2) },
+		"aof-everysec-power-loss": func(t *testing.T, r *Record) {
+			twoHolders(t, r)
+			assert.Contains(t, r.Violations[0].Faults, "redis3 lost 1 unsynced write(s) in crashes")
+		},
+		"aof-always": func(t *testing.T, r *Record) { safeAndDone(t, r, 2) },
+		"split-brain-no-jitter": func(t *testing.T, r *Record) {
+			assert.GreaterOrEqual(t, r.Liveness.SplitBrainRounds, int64(5))
+			jit := run(t, "split-brain-jitter")
+			assert.LessOrEqual(t, 2*jit.Liveness.SplitBrainRounds, r.Liveness.SplitBrainRounds,
+				"jitter desynchronises the contenders")
+			assert.Greater(t, jit.Liveness.Acquired, r.Liveness.Acquired, "and gets more of them the lock")
+		},
+		"split-brain-jitter": func(t *testing.T, r *Record) {
+			assert.LessOrEqual(t, r.Liveness.SplitBrainRounds, int64(2))
+			safeAndDone(t, r, 5)
+		},
+		"partition-unavailability": func(t *testing.T, r *Record) {
+			safeAndDone(t, r, 2)
+			ttl := 2000.0
+			assert.InDelta(t, ttl, r.Liveness.UnheldWhileWaitingMs, 0.2*ttl, "unavailable for about one TTL")
+			assert.InDelta(t, ttl, *r.Liveness.AcquireLatencyMs.Max, 0.2*ttl)
+		},
+		"extension": func(t *testing.T, r *Record) {
+			safeAndDone(t, r, 2)
+			assert.GreaterOrEqual(t, r.Liveness.Extensions.Succeeded, int64(8))
+			assert.Equal(t, r.Liveness.Extensions.Tried, r.Liveness.Extensions.Succeeded)
+		},
+		"unlimited-extension": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.Safe())
+			assert.Equal(t, int64(1), r.Liveness.Acquired, "the other client starves")
+			assert.Greater(t, r.Liveness.Extensions.Succeeded, int64(10), "past max_extensions")
+			limited := run(t, "unlimited-extension", KV{"variant", "redlock"})
+			assert.Greater(t, limited.Liveness.Extensions.Tried, limited.Liveness.Extensions.Succeeded,
+				"with the limit, extensions beyond max_extensions fail")
+			assert.Greater(t, limited.Safety.UsageOverlaps, int64(0), "and the holder that keeps working overlaps")
+		},
+		"gc-pause": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Safety.ValidityOverlaps, "the algorithm kept its promise")
+			assert.GreaterOrEqual(t, r.Safety.UsageOverlaps, int64(1))
+			assert.GreaterOrEqual(t, r.Safety.StaleWritesAccepted, int64(1))
+			assert.Zero(t, r.Safety.FencedWritesRejected)
+		},
+		"gc-pause-fenced": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Safety.StaleWritesAccepted)
+			assert.GreaterOrEqual(t, r.Safety.FencedWritesRejected, int64(1))
+		},
+		"delayed-packet": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Safety.ValidityOverlaps+r.Safety.UsageOverlaps)
+			assert.GreaterOrEqual(t, r.Safety.StaleWritesAccepted, int64(1))
+			fenced := run(t, "delayed-packet", KV{"fencing", "one"})
+			assert.Zero(t, fenced.Safety.StaleWritesAccepted)
+			assert.GreaterOrEqual(t, fenced.Safety.FencedWritesRejected, int64(1))
+		},
+		"clock-jump":             twoHolders,
+		"crash-restart-no-fsync": twoHolders,
+		"replies-in-flight": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
+			assert.GreaterOrEqual(t, r.Liveness.FailuresByReason.ValidityExpired, int64(1))
+			broken := run(t, "replies-in-flight", KV{"variant", "no-validity-check"})
+			assert.GreaterOrEqual(t, broken.Safety.UsageOverlaps, int64(1))
+			assert.Zero(t, broken.Liveness.FailuresByReason.ValidityExpired)
+		},
+		"setnx-then-expire": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
+			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)
+			fixed := run(t, "setnx-then-expire", KV{"variant", "redlock"})
+			assert.Greater(t, fixed.Liveness.Acquired, int64(1), "SET NX PX frees the lock by expiry")
+		},
+		"unsafe-release": func(t *testing.T, r *Record) {
+			assert.GreaterOrEqual(t, r.Safety.ValidityOverlaps, int64(1))
+			assert.GreaterOrEqual(t, r.Safety.UsageOverlaps, int64(1))
+			safe := run(t, "unsafe-release", KV{"variant", "redlock"})
+			safeAndDone(t, safe, 2)
+		},
+	}
+	for _, sc := range Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			check, ok := tests[sc.Name]
+			require.True(t, ok, "scenario %s has no test of its expected outcome", sc.Name)
+			check(t, run(t, sc.Name))
+		})
+	}
+	assert.Len(t, tests, len(Scenarios()), "a test for a scenario that no longer exists")
+}
+
+func TestScenarioCatalogueIsComplete(t *testing.T) {
+	for _, sc := range Scenarios() {
+		assert.NotEmpty(t, sc.Story, sc.Name)
+		assert.NotEmpty(t, sc.Source, sc.Name)
+		assert.NotEmpty(t, sc.Expect, sc.Name)
+		c := DefaultConfig()
+		assert.NoError(t, c.Apply(sc.Knobs), sc.Name)
+	}
+}
+
+func TestUserKnobsOverrideTheScenario(t *testing.T) {
+	r := run(t, "gc-pause", KV{"fencing", "one"})
+	assert.Equal(t, "one", r.Config.Get("fencing"))
+	assert.Zero(t, r.Safety.StaleWritesAccepted)
+	assert.Equal(t, "1s", r.Config.Get("ttl"), "the scenario's own knobs stay")
+}
+
+func TestUnknownScenarioSuggests(t *testing.T) {
+	_, err := Run(context.Background(), "gc-paus", nil, 1, Options{})
+	var ue *UnknownError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "scenario", ue.What)
+	assert.Contains(t, ue.Suggestions, "gc-pause")
+}

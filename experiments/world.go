@@ -1,0 +1,381 @@
+package experiments
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// World is one assembled simulated world: the kernel, the network, the Redlock nodes (each
+// a Group: a master and its replicas behind one endpoint), the fenced storage, the clients
+// and the oracle watching them.
+//
+// It is built in two steps so that a scenario can shape it. Plan lays out every actor's
+// configuration (Groups, ClientCfgs; endpoints are numbered groups first, then the storage,
+// then the clients), which a scenario's Configure may edit; Build then creates the actors,
+// after which a scenario's Setup schedules faults and event hooks.
+type World struct {
+	Config Config
+	Seed   uint64
+
+	Sim     *sim.Sim
+	Net     *network.Net[model.Message]
+	Groups  []*model.Group
+	Storage *model.Storage
+	Clients []*model.Client
+	Oracle  *Oracle
+
+	// Resources are the lock keys: "lock", or "lock1".."lockK".
+	Resources []string
+	// GroupCfgs and ClientCfgs are the plan; editing them after Build changes nothing.
+	GroupCfgs  []model.GroupConfig
+	ClientCfgs []model.ClientConfig
+
+	hooks   []func(now sim.Time, e *model.ClientEvent)
+	actions []func(now sim.Time)
+	notes   []faultNote // process faults scheduled by the world and its scenario
+	built   bool
+}
+
+// faultNote is a process fault the world scheduled, for violation reports.
+type faultNote struct {
+	at, until sim.Time
+	what      string
+}
+
+// Plan validates cfg and lays out a world for seed without creating its actors.
+func Plan(cfg Config, seed uint64) (*World, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := sim.New(sim.Config{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	netCfg := network.Config{
+		Default: network.Link{Latency: cfg.Latency, Loss: cfg.Loss, Dup: cfg.Dup, FIFO: cfg.FIFO},
+		Random: network.RandomFaults{IsolateRate: cfg.PartitionRate, IsolateFor: cfg.PartitionLen,
+			ClogRate: cfg.ClogRate, ClogFor: cfg.ClogLen, Until: sim.Time(cfg.Duration)},
+	}
+	net, err := network.New[model.Message](s, netCfg, s.Rand("net"))
+	if err != nil {
+		return nil, err
+	}
+	net.SetDescribe(model.Describe)
+	w := &World{Config: cfg, Seed: seed, Sim: s, Net: net}
+	w.Resources = resourceNames(cfg.Resources)
+	if err := w.planGroups(); err != nil {
+		return nil, err
+	}
+	return w, w.planClients()
+}
+
+func resourceNames(k int) []string {
+	if k == 1 {
+		return []string{"lock"}
+	}
+	out := make([]string, k)
+	for i := range out {
+		out[i] = "lock" + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// nodes returns the number of Redlock nodes the algorithm really uses.
+func (w *World) nodes() int { return w.Config.Lock.Effective().Nodes }
+
+func (w *World) planGroups() error {
+	cfg := &w.Config
+	for i := range w.nodes() {
+		g := model.GroupConfig{Name: "redis" + strconv.Itoa(i+1),
+			ReplicationDelay: cfg.ReplDelay, ReplicationJitter: cfg.ReplJitter}
+		if cfg.Replicas > 0 {
+			g.FailoverAfter = cfg.FailoverAfter
+		}
+		for j := range cfg.Replicas + 1 {
+			name := g.Name
+			if cfg.Replicas > 0 {
+				name += "." + strconv.Itoa(j)
+			}
+			ck, err := w.processClock(name, cfg.NodeDriftPPM, cfg.NodeOffset, true)
+			if err != nil {
+				return err
+			}
+			g.Nodes = append(g.Nodes, model.NodeConfig{Clock: ck, ServiceTime: cfg.ServiceTime,
+				Persistence: cfg.Persistence, Hz: cfg.Hz, PreloadScripts: cfg.PreloadScripts})
+		}
+		w.GroupCfgs = append(w.GroupCfgs, g)
+	}
+	return nil
+}
+
+// processClock draws one process's clock: drift and offset from the stream
+// "<name>/clock-config" (always both, so a knob at zero never shifts the other draws),
+// and for nodes the forward jumps from "<name>/jumps".
+func (w *World) processClock(name string, driftPPM float64, offset time.Duration, node bool) (clock.Config, error) {
+	r := w.Sim.Rand(name + "/clock-config")
+	ck := clock.Config{
+		DriftPPM: (2*r.Float64() - 1) * driftPPM,
+		Offset:   time.Duration((2*r.Float64() - 1) * float64(offset)),
+	}
+	if !node || w.Config.NodeJumpRate == 0 {
+		return ck, nil
+	}
+	sizes, err := network.NewSampler(w.Config.NodeJump, "node_clock_jump")
+	if err != nil {
+		return ck, err
+	}
+	jr := w.Sim.Rand(name + "/jumps")
+	for _, at := range poisson(jr, w.Config.NodeJumpRate, w.Config.Duration, maxJumps) {
+		ck.Steps = append(ck.Steps, clock.Step{At: at, By: sizes.Draw(jr)})
+	}
+	return ck, nil
+}
+
+// poisson draws the arrival times of a Poisson process of the given rate per second in
+// [0, d), at most limit of them (Config.Validate keeps the expected count far below it).
+func poisson(r *rand.Rand, rate float64, d time.Duration, limit int) []sim.Time {
+	var out []sim.Time
+	t := 0.0
+	for len(out) < limit {
+		t += r.ExpFloat64() / rate * float64(time.Second)
+		if t >= float64(d) {
+			break
+		}
+		out = append(out, sim.Time(t))
+	}
+	return out
+}
+
+func (w *World) planClients() error {
+	cfg := &w.Config
+	n := w.nodes()
+	nodes := make([]network.Endpoint, n)
+	for i := range nodes {
+		nodes[i] = network.Endpoint(i)
+	}
+	for j := range cfg.Clients {
+		name := "client" + strconv.Itoa(j+1)
+		ck, err := w.processClock(name, cfg.ClientDriftPPM, cfg.ClientOffset, false)
+		if err != nil {
+			return err
+		}
+		res := make([]string, len(w.Resources))
+		for k := range res { // each client starts on its own resource, then goes round
+			res[k] = w.Resources[(j+k)%len(w.Resources)]
+		}
+		start := sim.Time(0)
+		if cfg.StartSpread > 0 {
+			start = sim.Time(w.Sim.Rand(name + "/start").Int64N(int64(cfg.StartSpread) + 1))
+		}
+		w.ClientCfgs = append(w.ClientCfgs, model.ClientConfig{
+			Name: name, Index: j, Clock: ck, Lock: cfg.Lock,
+			Nodes: nodes, Storage: network.Endpoint(n), Resources: res,
+			Hold: cfg.Hold, Think: cfg.Think, StartAt: start,
+			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
+			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: cfg.ExtendEvery,
+			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
+		})
+	}
+	return nil
+}
+
+// Build creates the planned actors and attaches the oracle.
+func (w *World) Build() error {
+	if w.built {
+		return fmt.Errorf("world already built")
+	}
+	w.built = true
+	for i, gc := range w.GroupCfgs {
+		g, err := model.NewGroup(w.Sim, w.Net, gc)
+		if err != nil {
+			return err
+		}
+		if g.Endpoint() != network.Endpoint(i) {
+			return fmt.Errorf("world: group %s got endpoint %d, planned %d", gc.Name, g.Endpoint(), i)
+		}
+		w.Groups = append(w.Groups, g)
+	}
+	st, err := model.NewStorage(w.Sim, w.Net, model.StorageConfig{MaxRecorded: 4096})
+	if err != nil {
+		return err
+	}
+	w.Storage = st
+	names := make([]string, len(w.ClientCfgs))
+	for j := range w.ClientCfgs {
+		names[j] = w.ClientCfgs[j].Name
+	}
+	w.Oracle = newOracle(w.Sim, w.nodes(), names, w.Resources)
+	w.Oracle.describe = w.describeFaults
+	st.SetObserver(w.Oracle)
+	for j, cc := range w.ClientCfgs {
+		cc.Index = j
+		c, err := model.NewClient(w.Sim, w.Net, cc, w)
+		if err != nil {
+			return err
+		}
+		w.Clients = append(w.Clients, c)
+	}
+	w.Oracle.epClient = make([]int32, w.Net.Endpoints())
+	for i := range w.Oracle.epClient {
+		w.Oracle.epClient[i] = -1
+	}
+	for j, c := range w.Clients {
+		w.Oracle.epClient[c.Endpoint()] = int32(j)
+	}
+	return w.scheduleCrashes()
+}
+
+// scheduleCrashes draws each group's random power losses (node_crash_rate) from the
+// stream "<group>/crashes"; each hits the master of the moment and lasts node_down.
+func (w *World) scheduleCrashes() error {
+	if w.Config.NodeCrashRate == 0 {
+		return nil
+	}
+	down, err := network.NewSampler(w.Config.NodeDown, "node_down")
+	if err != nil {
+		return err
+	}
+	for _, g := range w.Groups {
+		r := w.Sim.Rand(g.Name() + "/crashes")
+		for _, at := range poisson(r, w.Config.NodeCrashRate, w.Config.Duration, maxCrashes) {
+			f := model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, For: min(down.Draw(r), model.MaxDowntime)}
+			if err := w.NodeFault(g, at, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ClientEvent passes client events to the oracle, then to the scenario's hooks.
+func (w *World) ClientEvent(now sim.Time, e *model.ClientEvent) {
+	w.Oracle.ClientEvent(now, e)
+	for _, h := range w.hooks {
+		h(now, e)
+	}
+}
+
+// OnEvent registers a hook run after the oracle on every client event. Hooks must not
+// act on the client in the middle of its event (it is still carrying out the machine's
+// outputs); to act, they schedule with Do.
+func (w *World) OnEvent(h func(now sim.Time, e *model.ClientEvent)) { w.hooks = append(w.hooks, h) }
+
+// Do runs f at true time at (not before now), as a kernel event of its own.
+func (w *World) Do(at sim.Time, f func(now sim.Time)) error {
+	w.actions = append(w.actions, f)
+	_, err := w.Sim.Schedule(at, w, 0, uint64(len(w.actions)-1))
+	return err
+}
+
+// HandleEvent runs the actions scheduled with Do.
+func (w *World) HandleEvent(now sim.Time, _ int, arg uint64) { w.actions[arg](now) }
+
+// NodeFault schedules a process fault on group g at true time at, and notes it for
+// violation reports.
+func (w *World) NodeFault(g *model.Group, at sim.Time, f model.Fault) error {
+	if err := g.At(at, f); err != nil {
+		return err
+	}
+	who := g.Name()
+	if f.Node != model.CurrentMaster && g.Len() > 1 {
+		who = g.Node(f.Node).Name()
+	}
+	until := sim.Never
+	if !f.Forever && (f.Kind == model.FaultCrash || f.Kind == model.FaultKill || f.Kind == model.FaultShutdown || f.Kind == model.FaultPause) {
+		until = at.Add(f.For)
+	}
+	w.notes = append(w.notes, faultNote{at: at, until: until, what: who + " " + f.Kind.String()})
+	return nil
+}
+
+// Group returns the group named name ("redis1"), or nil.
+func (w *World) Group(name string) *model.Group {
+	for _, g := range w.Groups {
+		if g.Name() == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// describeFaults lists what was wrong with the world during [since, now], for a
+// violation's report: network faults, process faults, failovers and clock jumps.
+func (w *World) describeFaults(since, now sim.Time) []string {
+	var fs []string
+	spans := w.Net.Faults()
+	paired := make([]bool, len(spans))
+	for i, f := range spans {
+		if paired[i] || f.Start > now || f.End < since {
+			continue
+		}
+		text := w.netFaultText(f.Fault)
+		if j := reverseBlock(spans, i); j >= 0 { // a two-way cut reads as one fault
+			paired[j] = true
+			text = "cut " + w.Net.Name(f.Fault.From) + "↔" + w.Net.Name(f.Fault.To)
+		}
+		fs = append(fs, "net "+text+" from "+fmtTime(f.Start)+" to "+fmtTime(f.End))
+	}
+	for _, n := range w.notes {
+		if n.at <= now && n.until >= since {
+			s := n.what + " at " + fmtTime(n.at)
+			if n.until != sim.Never {
+				s += " until " + fmtTime(n.until)
+			}
+			fs = append(fs, s)
+		}
+	}
+	for _, g := range w.Groups {
+		if st := g.Stats(); st.Failovers > 0 {
+			fs = append(fs, fmt.Sprintf("%s failed over %d time(s), %d write(s) lost", g.Name(), st.Failovers, st.LostWrites))
+		}
+		for i := range g.Len() {
+			n := g.Node(i)
+			if ns := n.Stats(); ns.LostWrites > 0 {
+				fs = append(fs, fmt.Sprintf("%s lost %d unsynced write(s) in crashes", n.Name(), ns.LostWrites))
+			}
+			for _, s := range n.Clock().Steps() {
+				if s.At <= now && s.At >= since-sim.Time(w.Config.Lock.TTL) {
+					fs = append(fs, fmt.Sprintf("%s wall clock jumped %+v at %s", n.Name(), s.By, fmtTime(s.At)))
+				}
+			}
+		}
+	}
+	return fs
+}
+
+func (w *World) netFaultText(f network.Fault) string {
+	switch f.Kind {
+	case network.FaultIsolate:
+		return "isolate " + w.Net.Name(f.Node)
+	case network.FaultBlock:
+		return "block " + w.Net.Name(f.From) + "→" + w.Net.Name(f.To)
+	case network.FaultClog:
+		return "clog " + w.Net.Name(f.From) + "→" + w.Net.Name(f.To)
+	}
+	return f.Kind.String()
+}
+
+// reverseBlock returns the index of a later block fault that cuts the other direction of
+// spans[i] over the same interval, or -1.
+func reverseBlock(spans []network.FaultSpan, i int) int {
+	f := spans[i]
+	if f.Fault.Kind != network.FaultBlock {
+		return -1
+	}
+	for j := i + 1; j < len(spans); j++ {
+		g := spans[j]
+		if g.Fault.Kind == network.FaultBlock && g.Fault.From == f.Fault.To && g.Fault.To == f.Fault.From &&
+			g.Start == f.Start && g.End == f.End {
+			return j
+		}
+	}
+	return -1
+}
