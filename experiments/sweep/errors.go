@@ -1,0 +1,90 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// SpecError reports a problem in a sweep spec at a place in its file, so that the user can
+// go straight to the line. It prints as "spec FILE:LINE: problem".
+type SpecError struct {
+	File string
+	Line int // 1-based; 0 when the problem belongs to no single line
+	Err  error
+}
+
+func (e *SpecError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("spec %s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("spec %s: %v", e.File, e.Err)
+}
+
+// Unwrap returns the underlying problem (often a *sim.ParamError from the world).
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// UsageError reports a mistake in how a sweep or a merge was asked for (a bad option, a
+// folder that already holds results, a resume that does not match, shards that do not fit
+// together): the user's to fix, so a command-line interface exits with status 2. Nothing
+// has been written when it is returned.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying problem.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsage reports whether err is the user's to fix (a *SpecError or a *UsageError
+// anywhere in its chain), which a command-line interface maps to exit status 2.
+func IsUsage(err error) bool {
+	var se *SpecError
+	var ue *UsageError
+	return errors.As(err, &se) || errors.As(err, &ue)
+}
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+func badParam(param string, value any, allowed string) error {
+	return &UsageError{Err: sim.BadParam(param, value, allowed)}
+}
+
+// suggest returns a " (did you mean X?)" hint when one of options is within two edits of
+// name, so a typo in a spec key gets its fix in the message.
+func suggest(name string, options []string) string {
+	best, bestD := "", 3
+	for _, o := range options {
+		if d := editDistance(name, o); d < bestD {
+			best, bestD = o, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, over bytes (spec keys are
+// ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
