@@ -24,7 +24,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"sweep", "run a parameter sweep (the default study without --spec)", notYet("sweep", 6)},
+		{"sweep", "run a parameter sweep (the default study without --spec)", runSweep},
+		{"merge", "join the shard folders of a sharded sweep", runMerge},
 		{"run", "run one scenario and report safety and liveness", runRun},
 		{"scenarios", "list the scenarios with their stories", runScenarios},
 		{"params", "list every knob with its unit, default and range", runParams},

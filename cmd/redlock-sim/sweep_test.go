@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const smallSpec = `base:
+  scenario: baseline
+  duration: 20s
+axes:
+  ttl: [200ms, 1s]
+  nodes: [3, 5]
+replicates: 3
+seed: 11
+`
+
+func writeSpec(t *testing.T, text string) string {
+	f := filepath.Join(t.TempDir(), "spec.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(text), 0o644))
+	return f
+}
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func read(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestSweepWritesResultsAndRefusesToClobber(t *testing.T) {
+	spec, dir := writeSpec(t, smallSpec), filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--workers", "2")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "12 runs")
+	for _, f := range []string{"runs.csv", "summary.csv", "manifest.json"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	runs := read(t, filepath.Join(dir, "runs.csv"))
+
+	code, _, stderr = runCLI("sweep", "--spec", spec, "--out", dir, "-q")
+	assert.Equal(t, 2, code, "a second sweep into a results folder is refused")
+	assert.NotEmpty(t, stderr)
+	code, stdout, _ = runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--resume")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "12 resumed")
+	assert.Equal(t, runs, read(t, filepath.Join(dir, "runs.csv")), "resuming a finished sweep changes nothing")
+}
+
+func TestShardsMergeIntoTheUnshardedSweep(t *testing.T) {
+	spec, tmp := writeSpec(t, smallSpec), t.TempDir()
+	whole := filepath.Join(tmp, "whole")
+	require.Equal(t, 0, first(runCLI("sweep", "--spec", spec, "--out", whole, "-q")))
+	var shards []string
+	for _, s := range []string{"1/3", "2/3", "3/3"} {
+		d := filepath.Join(tmp, "shard"+s[:1])
+		code, _, stderr := runCLI("sweep", "--spec", spec, "--out", d, "-q", "--shard", s)
+		require.Equal(t, 0, code, stderr)
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(tmp, "merged")
+	code, stdout, stderr := runCLI(append([]string{"merge", "--out", merged}, shards...)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "merged 3 shards")
+	for _, f := range []string{"runs.csv", "summary.csv"} {
+		assert.Equal(t, read(t, filepath.Join(whole, f)), read(t, filepath.Join(merged, f)), f)
+	}
+}
+
+func first(code int, _, _ string) int { return code }
+
+func TestSweepBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown knob", []string{"--spec", writeSpec(t, "base:\n  ttll: 1s\nreplicates: 1\nseed: 1\n")}, `spec.yaml:2`},
+		{"bad value", []string{"--spec", writeSpec(t, "base:\n  ttl: -1s\nreplicates: 1\nseed: 1\n")}, "ttl"},
+		{"empty axis", []string{"--spec", writeSpec(t, "axes:\n  ttl: []\nreplicates: 1\nseed: 1\n")}, "spec.yaml:2"},
+		{"malformed yaml", []string{"--spec", writeSpec(t, "base: [\nreplicates: 1\n")}, "spec.yaml"},
+		{"missing spec", []string{"--spec", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
+		{"shard out of range", []string{"--shard", "3/2"}, "--shard"},
+		{"bad --set", []string{"--set", "ttl"}, "name=value"},
+		{"unknown --set knob", []string{"--set", "tll=1s"}, "did you mean ttl"},
+		{"unwritable folder", []string{"--spec", writeSpec(t, smallSpec), "--out", "/proc/redlock-sim-out"}, "output folder"},
+	}
+	for _, c := range cases {
+		out := filepath.Join(tmp, "out-"+c.name)
+		args := append([]string{"sweep", "-q", "--out", out}, c.args...)
+		if c.name == "unwritable folder" {
+			args = append([]string{"sweep", "-q"}, c.args...)
+		}
+		code, _, stderr := runCLI(args...)
+		assert.Equal(t, 2, code, "%s: %s", c.name, stderr)
+		assert.Contains(t, stderr, c.want, c.name)
+		assert.NoDirExists(t, out, "%s: nothing written", c.name)
+	}
+}
+
+func TestMergeNeedsResults(t *testing.T) {
+	code, _, stderr := runCLI("merge", "--out", filepath.Join(t.TempDir(), "m"), t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "holds no sweep results")
+	code, _, _ = runCLI("merge")
+	assert.Equal(t, 2, code)
+}
+
+func TestDefaultStudyPlanTakesSets(t *testing.T) {
+	plans, err := planSweeps("", "out", []string{"duration=1s"})
+	require.NoError(t, err)
+	require.Len(t, plans, 4)
+	for _, p := range plans {
+		assert.Equal(t, filepath.Join("out", p.name), p.dir)
+	}
+}

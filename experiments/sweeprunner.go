@@ -1,0 +1,73 @@
+package experiments
+
+import (
+	"context"
+
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+)
+
+// SweepRunner returns the simulated world as a sweep.Runner: knobs are checked by the
+// world's knob registry (plus the scenario pseudo-knob), and each run's metrics become the
+// CSV columns of the sweep. It is the only place the generic engine meets the world.
+func SweepRunner() sweep.Runner { return sweepRunner{} }
+
+type sweepRunner struct{}
+
+func (sweepRunner) Knob(name, value string) (string, error) { return Knob(name, value) }
+
+func (sweepRunner) Columns() []sweep.Column {
+	cols := Columns()
+	out := make([]sweep.Column, len(cols))
+	for i, c := range cols {
+		out[i] = sweep.Column{Name: c.Name, Kind: sweepKind(c.Kind)}
+	}
+	return out
+}
+
+func (sweepRunner) Run(ctx context.Context, knobs []sweep.KV, seed uint64) ([]sweep.Value, error) {
+	kvs := make([]KV, len(knobs))
+	for i, kv := range knobs {
+		kvs[i] = KV{Name: kv.Name, Value: kv.Value}
+	}
+	rec, err := RunKnobs(ctx, kvs, seed)
+	if err != nil {
+		return nil, err
+	}
+	ms := rec.Metrics()
+	out := make([]sweep.Value, len(ms))
+	for i, m := range ms {
+		out[i] = sweepValue(m)
+	}
+	return out, nil
+}
+
+func sweepKind(k MetricKind) sweep.Kind {
+	switch k {
+	case MetricBool:
+		return sweep.KindBool
+	case MetricCount:
+		return sweep.KindCount
+	case MetricMs:
+		return sweep.KindMillis
+	case MetricFloat:
+		return sweep.KindFloat
+	default:
+		return sweep.KindText
+	}
+}
+
+// sweepValue converts one metric; the zero sweep.Value is the engine's "missing".
+func sweepValue(m Metric) sweep.Value {
+	switch {
+	case m.Missing:
+		return sweep.Value{}
+	case m.Kind == MetricBool:
+		return sweep.BoolValue(m.Value != 0)
+	case m.Kind == MetricCount:
+		return sweep.IntValue(int64(m.Value))
+	case m.Kind == MetricText:
+		return sweep.StringValue(m.Text)
+	default:
+		return sweep.FloatValue(m.Value)
+	}
+}

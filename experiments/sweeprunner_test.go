@@ -1,0 +1,86 @@
+package experiments
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+)
+
+// issueSpec is the spec issue 6 says must work exactly as written.
+const issueSpec = `base:
+  scenario: baseline
+  duration: 20s
+axes:
+  ttl: [200ms, 1s]
+  nodes: [3, 5]
+replicates: 3
+seed: 11
+`
+
+func TestDefaultStudySweepsTheFourKnobs(t *testing.T) {
+	studies, err := DefaultStudy()
+	require.NoError(t, err)
+	var names []string
+	swept := map[string]bool{}
+	for _, s := range studies {
+		names = append(names, s.Name)
+		for _, a := range s.Spec.Axes {
+			swept[a.Knob] = true
+		}
+		assert.GreaterOrEqual(t, s.Spec.Replicates, 10, "%s: enough replicates for a useful Wilson interval", s.Name)
+	}
+	assert.Equal(t, []string{"ttl", "drift", "nodes", "jitter"}, names)
+	for _, k := range []string{"ttl", "drift_factor", "nodes", "retry_jitter"} {
+		assert.True(t, swept[k], "the default study sweeps %s", k)
+	}
+}
+
+func TestExampleSpecsParse(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 3)
+	for _, f := range files {
+		_, err := sweep.LoadSpec(f, SweepRunner())
+		assert.NoError(t, err, f)
+	}
+}
+
+func TestSweepRunnerReportsTheRecordsMetrics(t *testing.T) {
+	knobs := []sweep.KV{{Name: "scenario", Value: "gc-pause"}}
+	vals, err := SweepRunner().Run(context.Background(), knobs, 1)
+	require.NoError(t, err)
+	rec, err := RunKnobs(context.Background(), []KV{{"scenario", "gc-pause"}}, 1)
+	require.NoError(t, err)
+	cols := SweepRunner().Columns()
+	require.Len(t, vals, len(cols))
+	for i, m := range rec.Metrics() {
+		assert.Equal(t, m.Name, cols[i].Name)
+		assert.Equal(t, m.String(), vals[i].String(), "column %s", m.Name)
+	}
+	_, err = SweepRunner().Knob("ttll", "1s")
+	assert.ErrorContains(t, err, "did you mean ttl")
+}
+
+func TestIssueSpecSweepsTheRealWorld(t *testing.T) {
+	spec, err := sweep.ParseSpec("issue.yaml", []byte(issueSpec), SweepRunner())
+	require.NoError(t, err)
+	require.Equal(t, 4, spec.Points())
+	var outs [][]byte
+	for _, workers := range []int{1, 2} {
+		dir := t.TempDir()
+		st, err := sweep.Run(context.Background(), SweepRunner(), spec, sweep.Options{Dir: dir, Workers: workers, Tool: "test"})
+		require.NoError(t, err)
+		assert.Equal(t, 12, st.Ran)
+		runs, err := os.ReadFile(filepath.Join(dir, "runs.csv"))
+		require.NoError(t, err)
+		outs = append(outs, runs)
+	}
+	assert.Equal(t, string(outs[0]), string(outs[1]), "runs.csv is the same for 1 and 2 workers")
+	assert.Contains(t, string(outs[0]), "any_validity_overlap")
+}
