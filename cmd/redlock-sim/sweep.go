@@ -37,8 +37,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	shards := fs.Int("shards", 0, "the number of shards, for --shard auto")
 	quiet := fs.BoolP("quiet", "q", false, "no progress output")
 	sets := fs.StringArray("set", nil, "set a base knob for every point: name=value (repeatable)")
+	dryRun := fs.Bool("dry-run", false, "check everything and print what would run, without running or writing anything")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim sweep [--spec FILE] [--out DIR] [--workers K] [--resume] [--shard i/n|auto] [--set name=value ...]")
+		fmt.Fprintln(stderr, "usage: redlock-sim sweep [--spec FILE] [--out DIR] [--workers K] [--resume] [--shard i/n|auto] [--set name=value ...] [--dry-run]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +58,14 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	plans, err := planSweeps(*specPath, *out, *sets)
 	if err != nil {
 		return err
+	}
+	if *dryRun {
+		for _, p := range plans {
+			fmt.Fprintf(stdout, "%s: %d points × %d replicates = %d runs; shard %v: %d runs → %s\n",
+				orDefault(p.name, "sweep"), p.spec.Points(), p.spec.Replicates, p.spec.Runs(), sh,
+				sh.Runs(p.spec.Runs()), p.dir)
+		}
+		return nil
 	}
 	// Checked before any run, so a bad folder leaves nothing half-written.
 	if err := os.MkdirAll(*out, 0o755); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -123,5 +124,38 @@ func TestDefaultStudyPlanTakesSets(t *testing.T) {
 	require.Len(t, plans, 4)
 	for _, p := range plans {
 		assert.Equal(t, filepath.Join("out", p.name), p.dir)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI("sweep", "--dry-run", "--out", out, "--shard", "2/4")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "ttl: 5 points × 50 replicates = 250 runs; shard 2/4: 63 runs")
+	assert.NoDirExists(t, out)
+}
+
+// TestDeploymentCommandsAreAccepted runs the sweep command lines of the Kubernetes Job
+// manifest and the Slurm script (as their schedulers would, with the shard variable set)
+// with --dry-run, so the deployment files cannot drift away from the CLI.
+func TestDeploymentCommandsAreAccepted(t *testing.T) {
+	for _, c := range []struct{ file, env, val string }{
+		{"../../deploy/k8s/sweep-job.yaml", "JOB_COMPLETION_INDEX", "2"},
+		{"../../deploy/slurm/sweep.sbatch", "SLURM_ARRAY_TASK_ID", "3"},
+	} {
+		text := read(t, c.file)
+		i := strings.Index(text, "redlock-sim sweep")
+		require.GreaterOrEqual(t, i, 0, c.file)
+		line := text[i:]
+		line = line[:strings.Index(line, "--out")] // --out comes last in both files
+		line = strings.NewReplacer("\\\n", " ", "\n", " ", "/examples/", "../../examples/").Replace(line)
+		line = strings.Replace(line, " examples/", " ../../examples/", 1)
+		args := append(strings.Fields(line)[1:], "--out", filepath.Join(t.TempDir(), "shard"))
+		t.Setenv(c.env, c.val)
+		t.Setenv("SLURM_ARRAY_TASK_MIN", "1") // as Slurm sets it for --array=1-4
+		code, stdout, stderr := runCLI(append(args, "--dry-run")...)
+		require.Equal(t, 0, code, "%s: %v: %s", c.file, args, stderr)
+		// Kubernetes counts from 0 and this Slurm array from 1: both name shard 3 of 4.
+		assert.Contains(t, stdout, "shard 3/4", c.file)
 	}
 }

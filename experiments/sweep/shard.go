@@ -50,6 +50,10 @@ func (s Shard) size(total int) int {
 	return (total-first-1)/s.Count + 1
 }
 
+// Runs returns how many of a sweep's total runs are the shard's, so a command can say how
+// big its part is before running it.
+func (s Shard) Runs(total int) int { return s.size(total) }
+
 // run returns the run number of the shard's j-th run.
 func (s Shard) run(j int) int {
 	s = s.norm()
