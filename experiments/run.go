@@ -16,6 +16,9 @@ type Options struct {
 	Trace io.Writer
 	// From and To limit the narrated trace to a window of true time; To = 0 means the end.
 	From, To time.Duration
+	// Timeline, when non-nil, receives the run's space-time diagram (see Timeline). It is
+	// collected only then, and collecting it never changes the run or its trace hash.
+	Timeline *Timeline
 }
 
 // Run runs scenario (the baseline when empty) with knobs set on top of the scenario's
@@ -99,10 +102,17 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 		return nil, fmt.Errorf("world: Run before Build")
 	}
 	var nar *narrator
+	var sinks teeSink
 	if opts.Trace != nil {
 		nar = newNarrator(w, opts.Trace, sim.Time(opts.From), sim.Time(opts.To))
-		w.Sim.SetSink(nar)
+		sinks = append(sinks, nar)
 	}
+	var tc *timelineCollector
+	if opts.Timeline != nil {
+		tc = attachTimeline(w)
+		sinks = append(sinks, tc)
+	}
+	sinks.install(w.Sim)
 	wall := time.Now() // determinism:allow measures wall_time_s only; nothing in the run reads it
 	end := sim.Time(w.Config.Duration)
 	for t := sim.Time(0); t < end; {
@@ -117,6 +127,9 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 	w.Oracle.finish(end)
 	rec := w.record(scenario)
 	rec.WallTimeS = time.Since(wall).Seconds() // determinism:allow
+	if tc != nil {
+		*opts.Timeline = *tc.finish(rec)
+	}
 	if nar != nil && nar.err != nil {
 		return rec, fmt.Errorf("writing the trace: %w", nar.err)
 	}

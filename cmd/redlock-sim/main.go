@@ -29,7 +29,7 @@ func commands() []command {
 		{"run", "run one scenario and report safety and liveness", runRun},
 		{"scenarios", "list the scenarios with their stories", runScenarios},
 		{"params", "list every knob with its unit, default and range", runParams},
-		{"plot", "draw figures from a results folder", notYet("plot", 7)},
+		{"plot", "draw the figures of a sweep folder (safety and liveness per knob, heatmaps)", runPlot},
 		{"bench", "measure simulator speed against a real Redis testbed", notYet("bench", 8)},
 		{"version", "print the version", runVersion},
 	}

@@ -13,6 +13,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -26,9 +27,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	sets := fs.StringArray("set", nil, "set a knob, name=value (repeatable; see `redlock-sim params`)")
 	trace := fs.Bool("trace", false, "print the narrated trace, one line per event (to stderr with --json)")
 	asJSON := fs.Bool("json", false, "print the run record as one JSON object")
-	window := fs.String("window", "", "limit --trace to a true-time window FROM:TO, e.g. 1s:2.5s (either side may be empty)")
+	window := fs.String("window", "", "limit --trace and --timeline to a true-time window FROM:TO, e.g. 1s:2.5s (either side may be empty)")
+	timeline := fs.String("timeline", "", "draw the run as a space-time diagram into FILE.png or FILE.svg")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim run [--scenario NAME] [--seed N] [--set name=value ...] [--trace] [--json]")
+		fmt.Fprintln(stderr, "usage: redlock-sim run [--scenario NAME] [--seed N] [--set name=value ...] [--trace] [--json] [--timeline FILE.png|FILE.svg [--window FROM:TO]]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -51,9 +53,20 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			opts.Trace = stderr
 		}
 	}
+	if *timeline != "" {
+		if _, err := plots.FormatOf(*timeline); err != nil {
+			return fmt.Errorf("%w: --timeline: %v", errUsage, err)
+		}
+		opts.Timeline = &experiments.Timeline{}
+	}
 	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
 	if err != nil {
 		return userError(err)
+	}
+	if *timeline != "" {
+		if err := drawTimeline(*timeline, *window != "", opts, *sets, stderr); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -64,6 +77,33 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "# summary")
 	}
 	return experiments.WriteSummary(stdout, rec)
+}
+
+// drawTimeline draws the run's timeline into path, in the --window when one was given
+// (else the default window around the first violation), and says where it went on stderr
+// (stdout may be carrying JSON). The figure's subtitle is the scenario's story, followed by
+// the --set flags that changed it, so a picture never passes for the plain scenario.
+func drawTimeline(path string, windowed bool, opts experiments.Options, sets []string, stderr io.Writer) error {
+	var win *experiments.Span
+	if windowed {
+		win = &experiments.Span{From: opts.From, To: opts.To}
+	}
+	span, err := plots.ResolveWindow(opts.Timeline, win)
+	if err != nil {
+		return fmt.Errorf("%w: --window: %v", errUsage, err)
+	}
+	subtitle := ""
+	if sc, err := experiments.LookupScenario(opts.Timeline.Scenario); err == nil {
+		subtitle = sc.Story
+	}
+	if len(sets) > 0 {
+		subtitle += "  [with --set " + strings.Join(sets, " --set ") + "]"
+	}
+	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "timeline of %s to %s written to %s\n", span.From, span.To, path)
+	return nil
 }
 
 // parseSets turns --set name=value flags into knob settings.

@@ -127,7 +127,7 @@ func TestParamsListsEveryKnob(t *testing.T) {
 }
 
 func TestNotYetCommandsSayWhy(t *testing.T) {
-	for _, c := range []string{"plot", "bench"} {
+	for _, c := range []string{"bench"} {
 		code, _, errOut := cli(c)
 		assert.Equal(t, 1, code)
 		assert.Contains(t, errOut, "not available yet")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+	"github.com/redlock-sim/redlock-sim/plots"
 )
 
 // sweepPlan is one sweep to run and the folder it writes.
@@ -38,6 +39,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.BoolP("quiet", "q", false, "no progress output")
 	sets := fs.StringArray("set", nil, "set a base knob for every point: name=value (repeatable)")
 	dryRun := fs.Bool("dry-run", false, "check everything and print what would run, without running or writing anything")
+	noPlots := fs.Bool("no-plots", false, "do not draw the figures when a sweep ends")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlock-sim sweep [--spec FILE] [--out DIR] [--workers K] [--resume] [--shard i/n|auto] [--set name=value ...] [--dry-run]")
 		fs.PrintDefaults()
@@ -92,6 +94,15 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s: %d runs (%d resumed, %d run now) in %s\n",
 			orDefault(p.name, "sweep"), st.Runs, st.Resumed, st.Ran, p.dir)
+		// A shard holds only part of each point: its figures are drawn after merge.
+		if *noPlots || sh.Count > 1 {
+			continue
+		}
+		figs, err := plots.SweepFigures(p.dir, p.dir)
+		if err != nil {
+			return fmt.Errorf("%s: figures: %w", p.dir, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d figures in %s\n", orDefault(p.name, "sweep"), len(figs), p.dir)
 	}
 	return nil
 }
@@ -154,6 +165,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 			return usageIf(err)
 		}
 		fmt.Fprintf(stdout, "merged %d shards into %s\n", len(p.dirs), p.out)
+		figs, err := plots.SweepFigures(p.out, p.out)
+		if err != nil {
+			return fmt.Errorf("%s: figures: %w", p.out, err)
+		}
+		fmt.Fprintf(stdout, "%d figures in %s\n", len(figs), p.out)
 	}
 	return nil
 }

@@ -44,8 +44,8 @@ func TestSweepWritesResultsAndRefusesToClobber(t *testing.T) {
 	code, stdout, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--workers", "2")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "12 runs")
-	for _, f := range []string{"runs.csv", "summary.csv", "manifest.json"} {
-		assert.FileExists(t, filepath.Join(dir, f))
+	for _, f := range []string{"runs.csv", "summary.csv", "manifest.json", "knob-ttl.png", "knob-nodes.png", "heatmap-ttl-nodes.png"} {
+		assert.FileExists(t, filepath.Join(dir, f), "results and figures")
 	}
 	runs := read(t, filepath.Join(dir, "runs.csv"))
 

@@ -1,0 +1,557 @@
+package experiments
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// MaxTimelineItems bounds the spans and marks a timeline keeps. A teaching run has a few
+// hundred; a long sweep-sized run would otherwise grow without limit, so past this many the
+// timeline stops recording new items and says so (Timeline.Truncated).
+const MaxTimelineItems = 1 << 20
+
+// Timeline is one run drawn as data for a space-time diagram: what each Redis node held and
+// each client did, in true time. Package plots draws it. It exists for teaching, so it is
+// collected only when asked for (Options.Timeline) and costs nothing otherwise; collecting
+// it reads trace records and client events and never changes the run.
+//
+// Every time is true time from the start of the run. Spans still open at the end of the
+// run end at Duration.
+type Timeline struct {
+	Scenario string
+	Seed     uint64
+	Duration time.Duration // the run's simulated length
+	TTL      time.Duration
+	Quorum   int
+	Nodes    []NodeLane   // Redlock nodes in order; with replicas, every node of each group
+	Clients  []ClientLane // in client order; a client's index is its colour
+	// NetFaults are the network's partitions and clogs, with the endpoints they cut.
+	NetFaults []NetFault
+	// Violations are the run's violations (and fenced writes rejected), as in its Record.
+	Violations []Violation
+	// Truncated reports that MaxTimelineItems was reached and later items are missing.
+	Truncated bool
+}
+
+// Span is a true-time interval [From, To).
+type Span struct {
+	From, To time.Duration
+}
+
+// Mark is something that happened at one instant on a lane: a restart, a failover, a
+// clock jump, a crash. Kind is one of the Mark* constants; Text says it for a reader.
+type Mark struct {
+	At   time.Duration
+	Kind string
+	Text string
+}
+
+// The kinds of Mark.
+const (
+	MarkRestart   = "restart"
+	MarkFailover  = "failover"
+	MarkClockJump = "clock-jump"
+	MarkCrash     = "crash"
+	MarkExtend    = "extend"        // a client's lock was extended
+	MarkExtendBad = "extend-failed" // an extension failed
+)
+
+// How a key span ended (KeySpan.Ended).
+const (
+	KeyExpired  = "expired"  // its TTL ran out on the node's wall clock
+	KeyDeleted  = "deleted"  // a command removed it (a release)
+	KeyLost     = "lost"     // the node crashed and lost it
+	KeyReplaced = "replaced" // another value took its place (a resync, an overwrite)
+	KeyRunEnd   = "run-end"  // it was still there when the run ended
+)
+
+// KeySpan is a lock key on one node: from the command that set it to the moment it
+// expired (on the node's own wall clock, converted to true time), was deleted or was lost.
+type KeySpan struct {
+	Span
+	Resource string
+	Client   int    // whose value it held: a client index, or -1 when no client's value
+	Value    string // the lock value
+	Ended    string // one of the Key* constants
+}
+
+// NodeLane is one redis-server process.
+type NodeLane struct {
+	Name   string // "redis3", or "redis1.0" for a node of a group with replicas
+	Group  string // "redis3", "redis1"
+	Keys   []KeySpan
+	Down   []Span // crashed, killed or shut down, until restart
+	Paused []Span // stalled (SIGSTOP, a VM pause)
+	Marks  []Mark // restarts, failovers (on the promoted node), clock jumps
+}
+
+// ClientLane is one client process.
+type ClientLane struct {
+	Name     string
+	Attempts []Attempt
+	// Validity are the windows in which the client believed it held a lock: from acquire
+	// success to the earlier of its computed deadline and the start of its release (the
+	// oracle's validity window).
+	Validity []Span
+	Work     []Span // actually working on the resource, pauses included
+	Pauses   []Span // stop-the-world pauses
+	Writes   []Write
+	Marks    []Mark // crash, extensions, clock jumps
+}
+
+// Attempt is one acquire attempt: from its start to its verdict.
+type Attempt struct {
+	Span
+	OKs    int    // nodes that said OK
+	Won    bool   // the attempt took the lock
+	Reason string // why it failed ("no-quorum", "validity-expired", ...); "none" when won
+}
+
+// Write is one storage write: sent by the client at Sent, judged by the storage at At.
+type Write struct {
+	Sent     time.Duration
+	At       time.Duration // when the storage judged it; meaningful when Arrived
+	Arrived  bool          // false: lost, or still in the network at the end of the run
+	Resource string
+	Token    int64
+	Fenced   bool
+	Accepted bool
+	Stale    bool // accepted although another client had acquired the resource since
+}
+
+// NetFault is one network fault with the true time it was in force.
+type NetFault struct {
+	Span
+	Kind string // "cut" (both ways), "block" (one way A → B), "isolate", "clog" (A → B), "split"
+	A, B string // endpoint names; B is empty for isolate, both for split
+	Text string // as a violation report says it
+}
+
+// timelineCollector fills a Timeline during a run. It is a sim.Sink (node records tell it
+// when to look at a node's keys; it parses no text), a client-event hook and a storage
+// observer placed after the oracle. It only reads: it peeks at keys without side effects
+// and never schedules, draws or traces anything, so the run and its trace hash are the same
+// with and without it.
+type timelineCollector struct {
+	w     *World
+	tl    Timeline
+	items int
+
+	lanes  []*model.Node    // node lane i
+	actors map[string][]int // a node's or a group's trace name → its node lanes
+	epoch  []int64          // per lane: the node's wall clock's Unix ms at wall reading 0
+	open   [][]openKey      // per lane, per resource: the key being drawn
+	values map[string]int   // lock value → client index
+	resIdx map[string]int   // resource → index
+	epCl   []int            // network endpoint → client index, -1 for others
+	cl     []clientOpen     // per client: what is open
+	writes map[writeKey]int // (client, write id) → index in its lane's Writes
+	obs    model.StorageObserver
+}
+
+type openKey struct {
+	on      bool
+	from    sim.Time
+	until   sim.Time // true time the key expires, sim.Never for no expiry
+	expMs   int64
+	value   string
+	resName string
+}
+
+type clientOpen struct {
+	validity, work, pause int // index of the open span in the lane, -1 if none
+}
+
+type writeKey struct {
+	client int
+	id     uint64
+}
+
+// attachTimeline starts collecting w's timeline; the caller installs the returned
+// collector as (one of) the run's trace sinks and calls finish after the run.
+func attachTimeline(w *World) *timelineCollector {
+	c := &timelineCollector{w: w, actors: map[string][]int{}, values: map[string]int{},
+		resIdx: map[string]int{}, writes: map[writeKey]int{}}
+	c.tl.Duration = w.Config.Duration
+	c.tl.TTL = w.Config.Lock.TTL
+	c.tl.Quorum = w.Config.Lock.Quorum()
+	for i, r := range w.Resources {
+		c.resIdx[r] = i
+	}
+	for _, g := range w.Groups {
+		for i := range g.Len() {
+			n := g.Node(i)
+			lane := len(c.lanes)
+			c.lanes = append(c.lanes, n)
+			c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: n.Name(), Group: g.Name()})
+			c.actors[n.Name()] = append(c.actors[n.Name()], lane)
+			if g.Name() != n.Name() {
+				c.actors[g.Name()] = append(c.actors[g.Name()], lane)
+			}
+			now := w.Sim.Now()
+			c.epoch = append(c.epoch, n.WallMs(now)-floorMs(n.Clock().Wall(now)))
+			c.open = append(c.open, make([]openKey, len(w.Resources)))
+		}
+	}
+	c.epCl = make([]int, w.Net.Endpoints())
+	for i := range c.epCl {
+		c.epCl[i] = -1
+	}
+	for j, cl := range w.Clients {
+		c.epCl[cl.Endpoint()] = j
+		c.tl.Clients = append(c.tl.Clients, ClientLane{Name: cl.Name()})
+		c.cl = append(c.cl, clientOpen{validity: -1, work: -1, pause: -1})
+	}
+	w.OnEvent(c.clientEvent)
+	c.obs = w.Oracle
+	w.Storage.SetObserver(c)
+	return c
+}
+
+// floorMs is the floor of d in whole milliseconds, rounding toward negative infinity.
+func floorMs(d time.Duration) int64 {
+	q := int64(d / time.Millisecond)
+	if d%time.Millisecond < 0 {
+		q--
+	}
+	return q
+}
+
+// room reports whether one more item may be recorded, and notes the truncation if not.
+func (c *timelineCollector) room() bool {
+	if c.items >= MaxTimelineItems {
+		c.tl.Truncated = true
+		return false
+	}
+	c.items++
+	return true
+}
+
+// Record looks at the keys of the nodes a node or group record is about: every change of
+// a node's keys (exec, expire, crash, restart, replication, resync, failover) is traced,
+// so looking after each of its records sees every change.
+func (c *timelineCollector) Record(r *sim.Record) {
+	lanes, ok := c.actors[r.Actor]
+	if !ok {
+		return
+	}
+	for _, l := range lanes {
+		c.nodeRecord(r, l)
+	}
+}
+
+func (c *timelineCollector) nodeRecord(r *sim.Record, l int) {
+	nl := &c.tl.Nodes[l]
+	now := r.At
+	switch r.Kind {
+	case "crash", "kill", "shutdown":
+		if c.room() {
+			nl.Down = append(nl.Down, Span{From: now.Duration(), To: -1})
+		}
+		c.mark(&nl.Marks, now, MarkCrash, r.Kind)
+	case "restart":
+		closeOpen(nl.Down, now)
+		keys := "keys"
+		if f := field(r, "keys"); f != nil && f.Int == 1 {
+			keys = "key"
+		}
+		c.mark(&nl.Marks, now, MarkRestart, "restart, "+str(r, "keys")+" "+keys)
+	case "pause":
+		if c.room() {
+			nl.Paused = append(nl.Paused, Span{From: now.Duration(), To: -1})
+		}
+	case "resume":
+		closeOpen(nl.Paused, now)
+	case "failover":
+		if str(r, "to") == nl.Name {
+			c.mark(&nl.Marks, now, MarkFailover, "promoted")
+		}
+	}
+	c.peek(l, now, r.Kind)
+}
+
+// closeOpen ends the last span of spans if it is still open (To = -1).
+func closeOpen(spans []Span, now sim.Time) {
+	if n := len(spans); n > 0 && spans[n-1].To < 0 {
+		spans[n-1].To = now.Duration()
+	}
+}
+
+func (c *timelineCollector) mark(marks *[]Mark, at sim.Time, kind, text string) {
+	if c.room() {
+		*marks = append(*marks, Mark{At: at.Duration(), Kind: kind, Text: text})
+	}
+}
+
+// peek compares what node lane l holds for each resource with what is being drawn, and
+// closes or opens key spans where they differ.
+func (c *timelineCollector) peek(l int, now sim.Time, kind string) {
+	n := c.lanes[l]
+	for ri, res := range c.w.Resources {
+		ok := &c.open[l][ri]
+		val, expMs, present := n.Peek(res)
+		if ok.on && present && val == ok.value && expMs == ok.expMs {
+			continue
+		}
+		if ok.on && present && val == ok.value && ok.until > now { // an extension
+			ok.expMs, ok.until = expMs, c.expiry(l, now, expMs)
+			continue
+		}
+		if ok.on {
+			how := KeyReplaced
+			switch {
+			case ok.until <= now:
+				how = KeyExpired
+			case !present && (kind == "crash" || kind == "kill" || kind == "shutdown"):
+				how = KeyLost
+			case !present:
+				how = KeyDeleted
+			}
+			c.closeKey(l, ri, min(now, ok.until), how)
+		}
+		if present {
+			*ok = openKey{on: true, from: now, until: c.expiry(l, now, expMs), expMs: expMs,
+				value: val, resName: res}
+		}
+	}
+}
+
+// expiry converts a key's expiry in Unix ms on node lane l's wall clock to the true time
+// at which a GET stops seeing it: when the wall clock passes the expiry's millisecond.
+func (c *timelineCollector) expiry(l int, now sim.Time, expMs int64) sim.Time {
+	if expMs == model.NoExpiry {
+		return sim.Never
+	}
+	wall := time.Duration(expMs+1-c.epoch[l]) * time.Millisecond
+	return c.lanes[l].Clock().WallReaches(now, wall)
+}
+
+func (c *timelineCollector) closeKey(l, ri int, end sim.Time, how string) {
+	ok := &c.open[l][ri]
+	if ok.on && c.room() {
+		nl := &c.tl.Nodes[l]
+		nl.Keys = append(nl.Keys, KeySpan{Span: Span{From: ok.from.Duration(), To: end.Duration()},
+			Resource: ok.resName, Client: -1, Value: ok.value, Ended: how})
+	}
+	ok.on = false
+}
+
+// clientEvent records a client's event; it runs after the oracle and the scenario's hooks
+// have seen it, and keeps nothing of e.
+func (c *timelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
+	j := e.Client.Index()
+	cl, op := &c.tl.Clients[j], &c.cl[j]
+	if e.Outcome != nil && e.Outcome.Value != "" {
+		if _, seen := c.values[e.Outcome.Value]; !seen && c.room() {
+			c.values[e.Outcome.Value] = j
+		}
+	}
+	t := now.Duration()
+	switch e.Kind {
+	case model.EvAttemptEnded:
+		start := e.Client.Clock().TimerFires(0, e.Outcome.Start)
+		if c.room() {
+			cl.Attempts = append(cl.Attempts, Attempt{Span: Span{From: start.Duration(), To: t},
+				OKs: e.Outcome.OKs, Won: e.Outcome.Reason == redlock.ReasonNone, Reason: e.Outcome.Reason.String()})
+		}
+	case model.EvAcquired:
+		op.work = c.openSpan(&cl.Work, t, -1)
+		op.validity = -1
+		if e.ValidUntil > now {
+			op.validity = c.openSpan(&cl.Validity, t, e.ValidUntil.Duration())
+		}
+	case model.EvExtendFailed:
+		c.mark(&cl.Marks, now, MarkExtendBad, "extend failed")
+	case model.EvExtended:
+		c.mark(&cl.Marks, now, MarkExtend, "extended")
+		if op.validity >= 0 && cl.Validity[op.validity].To > t {
+			cl.Validity[op.validity].To = e.ValidUntil.Duration()
+		} else if e.ValidUntil > now {
+			op.validity = c.openSpan(&cl.Validity, t, e.ValidUntil.Duration())
+		}
+	case model.EvReleaseStart:
+		if op.validity >= 0 {
+			cl.Validity[op.validity].To = min(cl.Validity[op.validity].To, t)
+			op.validity = -1
+		}
+	case model.EvWorkEnd:
+		op.work = closeSpan(cl.Work, op.work, t)
+	case model.EvPause:
+		op.pause = c.openSpan(&cl.Pauses, t, -1)
+	case model.EvResume:
+		op.pause = closeSpan(cl.Pauses, op.pause, t)
+	case model.EvCrash:
+		op.pause = closeSpan(cl.Pauses, op.pause, t)
+		op.work = closeSpan(cl.Work, op.work, t)
+		c.mark(&cl.Marks, now, MarkCrash, "crash")
+	case model.EvWrite:
+		if c.room() {
+			c.writes[writeKey{j, e.WriteID}] = len(cl.Writes)
+			cl.Writes = append(cl.Writes, Write{Sent: t, Resource: e.Resource, Token: e.Token, Fenced: e.Fenced})
+		}
+	}
+}
+
+// openSpan appends a span from t (to `to`, or open when to < 0) and returns its index, or
+// -1 when the timeline is full.
+func (c *timelineCollector) openSpan(spans *[]Span, t, to time.Duration) int {
+	if !c.room() {
+		return -1
+	}
+	*spans = append(*spans, Span{From: t, To: to})
+	return len(*spans) - 1
+}
+
+func closeSpan(spans []Span, i int, t time.Duration) int {
+	if i >= 0 && spans[i].To < 0 {
+		spans[i].To = t
+	}
+	return -1
+}
+
+// StorageWrite passes the write to the oracle first, then records its verdict.
+func (c *timelineCollector) StorageWrite(now sim.Time, sw *model.StoredWrite) {
+	c.obs.StorageWrite(now, sw)
+	if sw.From < 0 || int(sw.From) >= len(c.epCl) || c.epCl[sw.From] < 0 {
+		return
+	}
+	j := c.epCl[sw.From]
+	k := writeKey{j, sw.ReqID}
+	i, ok := c.writes[k]
+	if !ok {
+		return
+	}
+	delete(c.writes, k)
+	wr := &c.tl.Clients[j].Writes[i]
+	wr.At, wr.Arrived, wr.Accepted = now.Duration(), true, sw.Accepted
+	r, known := c.resIdx[sw.Resource]
+	wr.Stale = known && sw.Accepted && c.w.Oracle.res[r].latest != int32(j)
+}
+
+// finish closes what is still open at the end of the run, resolves whose value each key
+// held, and adds what only the end of the run knows: network faults, clock jumps and the
+// record's violations.
+func (c *timelineCollector) finish(rec *Record) *Timeline {
+	end := sim.Time(c.w.Config.Duration)
+	tl := &c.tl
+	tl.Scenario, tl.Seed = rec.Scenario, rec.Seed
+	for j, cl := range c.w.Clients { // values of attempts still under way
+		if v := cl.Machine().Value(); v != "" {
+			if _, seen := c.values[v]; !seen {
+				c.values[v] = j
+			}
+		}
+	}
+	for l := range tl.Nodes {
+		for ri := range c.open[l] {
+			if ok := &c.open[l][ri]; ok.on {
+				how := KeyRunEnd
+				if ok.until <= end {
+					how = KeyExpired
+				}
+				c.closeKey(l, ri, min(end, ok.until), how)
+			}
+		}
+		nl := &tl.Nodes[l]
+		closeAll(nl.Down, end)
+		closeAll(nl.Paused, end)
+		for i := range nl.Keys {
+			if j, ok := c.values[nl.Keys[i].Value]; ok {
+				nl.Keys[i].Client = j
+			}
+		}
+		for _, s := range c.lanes[l].Clock().Steps() {
+			c.mark(&nl.Marks, s.At, MarkClockJump, "clock "+signed(s.By))
+		}
+	}
+	for j := range tl.Clients {
+		cl := &tl.Clients[j]
+		closeAll(cl.Work, end)
+		closeAll(cl.Pauses, end)
+		for i := range cl.Validity {
+			cl.Validity[i].To = min(cl.Validity[i].To, end.Duration())
+		}
+		for _, s := range c.w.Clients[j].Clock().Steps() {
+			c.mark(&cl.Marks, s.At, MarkClockJump, "clock "+signed(s.By))
+		}
+	}
+	tl.NetFaults = c.netFaults(end)
+	tl.Violations = append([]Violation(nil), rec.Violations...)
+	return tl
+}
+
+func closeAll(spans []Span, end sim.Time) {
+	for i := range spans {
+		if spans[i].To < 0 {
+			spans[i].To = end.Duration()
+		}
+	}
+}
+
+// signed renders a clock step as "+2s" or "-500ms".
+func signed(d time.Duration) string {
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
+
+// netFaults lists the network's fault spans, a two-way cut as one.
+func (c *timelineCollector) netFaults(end sim.Time) []NetFault {
+	w := c.w
+	spans := w.Net.Faults()
+	paired := make([]bool, len(spans))
+	var out []NetFault
+	for i, f := range spans {
+		if paired[i] || f.Start >= end {
+			continue
+		}
+		nf := NetFault{Span: Span{From: f.Start.Duration(), To: min(f.End, end).Duration()},
+			Kind: f.Fault.Kind.String(), Text: w.netFaultText(f.Fault)}
+		switch f.Fault.Kind {
+		case network.FaultIsolate:
+			nf.A = w.Net.Name(f.Fault.Node)
+		case network.FaultBlock, network.FaultClog:
+			nf.A, nf.B = w.Net.Name(f.Fault.From), w.Net.Name(f.Fault.To)
+		case network.FaultSplit:
+			nf.Text = "split into " + strconv.Itoa(len(f.Fault.Groups)+1) + " sides"
+		}
+		if j := reverseBlock(spans, i); j >= 0 {
+			paired[j] = true
+			nf.Kind = "cut"
+			nf.Text = "cut " + nf.A + "↔" + nf.B
+		}
+		if c.room() {
+			out = append(out, nf)
+		}
+	}
+	return out
+}
+
+// teeSink hands each trace record to several sinks in order: the narrated trace and the
+// timeline can be asked for together.
+type teeSink []sim.Sink
+
+// Record passes r to every sink.
+func (t teeSink) Record(r *sim.Record) {
+	for _, s := range t {
+		s.Record(r)
+	}
+}
+
+// install attaches the sinks to s: none leaves the run without a sink (no record is even
+// built), one is attached directly.
+func (t teeSink) install(s *sim.Sim) {
+	switch len(t) {
+	case 0:
+	case 1:
+		s.SetSink(t[0])
+	default:
+		s.SetSink(t)
+	}
+}

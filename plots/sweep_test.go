@@ -1,0 +1,309 @@
+package plots
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The fixtures under testdata/ are real sweep folders written by `redlock-sim sweep` from
+// the spec.yaml beside them, kept small (6 to 24 runs):
+//
+//	sweep-one    retry_jitter (3 values) on split-brain-no-jitter
+//	sweep-two    ttl (3, spanning 25×) × nodes (2) with GC pauses
+//	sweep-three  ttl × nodes × persistence (2 each) with node crashes
+
+// summaryRows reads a fixture's summary.csv as one map per point.
+func summaryRows(t *testing.T, dir string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "summary.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	if s == "" {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err)
+	return v
+}
+
+func readFixture(t *testing.T, name string) *Sweep {
+	t.Helper()
+	sw, err := ReadSweep(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return sw
+}
+
+func TestReadSweep(t *testing.T) {
+	sw := readFixture(t, "sweep-two")
+	assert.Equal(t, []Axis{{"ttl", []string{"200ms", "1s", "5s"}}, {"nodes", []string{"3", "5"}}}, sw.Axes)
+	assert.Equal(t, KnobKV{"duration", "5s"}, sw.Base[0])
+	assert.Len(t, sw.Base, 5)
+	assert.Equal(t, 4, sw.Replicates)
+	assert.EqualValues(t, 7, sw.Seed)
+	assert.True(t, sw.Complete)
+	require.Len(t, sw.Runs, 24)
+	r := sw.Runs[0] // the first row of runs.csv
+	assert.Equal(t, []string{"200ms", "3"}, r.Values)
+	assert.False(t, r.AnyValidity)
+	assert.True(t, r.AnyUsage)
+	assert.EqualValues(t, 0+11+11, r.Violations)
+	assert.EqualValues(t, 22, r.Acquired)
+	assert.Equal(t, 1.512, r.P50Ms)
+	assert.Equal(t, 1270.208, r.P99Ms)
+}
+
+// TestKnobSeriesMatchSummary: each point of a figure without pooling is one point of the
+// sweep, so its numbers are summary.csv's.
+func TestKnobSeriesMatchSummary(t *testing.T) {
+	dir := filepath.Join("testdata", "sweep-two")
+	sw := readFixture(t, "sweep-two")
+	figs := KnobFigures(sw)
+	require.Len(t, figs, 2)
+	f := figs[0]
+	assert.Equal(t, "knob-ttl", f.Name)
+	assert.Equal(t, "nodes", f.LineBy)
+	assert.Empty(t, f.Pooled)
+	assert.Equal(t, Log, f.X.Scale)
+	assert.Equal(t, "ttl (s, log scale)", f.X.Label)
+	assert.Equal(t, []float64{0.2, 1, 5}, f.X.X)
+	require.Len(t, f.Panels, 6)
+	overlap := f.Panels[0].Series
+	require.Len(t, overlap, 4, "validity and usage, one line per N")
+	assert.Equal(t, "nodes=3", overlap[0].Label)
+	assert.True(t, overlap[2].Dashed)
+
+	rows := summaryRows(t, dir)
+	require.Len(t, rows, 6)
+	xi := map[string]int{"200ms": 0, "1s": 1, "5s": 2}
+	li := map[string]int{"3": 0, "5": 1}
+	for _, row := range rows {
+		x, l := xi[row["ttl"]], li[row["nodes"]]
+		at := func(panel, series int) Point { return f.Panels[panel].Series[series].Points[x] }
+		check := func(p Point, y, lo, hi string) {
+			t.Helper()
+			assert.InDelta(t, num(t, row[y]), p.Y, 1e-12, "%s at ttl=%s nodes=%s", y, row["ttl"], row["nodes"])
+			if lo != "" {
+				assert.InDelta(t, num(t, row[lo]), p.Lo, 1e-9, lo)
+				assert.InDelta(t, num(t, row[hi]), p.Hi, 1e-9, hi)
+			}
+		}
+		check(at(0, l), "any_validity_overlap_frac", "any_validity_overlap_lo", "any_validity_overlap_hi")
+		check(at(0, 2+l), "any_usage_overlap_frac", "any_usage_overlap_lo", "any_usage_overlap_hi")
+		check(at(3, l), "acquire_latency_p50_ms_median", "acquire_latency_p50_ms_p10", "acquire_latency_p50_ms_p90")
+		check(at(4, l), "acquire_latency_p99_ms_median", "acquire_latency_p99_ms_p10", "acquire_latency_p99_ms_p90")
+		check(at(5, l), "split_brain_rounds_mean", "", "")
+		viol := num(t, row["validity_overlaps_mean"]) + num(t, row["usage_overlaps_mean"]) + num(t, row["stale_writes_accepted_mean"])
+		assert.InDelta(t, viol/num(t, row["acquired_mean"])*1e4, at(1, l).Y, 1e-6)
+		acq, failed := num(t, row["acquired_mean"]), num(t, row["failed_mean"])
+		assert.InDelta(t, acq/(acq+failed), at(2, l).Y, 1e-12)
+		assert.Equal(t, 4, at(0, l).N)
+	}
+	// Hand-checked: at ttl=1s, N=3, two of the four runs had a usage overlap.
+	p := f.Panels[0].Series[2].Points[1]
+	assert.Equal(t, 0.5, p.Y)
+	assert.InDelta(t, 0.15003898915214947, p.Lo, 1e-9)
+	assert.InDelta(t, 0.8499610108478506, p.Hi, 1e-9)
+}
+
+// TestKnobSeriesPool: with three swept knobs, the third is pooled over; the pooled
+// fraction is the share of all the cell's runs, counted here from runs.csv by hand.
+func TestKnobSeriesPool(t *testing.T) {
+	sw := readFixture(t, "sweep-three")
+	figs := KnobFigures(sw)
+	require.Len(t, figs, 3)
+	f := figs[2]
+	assert.Equal(t, "knob-persistence", f.Name)
+	assert.Equal(t, Categorical, f.X.Scale)
+	assert.Equal(t, "ttl", f.LineBy, "the first of the knobs with fewest values")
+	assert.Equal(t, []string{"nodes"}, f.Pooled)
+	assert.Contains(t, f.Caption, "Pooled over nodes")
+	var k, n int
+	for _, r := range sw.Runs {
+		if r.Values[0] == "1s" && r.Values[2] == "none" {
+			n++
+			if r.AnyValidity {
+				k++
+			}
+		}
+	}
+	require.Equal(t, 4, n)
+	p := f.Panels[0].Series[0].Points[0] // ttl=1s, persistence=none, validity
+	assert.Equal(t, float64(k)/float64(n), p.Y)
+	assert.Equal(t, 4, p.N)
+	assert.Contains(t, f.Caption, "duration=5s")
+	assert.Contains(t, f.Caption, "2 runs per point, sweep seed 3")
+}
+
+func TestHeatmapMatchesSummary(t *testing.T) {
+	sw := readFixture(t, "sweep-two")
+	hs := HeatmapFigures(sw)
+	require.Len(t, hs, 1)
+	h := hs[0]
+	assert.Equal(t, "heatmap-ttl-nodes", h.Name)
+	require.Len(t, h.Maps, 2)
+	viol, p99 := h.Maps[0].Z, h.Maps[1].Z
+	require.Len(t, viol, 2)    // nodes
+	require.Len(t, viol[0], 3) // ttl
+	rows := summaryRows(t, filepath.Join("testdata", "sweep-two"))
+	xi := map[string]int{"200ms": 0, "1s": 1, "5s": 2}
+	yi := map[string]int{"3": 0, "5": 1}
+	for _, row := range rows {
+		x, y := xi[row["ttl"]], yi[row["nodes"]]
+		v := num(t, row["validity_overlaps_mean"]) + num(t, row["usage_overlaps_mean"]) + num(t, row["stale_writes_accepted_mean"])
+		assert.InDelta(t, v/num(t, row["acquired_mean"])*1e4, viol[y][x], 1e-6)
+		assert.InDelta(t, num(t, row["acquire_latency_p99_ms_median"]), p99[y][x], 1e-9)
+	}
+	assert.Len(t, HeatmapFigures(readFixture(t, "sweep-three")), 3, "one per pair of three knobs")
+	assert.Empty(t, HeatmapFigures(readFixture(t, "sweep-one")))
+}
+
+func TestKnobAxisScales(t *testing.T) {
+	for _, c := range []struct {
+		knob   string
+		values []string
+		scale  Scale
+		label  string
+	}{
+		{"ttl", []string{"1s", "2s", "5s", "10s", "30s"}, Log, "ttl (s, log scale)"},
+		{"ttl", []string{"200ms", "1s"}, Linear, "ttl (s)"},
+		{"retry_jitter", []string{"0s", "1ms", "10ms", "50ms", "100ms", "200ms"}, Categorical, "retry_jitter (not to scale)"},
+		{"retry_jitter", []string{"0s", "10ms", "100ms"}, Linear, "retry_jitter (ms)"},
+		{"nodes", []string{"1", "3", "5", "7", "9"}, Linear, "nodes"},
+		{"drift_factor", []string{"0", "0.001", "0.01", "0.02", "0.05"}, Categorical, "drift_factor (not to scale)"},
+		{"client_clock_drift_ppm", []string{"100", "20000"}, Log, "client_clock_drift_ppm (ppm, log scale)"},
+		{"persistence", []string{"none", "aof-everysec"}, Categorical, "persistence"},
+	} {
+		ax := newKnobAxis(c.knob, c.values)
+		assert.Equal(t, c.scale, ax.Scale, "%s %v", c.knob, c.values)
+		assert.Equal(t, c.label, ax.Label)
+		assert.Len(t, ax.X, len(c.values))
+	}
+}
+
+func assertPNG(t *testing.T, data []byte, w, h int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, w, img.Bounds().Dx())
+	assert.Equal(t, h, img.Bounds().Dy())
+}
+
+func assertSVG(t *testing.T, data []byte) {
+	t.Helper()
+	require.NotEmpty(t, data)
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "well-formed XML")
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	assert.Equal(t, "svg", root)
+}
+
+func TestSweepFiguresRender(t *testing.T) {
+	out := t.TempDir()
+	files, err := SweepFigures(filepath.Join("testdata", "sweep-two"), out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(out, "knob-ttl.png"), filepath.Join(out, "knob-nodes.png"),
+		filepath.Join(out, "heatmap-ttl-nodes.png")}, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assertPNG(t, data, DefaultWidth, DefaultHeight)
+	}
+	files, err = SweepFiguresWith(filepath.Join("testdata", "sweep-one"), out, SweepOptions{Format: SVG, Width: 800, Height: 450})
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(out, "knob-retry_jitter.svg")}, files)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assertSVG(t, data)
+	assert.Contains(t, string(data), `width="600pt"`, "800 px at 96 dpi")
+}
+
+// copyFixture copies a fixture folder so a test can damage it.
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"runs.csv", "summary.csv", "manifest.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
+	}
+	return dir
+}
+
+func TestSweepBadInput(t *testing.T) {
+	_, err := SweepFigures(filepath.Join(t.TempDir(), "nope"), t.TempDir())
+	assert.ErrorContains(t, err, "no such file or directory")
+
+	_, err = SweepFigures(t.TempDir(), t.TempDir())
+	assert.ErrorContains(t, err, "runs.csv")
+
+	dir := copyFixture(t, "sweep-two")
+	runs := filepath.Join(dir, "runs.csv")
+	data, _ := os.ReadFile(runs)
+	bad := strings.Replace(string(data), ",22,0,", ",x,0,", 1)
+	require.NoError(t, os.WriteFile(runs, []byte(bad), 0o644))
+	_, err = SweepFigures(dir, t.TempDir())
+	assert.ErrorContains(t, err, "runs.csv:2: acquired = \"x\"")
+
+	dir = copyFixture(t, "sweep-two")
+	runs = filepath.Join(dir, "runs.csv")
+	data, _ = os.ReadFile(runs)
+	require.NoError(t, os.WriteFile(runs, []byte(strings.Replace(string(data), "split_brain_rounds", "sbr", 1)), 0o644))
+	_, err = SweepFigures(dir, t.TempDir())
+	assert.ErrorContains(t, err, `no column "split_brain_rounds"`)
+
+	dir = copyFixture(t, "sweep-two") // a summary from another sweep
+	other, _ := os.ReadFile(filepath.Join("testdata", "sweep-three", "summary.csv"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.csv"), other, 0o644))
+	_, err = SweepFigures(dir, t.TempDir())
+	assert.ErrorContains(t, err, "disagrees with runs.csv")
+
+	_, err = SweepFiguresWith(filepath.Join("testdata", "sweep-two"), t.TempDir(), SweepOptions{Format: "jpg"})
+	assert.ErrorContains(t, err, `format "jpg"`)
+}
+
+func TestSweepWithoutSummaryOrManifest(t *testing.T) {
+	dir := copyFixture(t, "sweep-two")
+	require.NoError(t, os.Remove(filepath.Join(dir, "summary.csv")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "manifest.json")))
+	sw, err := ReadSweep(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []Axis{{"ttl", []string{"200ms", "1s", "5s"}}, {"nodes", []string{"3", "5"}}}, sw.Axes,
+		"the axes are the columns between seed and the metrics")
+	assert.Contains(t, caption(sw, nil, ""), "no manifest.json")
+}

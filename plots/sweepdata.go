@@ -1,0 +1,466 @@
+package plots
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+)
+
+// The files of a sweep folder, as package sweep writes them.
+const (
+	runsFile     = "runs.csv"
+	summaryFile  = "summary.csv"
+	manifestFile = "manifest.json"
+)
+
+// MaxSweepRuns bounds the rows read from runs.csv: the sweep engine's own limit.
+const MaxSweepRuns = sweep.MaxRuns
+
+// Sweep is a sweep folder read for plotting: the swept knobs, the fixed ones, and each
+// run's figures. It is read by column name, so columns added to the files later change
+// nothing here.
+type Sweep struct {
+	Dir        string
+	Axes       []Axis   // swept knobs in the spec's order, values in the spec's order
+	Base       []KnobKV // fixed knob settings from the manifest, in the spec's order
+	Replicates int      // 0 when the manifest is missing
+	Seed       uint64
+	Complete   bool // the manifest says the sweep finished
+	Runs       []Run
+}
+
+// Axis is one swept knob and its values.
+type Axis struct {
+	Knob   string
+	Values []string
+}
+
+// KnobKV is one fixed knob setting.
+type KnobKV struct {
+	Knob  string `json:"knob"`
+	Value string `json:"value"`
+}
+
+// Run is one row of runs.csv: where it sits in the sweep and the figures the plots use.
+type Run struct {
+	Point  int
+	Values []string // the value of each axis, in Sweep.Axes order
+
+	AnyValidity, AnyUsage bool
+	// Violations counts validity overlaps + usage overlaps + stale writes accepted.
+	Violations int64
+	Acquired   int64
+	Failed     int64 // acquires that gave up after every try
+	SplitBrain int64
+	// P50Ms and P99Ms are the run's time to acquire percentiles; NaN when it acquired
+	// nothing.
+	P50Ms, P99Ms float64
+}
+
+// runColumns are the runs.csv columns the plots read.
+var runColumns = []string{"point", "any_validity_overlap", "any_usage_overlap", "validity_overlaps",
+	"usage_overlaps", "stale_writes_accepted", "acquired", "failed", "split_brain_rounds",
+	"acquire_latency_p50_ms", "acquire_latency_p99_ms"}
+
+// ReadSweep reads the sweep folder dir: runs.csv (required), manifest.json (for the axes'
+// order and the fixed conditions; without it the axes are the columns between seed and
+// the metrics, in order of appearance) and summary.csv (when present, its run counts and
+// overlap fractions are checked against runs.csv, so that figures never silently mix two
+// sweeps).
+func ReadSweep(dir string) (*Sweep, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sweep folder %s: %w", dir, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("sweep folder %s: not a folder", dir)
+	}
+	sw := &Sweep{Dir: dir}
+	man, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := sw.readRuns(man); err != nil {
+		return nil, err
+	}
+	if err := sw.checkSummary(); err != nil {
+		return nil, err
+	}
+	return sw, nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// manifest is the part of manifest.json the plots use.
+type manifest struct {
+	Complete bool `json:"complete"`
+	Spec     struct {
+		Base       []KnobKV `json:"base"`
+		Axes       []Axis   `json:"axes"`
+		Replicates int      `json:"replicates"`
+		Seed       uint64   `json:"seed"`
+	} `json:"spec"`
+}
+
+func readManifest(dir string) (*manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sweep folder %s: %w", dir, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestFile), err)
+	}
+	return &m, nil
+}
+
+// readRuns reads runs.csv by column name.
+func (sw *Sweep) readRuns(man *manifest) error {
+	path := filepath.Join(sw.Dir, runsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sweep folder %s: %s: %w (is it a sweep's output folder?)", sw.Dir, runsFile, unwrapPathErr(err))
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	header, err := r.Read()
+	if err != nil {
+		return fmt.Errorf("%s: header: %w", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, c := range append([]string{"seed"}, runColumns...) {
+		if _, ok := col[c]; !ok {
+			return fmt.Errorf("%s: no column %q: not a redlock-sim sweep, or an incompatible version", path, c)
+		}
+	}
+	axisCols := sw.axes(man, header, col)
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(sw.Runs) >= MaxSweepRuns {
+			return fmt.Errorf("%s: more than %d runs", path, MaxSweepRuns)
+		}
+		run, err := parseRun(rec, col, axisCols)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		sw.Runs = append(sw.Runs, run)
+		sw.noteValues(run)
+	}
+	if len(sw.Runs) == 0 {
+		return fmt.Errorf("%s: no runs", path)
+	}
+	return nil
+}
+
+// axes sets the sweep's axes from the manifest, or else from the columns between seed
+// and the first metric, and returns each axis's column.
+func (sw *Sweep) axes(man *manifest, header []string, col map[string]int) []int {
+	if man != nil {
+		sw.Base, sw.Replicates, sw.Seed, sw.Complete = man.Spec.Base, man.Spec.Replicates, man.Spec.Seed, man.Complete
+	}
+	var idx []int
+	if man != nil && len(man.Spec.Axes) > 0 {
+		for _, a := range man.Spec.Axes {
+			if i, ok := col[a.Knob]; ok {
+				sw.Axes = append(sw.Axes, Axis{Knob: a.Knob, Values: slices.Clone(a.Values)})
+				idx = append(idx, i)
+			}
+		}
+		return idx
+	}
+	for i := col["seed"] + 1; i < len(header) && header[i] != "trace_hash" && !slices.Contains(runColumns, header[i]); i++ {
+		sw.Axes = append(sw.Axes, Axis{Knob: header[i]})
+		idx = append(idx, i)
+	}
+	return idx
+}
+
+// noteValues adds values not listed by the manifest (or all of them without one), in
+// order of appearance.
+func (sw *Sweep) noteValues(run Run) {
+	for a, v := range run.Values {
+		if !slices.Contains(sw.Axes[a].Values, v) {
+			sw.Axes[a].Values = append(sw.Axes[a].Values, v)
+		}
+	}
+}
+
+func parseRun(rec []string, col map[string]int, axisCols []int) (Run, error) {
+	var run Run
+	var errs []error
+	get := func(name string) string {
+		i := col[name]
+		if i >= len(rec) {
+			errs = append(errs, fmt.Errorf("%d fields, no %s", len(rec), name))
+			return ""
+		}
+		return rec[i]
+	}
+	integer := func(name string) int64 {
+		v, err := strconv.ParseInt(get(name), 10, 64)
+		if err != nil || v < 0 {
+			errs = append(errs, fmt.Errorf("%s = %q: want a non-negative integer", name, get(name)))
+		}
+		return v
+	}
+	millis := func(name string) float64 {
+		s := get(name)
+		if s == "" {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%s = %q: want milliseconds or nothing", name, s))
+		}
+		return v
+	}
+	run.Point = int(integer("point"))
+	run.AnyValidity = integer("any_validity_overlap") > 0
+	run.AnyUsage = integer("any_usage_overlap") > 0
+	run.Violations = integer("validity_overlaps") + integer("usage_overlaps") + integer("stale_writes_accepted")
+	run.Acquired = integer("acquired")
+	run.Failed = integer("failed")
+	run.SplitBrain = integer("split_brain_rounds")
+	run.P50Ms = millis("acquire_latency_p50_ms")
+	run.P99Ms = millis("acquire_latency_p99_ms")
+	for _, i := range axisCols {
+		if i >= len(rec) {
+			errs = append(errs, fmt.Errorf("%d fields, no axis column %d", len(rec), i+1))
+			continue
+		}
+		run.Values = append(run.Values, rec[i])
+	}
+	return run, errors.Join(errs...)
+}
+
+// checkSummary compares summary.csv, when there is one, with what runs.csv says of each
+// point: its number of runs and its fractions of runs with an overlap.
+func (sw *Sweep) checkSummary() error {
+	path := filepath.Join(sw.Dir, summaryFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // a shard's folder, or a sweep still running
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	header, err := r.Read()
+	if err != nil {
+		return fmt.Errorf("%s: header: %w", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, c := range []string{"point", "runs", "any_validity_overlap_frac", "any_usage_overlap_frac"} {
+		if _, ok := col[c]; !ok {
+			return fmt.Errorf("%s: no column %q", path, c)
+		}
+	}
+	points := map[int]*Cell{}
+	for i := range sw.Runs {
+		c := points[sw.Runs[i].Point]
+		if c == nil {
+			c = &Cell{}
+			points[sw.Runs[i].Point] = c
+		}
+		c.add(&sw.Runs[i])
+	}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := checkPoint(rec, col, points); err != nil {
+			return fmt.Errorf("%s:%d disagrees with %s: %w", path, line, runsFile, err)
+		}
+	}
+}
+
+func checkPoint(rec []string, col map[string]int, points map[int]*Cell) error {
+	field := func(name string) string {
+		if i := col[name]; i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	p, err := strconv.Atoi(field("point"))
+	c := points[p]
+	if err != nil || c == nil {
+		return fmt.Errorf("point %q has no runs", field("point"))
+	}
+	if n, err := strconv.Atoi(field("runs")); err != nil || n != c.Runs {
+		return fmt.Errorf("point %d: runs = %q, runs.csv has %d", p, field("runs"), c.Runs)
+	}
+	for _, k := range []struct {
+		name string
+		ones int
+	}{{"any_validity_overlap_frac", c.ValidityRuns}, {"any_usage_overlap_frac", c.UsageRuns}} {
+		v, err := strconv.ParseFloat(field(k.name), 64)
+		if err != nil || math.Abs(v-float64(k.ones)/float64(c.Runs)) > 1e-12 {
+			return fmt.Errorf("point %d: %s = %q, runs.csv gives %d/%d", p, k.name, field(k.name), k.ones, c.Runs)
+		}
+	}
+	return nil
+}
+
+// Cell pools the runs of one place on a figure: one point of the sweep, or several when
+// the figure leaves a swept knob out.
+type Cell struct {
+	Runs         int
+	ValidityRuns int // runs with at least one validity overlap
+	UsageRuns    int // runs with at least one usage overlap
+	Violations   int64
+	Acquired     int64
+	Failed       int64
+	SplitBrain   int64
+	P50Ms, P99Ms []float64 // the runs' values, where they acquired anything
+}
+
+func (c *Cell) add(r *Run) {
+	c.Runs++
+	if r.AnyValidity {
+		c.ValidityRuns++
+	}
+	if r.AnyUsage {
+		c.UsageRuns++
+	}
+	c.Violations += r.Violations
+	c.Acquired += r.Acquired
+	c.Failed += r.Failed
+	c.SplitBrain += r.SplitBrain
+	if !math.IsNaN(r.P50Ms) {
+		c.P50Ms = append(c.P50Ms, r.P50Ms)
+	}
+	if !math.IsNaN(r.P99Ms) {
+		c.P99Ms = append(c.P99Ms, r.P99Ms)
+	}
+}
+
+// Estimate is a value with a low and a high end (an interval, or a spread); NaN when
+// there is nothing to estimate from.
+type Estimate struct {
+	Y, Lo, Hi float64
+}
+
+var noEstimate = Estimate{math.NaN(), math.NaN(), math.NaN()}
+
+// proportion is k/n with its 95% Wilson interval, as summary.csv gives it.
+func proportion(k, n int64) Estimate {
+	if n == 0 {
+		return noEstimate
+	}
+	lo, hi := sweep.Wilson(int(k), int(n))
+	return Estimate{float64(k) / float64(n), lo, hi}
+}
+
+// ValidityFrac is the fraction of runs with a validity overlap.
+func (c *Cell) ValidityFrac() Estimate { return proportion(int64(c.ValidityRuns), int64(c.Runs)) }
+
+// UsageFrac is the fraction of runs with a usage overlap.
+func (c *Cell) UsageFrac() Estimate { return proportion(int64(c.UsageRuns), int64(c.Runs)) }
+
+// ViolationsPer10k is the violations per 10,000 acquisitions, pooled over the cell's
+// runs (total violations over total acquisitions); NaN when nothing was acquired.
+func (c *Cell) ViolationsPer10k() float64 {
+	if c.Acquired == 0 {
+		return math.NaN()
+	}
+	return float64(c.Violations) / float64(c.Acquired) * 1e4
+}
+
+// SuccessRate is the fraction of finished acquires that got the lock, pooled over the
+// cell's runs, with the Wilson interval of that pooled count.
+func (c *Cell) SuccessRate() Estimate { return proportion(c.Acquired, c.Acquired+c.Failed) }
+
+// P50 is the median over runs of each run's median time to acquire, with the 10th and
+// 90th percentiles across runs as its spread (summary.csv's statistics).
+func (c *Cell) P50() Estimate { return spread(c.P50Ms) }
+
+// P99 is P50's counterpart for each run's 99th percentile.
+func (c *Cell) P99() Estimate { return spread(c.P99Ms) }
+
+// SplitBrainMean is the mean number of split-brain rounds per run.
+func (c *Cell) SplitBrainMean() float64 {
+	if c.Runs == 0 {
+		return math.NaN()
+	}
+	return float64(c.SplitBrain) / float64(c.Runs)
+}
+
+func spread(vals []float64) Estimate {
+	if len(vals) == 0 {
+		return noEstimate
+	}
+	s := slices.Sorted(slices.Values(vals))
+	return Estimate{quantile(s, 0.5), quantile(s, 0.1), quantile(s, 0.9)}
+}
+
+// quantile is the q-quantile of sorted values by linear interpolation between order
+// statistics (type 7), as summary.csv computes it.
+func quantile(sorted []float64, q float64) float64 {
+	h := float64(len(sorted)-1) * q
+	i := int(h)
+	if i >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// Pool groups the runs by the values of the given axes (indices into Sweep.Axes), pooling
+// over the others; the key is the values joined in axis order.
+func (sw *Sweep) Pool(axes ...int) map[string]*Cell {
+	cells := map[string]*Cell{}
+	for i := range sw.Runs {
+		r := &sw.Runs[i]
+		k := cellKey(r.Values, axes)
+		c := cells[k]
+		if c == nil {
+			c = &Cell{}
+			cells[k] = c
+		}
+		c.add(r)
+	}
+	return cells
+}
+
+func cellKey(values []string, axes []int) string {
+	k := ""
+	for _, a := range axes {
+		k += values[a] + "\x00"
+	}
+	return k
+}

@@ -1,0 +1,450 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// SweepOptions controls the figures of a sweep.
+type SweepOptions struct {
+	Format        Format // PNG when empty
+	Width, Height int    // pixels; 0 means 1600×900
+}
+
+// SweepFigures draws the figures of the sweep folder inDir into outDir as PNG, creating
+// outDir if needed, and returns the files written: per swept knob, its safety and
+// liveness panels (knob-KNOB.png); per pair of swept knobs, heatmaps of violations and of
+// p99 time to acquire (heatmap-A-B.png). `redlock-sim sweep` calls it when a sweep ends
+// and `redlock-sim plot` on any sweep folder.
+func SweepFigures(inDir, outDir string) ([]string, error) {
+	return SweepFiguresWith(inDir, outDir, SweepOptions{})
+}
+
+// SweepFiguresWith is SweepFigures with a format and size.
+func SweepFiguresWith(inDir, outDir string, opt SweepOptions) ([]string, error) {
+	if opt.Format == "" {
+		opt.Format = PNG
+	}
+	if opt.Format != PNG && opt.Format != SVG {
+		return nil, fmt.Errorf("figure format %q: want png or svg", opt.Format)
+	}
+	if opt.Width == 0 && opt.Height == 0 {
+		opt.Width, opt.Height = DefaultWidth, DefaultHeight
+	}
+	sw, err := ReadSweep(inDir)
+	if err != nil {
+		return nil, err
+	}
+	knobs, maps := KnobFigures(sw), HeatmapFigures(sw)
+	if len(knobs) == 0 {
+		return nil, fmt.Errorf("sweep folder %s: no knob takes more than one value: nothing to plot against", inDir)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("figures folder %s: %w", outDir, unwrapPathErr(err))
+	}
+	var written []string
+	save := func(name string, draw func(dc draw.Canvas)) error {
+		f, err := newFigure(opt.Format, opt.Width, opt.Height)
+		if err != nil {
+			return err
+		}
+		draw(f.dc)
+		path := filepath.Join(outDir, name+"."+string(opt.Format))
+		if err := f.save(path); err != nil {
+			return err
+		}
+		written = append(written, path)
+		return nil
+	}
+	var errs []error
+	for i := range knobs {
+		errs = append(errs, save(knobs[i].Name, func(dc draw.Canvas) { drawKnobFigure(dc, &knobs[i]) }))
+	}
+	for i := range maps {
+		errs = append(errs, save(maps[i].Name, func(dc draw.Canvas) { drawHeatmapFigure(dc, &maps[i]) }))
+	}
+	return written, errors.Join(errs...)
+}
+
+// lineColor is the colour of a line knob's i-th value.
+func lineColor(i int) color.NRGBA { return clientColors[i%len(clientColors)] }
+
+// drawFrame writes a figure's title on top and its caption at the bottom, and returns
+// the canvas left between them.
+func drawFrame(dc draw.Canvas, title, caption string) draw.Canvas {
+	pad := vg.Points(10)
+	top := drawHeader(dc, title, "", pad)
+	cs := textStyle(subtitleSize-1, darkGrey)
+	lines := wrap(cs, caption, dc.Max.X-dc.Min.X-2*pad)
+	y := dc.Min.Y + pad
+	for i := len(lines) - 1; i >= 0; i-- {
+		dc.FillText(cs, vg.Point{X: dc.Min.X + pad, Y: y}, lines[i])
+		y += cs.Height(lines[i]) * 1.2
+	}
+	return draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: dc.Min.X + pad, Y: y + pad/2}, Max: vg.Point{X: dc.Max.X - pad, Y: top}}}
+}
+
+// drawKnobFigure draws a knob figure: a key for the lines under the title, then its
+// panels on a 2×3 grid.
+func drawKnobFigure(dc draw.Canvas, f *KnobFigure) {
+	area := drawFrame(dc, f.Title, f.Caption)
+	area.Max.Y = drawLineKey(area, f)
+	rows, cols := 2, 3
+	plots := make([][]*plot.Plot, rows)
+	for r := range plots {
+		plots[r] = make([]*plot.Plot, cols)
+		for c := range plots[r] {
+			if i := r*cols + c; i < len(f.Panels) {
+				plots[r][c] = panelPlot(f, &f.Panels[i])
+			}
+		}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(22), PadY: vg.Points(16), PadTop: vg.Points(4)}
+	for r := range plots {
+		for c := range plots[r] {
+			if plots[r][c] != nil {
+				plots[r][c].Draw(tiles.At(area, c, r))
+			}
+		}
+	}
+}
+
+// drawLineKey writes, under the title, what the colours and dashes of the lines mean,
+// and returns the height left below it.
+func drawLineKey(area draw.Canvas, f *KnobFigure) vg.Length {
+	sty := textStyle(legendSize+0.5, black)
+	sty.YAlign = draw.YCenter
+	y := area.Max.Y - vg.Points(8)
+	x := area.Min.X + vg.Points(4)
+	seg := vg.Points(26)
+	entry := func(c color.Color, dashed bool, label string) {
+		ls := draw.LineStyle{Color: c, Width: vg.Points(2.5)}
+		if dashed {
+			ls.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
+		area.StrokeLine2(ls, x, y, x+seg, y)
+		area.FillText(sty, vg.Point{X: x + seg + vg.Points(5), Y: y}, label)
+		x += seg + vg.Points(5) + sty.Width(label) + vg.Points(22)
+	}
+	for i, v := range f.Lines {
+		entry(lineColor(i), false, f.LineBy+" = "+v)
+	}
+	entry(darkGrey, false, "validity overlap (first panel: solid, ●)")
+	entry(darkGrey, true, "usage overlap (dashed, ■)")
+	return y - vg.Points(12)
+}
+
+// panelPlot builds the gonum plot of one panel.
+func panelPlot(f *KnobFigure, pn *Panel) *plot.Plot {
+	p := plot.New()
+	styleAxes(p, 12.5, 11)
+	p.Title.Text = pn.Title
+	p.Title.TextStyle.Font.Size = 13.5
+	p.X.Label.Text = f.X.Label
+	p.Y.Label.Text = pn.YLabel
+	p.Y.Label.TextStyle.Font.Size = 11
+	p.Add(plotter.NewGrid())
+	switch f.X.Scale {
+	case Log:
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = valueTicks(f.X)
+	default:
+		p.X.Tick.Marker = valueTicks(f.X)
+	}
+	if pn.LogY {
+		// Keep this label short: gonum centres it on the mean of the range's ends, which
+		// on a log axis sits near the top, and a long one would squash the plot.
+		p.Y.Label.Text += " (log scale)"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
+	}
+	if !pn.LogY {
+		p.Y.Tick.Marker = niceTicks{n: 5}
+	}
+	for i, s := range pn.Series {
+		addSeries(p, pn, s, dodge(f.X, i, len(pn.Series)))
+	}
+	padX(p, f.X)
+	if pn.Unit01 {
+		p.Y.Min, p.Y.Max = 0, 1.02
+	} else if !pn.LogY {
+		p.Y.Min = math.Min(p.Y.Min, 0)
+		if p.Y.Max <= p.Y.Min {
+			p.Y.Max = p.Y.Min + 1
+		}
+	}
+	return p
+}
+
+// inRange keeps only the ticks of its Ticker that fall inside the axis: gonum's LogTicks
+// also returns the powers of ten around the range, whose labels then push the plot
+// into a corner.
+type inRange struct{ plot.Ticker }
+
+// Ticks returns the ticks within [lo, hi].
+func (t inRange) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, tk := range t.Ticker.Ticks(lo, hi) {
+		if tk.Value >= lo && tk.Value <= hi {
+			out = append(out, tk)
+		}
+	}
+	return out
+}
+
+// padX leaves room around the first and last values so their markers and bars show.
+func padX(p *plot.Plot, ax KnobAxis) {
+	lo, hi := slicesMinMax(ax.X)
+	switch ax.Scale {
+	case Log:
+		p.X.Min, p.X.Max = lo/1.25, hi*1.25
+	default:
+		d := (hi - lo) * 0.06
+		if d == 0 {
+			d = 0.5
+		}
+		p.X.Min, p.X.Max = lo-d, hi+d
+	}
+}
+
+func slicesMinMax(v []float64) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// valueTicks marks exactly the knob's values: as numbers in the axis's unit, or as the
+// sweep wrote them on a categorical axis.
+func valueTicks(ax KnobAxis) plot.Ticker {
+	ticks := make([]plot.Tick, len(ax.Values))
+	for i, v := range ax.Values {
+		if ax.Scale != Categorical {
+			v = number(ax.X[i])
+		}
+		ticks[i] = plot.Tick{Value: ax.X[i], Label: v}
+	}
+	return plot.ConstantTicks(ticks)
+}
+
+// number renders an axis value with up to four significant digits.
+func number(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// dodge returns the function that shifts series i of n sideways, a little, so that the
+// markers and error bars of lines that agree (all at 0) stay visible side by side.
+func dodge(ax KnobAxis, i, n int) func(x float64) float64 {
+	off := float64(i) - float64(n-1)/2
+	lo, hi := slicesMinMax(ax.X)
+	switch {
+	case n < 2:
+		return func(x float64) float64 { return x }
+	case ax.Scale == Log:
+		f := math.Pow(hi/lo, 0.012*off)
+		return func(x float64) float64 { return x * f }
+	}
+	d := (hi - lo) * 0.012 * off
+	if hi == lo {
+		d = 0.02 * off
+	}
+	return func(x float64) float64 { return x + d }
+}
+
+// addSeries draws a series as a line with markers (and error bars), leaving out points
+// with nothing measured; shift moves it sideways (see dodge).
+func addSeries(p *plot.Plot, pn *Panel, s Series, shift func(float64) float64) {
+	var xys plotter.XYs
+	var errs plotter.YErrors
+	for _, pt := range s.Points {
+		if math.IsNaN(pt.Y) || (pn.LogY && pt.Y <= 0) {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: shift(pt.X), Y: pt.Y})
+		lo, hi := pt.Y-pt.Lo, pt.Hi-pt.Y
+		if math.IsNaN(lo) || math.IsNaN(hi) {
+			lo, hi = 0, 0
+		}
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+	}
+	if len(xys) == 0 {
+		return
+	}
+	col := lineColor(s.Line)
+	line, points, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return
+	}
+	line.Color, line.Width = col, vg.Points(2.2)
+	if s.Dashed {
+		line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	}
+	points.Color, points.Radius = col, vg.Points(3.2)
+	points.Shape = draw.CircleGlyph{}
+	if s.Dashed {
+		points.Shape = draw.BoxGlyph{}
+	}
+	p.Add(line, points)
+	if pn.Bars {
+		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs,
+			LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.3)}, CapWidth: vg.Points(6)}
+		p.Add(eb)
+	}
+}
+
+// drawHeatmapFigure draws two heatmaps side by side, each with its colour scale.
+func drawHeatmapFigure(dc draw.Canvas, f *HeatmapFigure) {
+	area := drawFrame(dc, f.Title, f.Caption)
+	// Each heatmap takes most of its half; its colour bar a narrow strip beside it.
+	w := area.Max.X - area.Min.X
+	half := w / vg.Length(len(f.Maps))
+	for i := range f.Maps {
+		x0 := area.Min.X + vg.Length(i)*half
+		hmC := draw.Canvas{Canvas: area.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x0, Y: area.Min.Y}, Max: vg.Point{X: x0 + half*0.8, Y: area.Max.Y}}}
+		barC := draw.Canvas{Canvas: area.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x0 + half*0.82, Y: area.Min.Y + vg.Points(50)}, Max: vg.Point{X: x0 + half - vg.Points(14), Y: area.Max.Y - vg.Points(30)}}}
+		hm, bar := heatmapPlots(f, &f.Maps[i])
+		hm.Draw(hmC)
+		bar.Draw(barC)
+	}
+}
+
+// heatGrid adapts a Heatmap to gonum's GridXYZ, with cells at integer positions.
+type heatGrid struct{ z [][]float64 }
+
+// Dims, Z, X and Y implement plotter.GridXYZ.
+func (g heatGrid) Dims() (c, r int)   { return len(g.z[0]), len(g.z) }
+func (g heatGrid) Z(c, r int) float64 { return g.z[r][c] }
+func (g heatGrid) X(c int) float64    { return float64(c) }
+func (g heatGrid) Y(r int) float64    { return float64(r) }
+
+// heatRange returns the colour scale's range for z: from 0 (so that "no violation" is
+// always the same colour) to the largest value, or [0, 1] when all are 0 or missing.
+func heatRange(z [][]float64) (lo, hi float64) {
+	hi = math.Inf(-1)
+	for _, row := range z {
+		for _, v := range row {
+			if !math.IsNaN(v) {
+				hi = max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(hi, -1) || hi <= 0 {
+		hi = 1
+	}
+	return 0, hi
+}
+
+func heatmapPlots(f *HeatmapFigure, h *Heatmap) (*plot.Plot, *plot.Plot) {
+	lo, hi := heatRange(h.Z)
+	cm := h.colorMap()
+	cm.SetMin(lo)
+	cm.SetMax(hi)
+	pal := cm.Palette(255)
+	hm := plotter.NewHeatMap(heatGrid{h.Z}, pal)
+	hm.Min, hm.Max = lo, hi
+	hm.NaN = color.NRGBA{235, 235, 235, 255}
+	p := plot.New()
+	styleAxes(p, 12.5, 11.5)
+	p.Title.Text = h.Title
+	p.X.Label.Text, p.Y.Label.Text = f.X.Label, f.Y.Label
+	p.Add(hm, &cellLabels{z: h.Z, cm: cm})
+	p.X.Tick.Marker = indexTicks(f.X.Values)
+	p.Y.Tick.Marker = indexTicks(f.Y.Values)
+	p.X.Label.Text, p.Y.Label.Text = categoryLabel(f.X), categoryLabel(f.Y)
+	p.X.Min, p.X.Max = -0.5, float64(len(f.X.Values))-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(f.Y.Values))-0.5
+
+	bar := plot.New()
+	styleAxes(bar, 11.5, 11)
+	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
+	bar.HideX()
+	bar.Y.Label.Text = h.Unit
+	bar.Y.Min, bar.Y.Max = lo, hi
+	bar.Y.Tick.Marker = niceTicks{n: 6}
+	return p, bar
+}
+
+// categoryLabel names a knob on a heatmap's axis, where cells are evenly spaced whatever
+// the values: the tick labels carry the units.
+func categoryLabel(ax KnobAxis) string { return ax.Knob }
+
+// colorMap is a sequential scale from near-white at 0 to a dark colour at the maximum:
+// red for violations (red means a broken promise everywhere in these figures), blue for
+// times. Luminance falls evenly with the value, so the scale reads in grey too.
+func (h *Heatmap) colorMap() palette.ColorMap {
+	controls := []color.Color{color.NRGBA{8, 48, 107, 255}, color.NRGBA{33, 113, 181, 255},
+		color.NRGBA{107, 174, 214, 255}, color.NRGBA{239, 243, 255, 255}}
+	if h.Red {
+		controls = []color.Color{color.NRGBA{103, 0, 13, 255}, color.NRGBA{203, 24, 29, 255},
+			color.NRGBA{252, 146, 114, 255}, color.NRGBA{255, 245, 240, 255}}
+	}
+	cm, err := moreland.NewLuminance(controls)
+	if err != nil {
+		panic("plots: colour scale controls out of luminance order: " + err.Error())
+	}
+	return palette.Reverse(cm)
+}
+
+func indexTicks(values []string) plot.Ticker {
+	ticks := make([]plot.Tick, len(values))
+	for i, v := range values {
+		ticks[i] = plot.Tick{Value: float64(i), Label: v}
+	}
+	return plot.ConstantTicks(ticks)
+}
+
+// cellLabels writes each heatmap cell's value in it ("–" where nothing was measured), in
+// black or white, whichever reads on the cell's colour.
+type cellLabels struct {
+	z  [][]float64
+	cm palette.ColorMap
+}
+
+// Plot writes the labels over the heatmap's cells.
+func (cl *cellLabels) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for r, row := range cl.z {
+		for col, v := range row {
+			text, ink := "–", color.NRGBA{90, 90, 90, 255}
+			if !math.IsNaN(v) {
+				text = short(v)
+				if bg, err := cl.cm.At(v); err == nil {
+					ink = inkOn(bg)
+				}
+			}
+			sty := boldStyle(12, ink)
+			sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+			c.FillText(sty, vg.Point{X: trX(float64(col)), Y: trY(float64(r))}, text)
+		}
+	}
+}
+
+func inkOn(c color.Color) color.NRGBA {
+	r, g, b, _ := c.RGBA()
+	return ink(color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
+}
+
+// short renders a cell value with three significant digits at most.
+func short(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return sig3(math.Abs(v))
+}

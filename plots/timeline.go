@@ -1,0 +1,654 @@
+package plots
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+)
+
+// TimelineOptions controls a run's space-time diagram.
+type TimelineOptions struct {
+	// Window is the true-time interval to draw; nil chooses DefaultWindow. Window.To = 0
+	// means the end of the run.
+	Window *experiments.Span
+	// Width and Height are the figure's size in pixels; 0 means 1600×900.
+	Width, Height int
+	// Subtitle replaces the line under the title (by default the scenario's story).
+	Subtitle string
+}
+
+// DefaultWindow chooses the part of a run worth looking at first. With a violation: from
+// up to two TTLs before the first one (so the holder whose lock it overlaps is in view) to
+// one TTL after it ends. Without one: the whole run when it holds at most a dozen lock
+// cycles, else the first dozen. Either way the window stops a little after the last thing
+// that happened in it, so a run that went quiet does not leave half the figure empty.
+func DefaultWindow(tl *experiments.Timeline) experiments.Span {
+	end := tl.Duration
+	last := lastActivity(tl)
+	// pad leaves room after the last thing shown for its labels: a tenth of the window.
+	pad := func(t time.Duration) time.Duration { return min(end, t+max(t/10, 10*time.Millisecond)) }
+	if len(tl.Violations) > 0 {
+		v := tl.Violations[0]
+		s, e := secondsToDuration(v.StartS), secondsToDuration(v.EndS)
+		from := max(0, s-2*tl.TTL)
+		to := min(end, e+tl.TTL, pad(max(last, e)))
+		return experiments.Span{From: from, To: max(to, min(end, e+time.Millisecond))}
+	}
+	var works []experiments.Span
+	for _, c := range tl.Clients {
+		works = append(works, c.Work...)
+	}
+	slices.SortFunc(works, func(a, b experiments.Span) int { return cmpDur(a.From, b.From) })
+	const cycles = 12
+	if len(works) > cycles {
+		return experiments.Span{From: 0, To: pad(works[cycles-1].To)}
+	}
+	if last == 0 {
+		return experiments.Span{From: 0, To: end}
+	}
+	return experiments.Span{From: 0, To: pad(last)}
+}
+
+func cmpDur(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func secondsToDuration(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// lastActivity returns the latest end of anything a node or client did that ended before
+// the run did (keys, attempts, work, writes); spans still open at the end are left out.
+func lastActivity(tl *experiments.Timeline) time.Duration {
+	var last time.Duration
+	upd := func(t time.Duration) {
+		if t < tl.Duration {
+			last = max(last, t)
+		}
+	}
+	for _, n := range tl.Nodes {
+		for _, k := range n.Keys {
+			upd(k.To)
+		}
+	}
+	for _, c := range tl.Clients {
+		for _, a := range c.Attempts {
+			upd(a.To)
+		}
+		for _, w := range c.Work {
+			upd(w.To)
+		}
+		for _, w := range c.Writes {
+			upd(w.At)
+		}
+	}
+	return last
+}
+
+// laneKind says what a lane shows.
+type laneKind uint8
+
+const (
+	laneOracle laneKind = iota // the violations, as the oracle names them
+	laneNode
+	laneClient
+)
+
+// tlLane is one horizontal lane of the diagram, centred on Y, H high (data units). Name
+// is the process's; Label is what the axis shows.
+type tlLane struct {
+	Name  string
+	Label string
+	Kind  laneKind
+	Y, H  float64
+}
+
+// shapeKind names what a shape depicts; the legend has one entry per kind shown.
+type shapeKind uint8
+
+const (
+	shKey           shapeKind = iota + 1 // a lock key on a node, in its holder's colour
+	shKeyUnknown                         // a lock key whose value is no client's
+	shDown                               // a node crashed, until it restarts
+	shNodePaused                         // a node stalled
+	shRestart                            // a node restarted
+	shFailover                           // a replica promoted
+	shClockJump                          // a wall clock stepped
+	shCut                                // a network cut touching the lane
+	shValidity                           // a client believed it held the lock
+	shWork                               // a client worked on the resource
+	shAttemptLost                        // an acquire attempt that failed
+	shAttemptWon                         // an acquire attempt that took the lock
+	shPause                              // a client's stop-the-world pause
+	shWriteOK                            // a storage write accepted
+	shWriteStale                         // a stale storage write accepted
+	shWriteRejected                      // a storage write rejected by fencing
+	shWriteLost                          // a storage write that never arrived
+	shWriteDelay                         // a write's time in the network, sent → judged
+	shCrash                              // a client process died
+	shExtend                             // a lock extended
+	shExtendFailed                       // an extension that failed
+	shViolation                          // a validity or usage overlap (band and label)
+	shStaleMark                          // a stale write, on the oracle lane
+	shFencedMark                         // writes rejected by fencing, on the oracle lane
+)
+
+// shape is one element of the diagram in data units: seconds across, lanes down. Instants
+// have X0 == X1. Lane is the lane it belongs to (-1: spans several). Client picks the
+// colour (-1: none).
+type shape struct {
+	Kind   shapeKind
+	Lane   int
+	X0, X1 float64
+	Y0, Y1 float64
+	Client int
+	Label  string
+}
+
+// tlLayout is the whole diagram as data: what the figure shows, before any drawing.
+type tlLayout struct {
+	Title, Subtitle string
+	From, To        float64 // the window, seconds
+	Lanes           []tlLane
+	Shapes          []shape
+	Clients         []string
+}
+
+// Layout geometry, in data units. A client lane is taller than a node lane: it stacks
+// the validity window, the work, the attempts and the writes.
+const (
+	laneGap   = 0.35 // extra space between the oracle, node and client groups
+	oracleH   = 1.0
+	nodeH     = 0.8
+	clientH   = 1.5
+	keyHalf   = 0.24 // a key bar, around a node lane's centre
+	downHalf  = 0.36 // a node's down or paused band
+	pauseHalf = 0.66 // a client's pause band
+)
+
+// layoutTimeline computes the diagram of tl in the window [from, to).
+func layoutTimeline(tl *experiments.Timeline, win experiments.Span, subtitle string) *tlLayout {
+	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds()}
+	for _, c := range tl.Clients {
+		L.Clients = append(L.Clients, c.Name)
+	}
+	L.Title, L.Subtitle = timelineTitle(tl, win), subtitle
+	if L.Subtitle == "" {
+		if sc, err := experiments.LookupScenario(tl.Scenario); err == nil && sc.Name == tl.Scenario {
+			L.Subtitle = sc.Story
+		}
+	}
+	L.addLanes(tl)
+	lanesOf := L.laneIndex(tl)
+	for i := range tl.Nodes {
+		L.nodeShapes(tl, i, lanesOf)
+	}
+	nodes := groups(tl)
+	for j := range tl.Clients {
+		L.clientShapes(tl, j, lanesOf, nodes)
+	}
+	L.netShapes(tl, lanesOf)
+	L.violationShapes(tl, lanesOf)
+	return L
+}
+
+// groups returns the number of Redlock nodes (groups), which attempts count OKs out of.
+func groups(tl *experiments.Timeline) int {
+	var seen []string
+	for _, n := range tl.Nodes {
+		if !slices.Contains(seen, n.Group) {
+			seen = append(seen, n.Group)
+		}
+	}
+	return len(seen)
+}
+
+func (L *tlLayout) addLanes(tl *experiments.Timeline) {
+	y := 0.0 // the top of the next lane
+	add := func(name, label string, k laneKind, h float64) {
+		if n := len(L.Lanes); n > 0 && L.Lanes[n-1].Kind != k {
+			y -= laneGap
+		}
+		L.Lanes = append(L.Lanes, tlLane{Name: name, Label: label, Kind: k, Y: y - h/2, H: h})
+		y -= h
+	}
+	if L.violationsInWindow(tl) {
+		add("oracle", "violations", laneOracle, oracleH)
+	}
+	// The Redlock page and Kleppmann call the nodes A, B, C, D, E; so do the scenarios'
+	// stories. Groups with replicas keep their node names, which say master and replica.
+	letters := groups(tl) == len(tl.Nodes) && len(tl.Nodes) <= 26
+	for i, n := range tl.Nodes {
+		label := n.Name
+		if letters {
+			label += " (" + string(rune('A'+i)) + ")"
+		}
+		add(n.Name, label, laneNode, nodeH)
+	}
+	for _, c := range tl.Clients {
+		add(c.Name, c.Name, laneClient, clientH)
+	}
+}
+
+func (L *tlLayout) violationsInWindow(tl *experiments.Timeline) bool {
+	for _, v := range tl.Violations {
+		if _, _, ok := L.clip(v.StartS, v.EndS); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// laneIndex maps an endpoint or process name to its lanes: a node, a group (all its
+// nodes), a client.
+func (L *tlLayout) laneIndex(tl *experiments.Timeline) map[string][]int {
+	m := map[string][]int{}
+	for i, l := range L.Lanes {
+		if l.Kind == laneOracle {
+			continue
+		}
+		m[l.Name] = append(m[l.Name], i)
+		if l.Kind == laneNode {
+			for _, n := range tl.Nodes {
+				if n.Name == l.Name && n.Group != n.Name {
+					m[n.Group] = append(m[n.Group], i)
+				}
+			}
+		}
+	}
+	return m
+}
+
+// clip clips [a, b] seconds to the window; ok is false when it lies outside. An instant
+// (a == b) is kept when it falls inside.
+func (L *tlLayout) clip(a, b float64) (float64, float64, bool) {
+	if b < L.From || a > L.To || (a == b && a == L.To) {
+		return 0, 0, false
+	}
+	return max(a, L.From), min(b, L.To), true
+}
+
+func (L *tlLayout) add(s shape, a, b float64) {
+	x0, x1, ok := L.clip(a, b)
+	if !ok {
+		return
+	}
+	s.X0, s.X1 = x0, x1
+	L.Shapes = append(L.Shapes, s)
+}
+
+func (L *tlLayout) span(k shapeKind, lane int, sp experiments.Span, y0, y1 float64, client int, label string) {
+	L.add(shape{Kind: k, Lane: lane, Y0: y0, Y1: y1, Client: client, Label: label}, sp.From.Seconds(), sp.To.Seconds())
+}
+
+func (L *tlLayout) nodeShapes(tl *experiments.Timeline, i int, lanesOf map[string][]int) {
+	n := &tl.Nodes[i]
+	lane := lanesOf[n.Name][0]
+	y := L.Lanes[lane].Y
+	for _, k := range n.Keys {
+		label := "?"
+		if k.Client >= 0 {
+			label = tl.Clients[k.Client].Name
+		}
+		if len(tl.Nodes) > 0 && resources(tl) > 1 {
+			label += " " + k.Resource
+		}
+		kind := shKey
+		if k.Client < 0 {
+			kind = shKeyUnknown
+		}
+		L.span(kind, lane, k.Span, y-keyHalf, y+keyHalf, k.Client, label)
+	}
+	for _, d := range n.Down {
+		L.span(shDown, lane, d, y-downHalf, y+downHalf, -1, "down")
+	}
+	for _, p := range n.Paused {
+		L.span(shNodePaused, lane, p, y-downHalf, y+downHalf, -1, "paused")
+	}
+	for _, m := range n.Marks {
+		L.mark(m, lane, y)
+	}
+}
+
+// resources counts the distinct resources whose keys the timeline shows.
+func resources(tl *experiments.Timeline) int {
+	var seen []string
+	for _, n := range tl.Nodes {
+		for _, k := range n.Keys {
+			if !slices.Contains(seen, k.Resource) {
+				seen = append(seen, k.Resource)
+			}
+		}
+	}
+	return len(seen)
+}
+
+func (L *tlLayout) mark(m experiments.Mark, lane int, y float64) {
+	kinds := map[string]shapeKind{experiments.MarkRestart: shRestart, experiments.MarkFailover: shFailover,
+		experiments.MarkClockJump: shClockJump, experiments.MarkCrash: shCrash,
+		experiments.MarkExtend: shExtend, experiments.MarkExtendBad: shExtendFailed}
+	k, ok := kinds[m.Kind]
+	if !ok {
+		return
+	}
+	t := m.At.Seconds()
+	if k == shExtend || k == shExtendFailed { // a tick on the validity window
+		L.add(shape{Kind: k, Lane: lane, Y0: y + 0.14, Y1: y + 0.62, Client: -1, Label: m.Text}, t, t)
+		return
+	}
+	h := L.Lanes[lane].H / 2 * 0.9
+	L.add(shape{Kind: k, Lane: lane, Y0: y - h, Y1: y + h, Client: -1, Label: m.Text}, t, t)
+}
+
+func (L *tlLayout) clientShapes(tl *experiments.Timeline, j int, lanesOf map[string][]int, nodes int) {
+	c := &tl.Clients[j]
+	lane := lanesOf[c.Name][0]
+	y := L.Lanes[lane].Y
+	for _, a := range c.Attempts {
+		k := shAttemptLost
+		if a.Won {
+			k = shAttemptWon
+		}
+		label := strconv.Itoa(a.OKs) + "/" + strconv.Itoa(nodes)
+		if a.Reason == "validity-expired" {
+			label += " OK, but too late: validity expired|" + label
+		}
+		L.span(k, lane, a.Span, y-0.62, y-0.34, j, label)
+	}
+	for _, v := range c.Validity {
+		L.span(shValidity, lane, v, y+0.2, y+0.56, j, "")
+	}
+	for _, w := range c.Work {
+		L.span(shWork, lane, w, y-0.16, y+0.12, j, "")
+	}
+	for _, p := range c.Pauses {
+		L.span(shPause, lane, p, y-pauseHalf, y+pauseHalf, j, "pause "+roundDur(p.To-p.From))
+	}
+	for _, w := range c.Writes {
+		L.write(w, lane, y, j)
+	}
+	for _, m := range c.Marks {
+		L.mark(m, lane, y)
+	}
+}
+
+// roundDur renders a duration in its largest unit with three significant digits at most:
+// "60s", "2.12s", "12.3ms".
+func roundDur(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	units := []struct {
+		size time.Duration
+		name string
+	}{{time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}, {time.Nanosecond, "ns"}}
+	for _, u := range units {
+		if d >= u.size || u.size == time.Nanosecond {
+			return sig3(float64(d)/float64(u.size)) + u.name
+		}
+	}
+	return d.String()
+}
+
+// sig3 formats v (positive) with at most three significant digits and no trailing zeros.
+func sig3(v float64) string {
+	dec := max(0, 2-int(math.Floor(math.Log10(v))))
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func (L *tlLayout) write(w experiments.Write, lane int, y float64, j int) {
+	yw := y - 0.02
+	if !w.Arrived {
+		t := w.Sent.Seconds()
+		L.add(shape{Kind: shWriteLost, Lane: lane, Y0: yw, Y1: yw, Client: j, Label: "write lost"}, t, t)
+		return
+	}
+	sent, at := w.Sent.Seconds(), w.At.Seconds()
+	if at-sent > (L.To-L.From)/200 { // visible on the figure: draw its time in the network
+		L.add(shape{Kind: shWriteDelay, Lane: lane, Y0: yw, Y1: yw, Client: j}, sent, at)
+	}
+	k := shWriteOK
+	switch {
+	case !w.Accepted:
+		k = shWriteRejected
+	case w.Stale:
+		k = shWriteStale
+	}
+	label := ""
+	if w.Fenced {
+		label = "token " + strconv.FormatInt(w.Token, 10)
+	}
+	L.add(shape{Kind: k, Lane: lane, Y0: yw, Y1: yw, Client: j, Label: label}, at, at)
+}
+
+// netShapes draws each network fault on the lanes it cuts off: a cut between a client and
+// a node on the node's lane ("cut ↔ client1"), anything else on the lanes of its first
+// endpoint that has one.
+func (L *tlLayout) netShapes(tl *experiments.Timeline, lanesOf map[string][]int) {
+	for _, f := range tl.NetFaults {
+		lanes, label := L.faultLanes(f, lanesOf)
+		for _, l := range lanes {
+			ln := L.Lanes[l]
+			L.span(shCut, l, f.Span, ln.Y-ln.H/2, ln.Y+ln.H/2, -1, label)
+		}
+	}
+}
+
+func (L *tlLayout) faultLanes(f experiments.NetFault, lanesOf map[string][]int) ([]int, string) {
+	isNode := func(name string) bool {
+		ls := lanesOf[name]
+		return len(ls) > 0 && L.Lanes[ls[0]].Kind == laneNode
+	}
+	switch f.Kind {
+	case "isolate":
+		return lanesOf[f.A], "isolated"
+	case "split":
+		var all []int
+		for i, l := range L.Lanes {
+			if l.Kind != laneOracle {
+				all = append(all, i)
+			}
+		}
+		return all, f.Text
+	case "cut":
+		if isNode(f.B) {
+			return lanesOf[f.B], "cut ↔ " + f.A
+		}
+		if isNode(f.A) {
+			return lanesOf[f.A], "cut ↔ " + f.B
+		}
+		return lanesOf[f.A], "cut ↔ " + f.B
+	case "block":
+		if isNode(f.B) {
+			return lanesOf[f.B], "cut from " + f.A + " (one way)"
+		}
+		return lanesOf[f.A], "cut to " + f.B + " (one way)"
+	case "clog":
+		return lanesOf[f.A], "clogged → " + f.B
+	}
+	return nil, ""
+}
+
+// violationShapes puts each violation on the oracle lane, named with its two clients, and
+// for overlaps a band down through both clients' lanes. A validity and a usage overlap of
+// the same two clients over the same interval are one band with one label; stale writes
+// and fenced rejections close together in time are counted on one mark.
+func (L *tlLayout) violationShapes(tl *experiments.Timeline, lanesOf map[string][]int) {
+	if len(L.Lanes) == 0 || L.Lanes[0].Kind != laneOracle {
+		return
+	}
+	oy := L.Lanes[0].Y
+	type group struct {
+		kinds         []string
+		first, second string
+		start, end    float64
+		n             int
+	}
+	var gs []group
+	near := (L.To - L.From) / 100
+	for _, v := range tl.Violations {
+		merged := false
+		for i := range gs {
+			g := &gs[i]
+			if g.first != v.First || g.second != v.Second {
+				continue
+			}
+			overlap := isOverlap(v.Kind) && isOverlap(g.kinds[0]) && g.start == v.StartS && g.end == v.EndS
+			instant := !isOverlap(v.Kind) && g.kinds[0] == v.Kind && math.Abs(v.StartS-g.end) <= near
+			if overlap || instant {
+				if !slices.Contains(g.kinds, v.Kind) {
+					g.kinds = append(g.kinds, v.Kind)
+				}
+				g.end = max(g.end, v.EndS)
+				g.n++
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			gs = append(gs, group{kinds: []string{v.Kind}, first: v.First, second: v.Second, start: v.StartS, end: v.EndS, n: 1})
+		}
+	}
+	for _, g := range gs {
+		switch g.kinds[0] {
+		case experiments.KindStaleWrite:
+			label := "stale write by " + g.first
+			if g.n > 1 {
+				label = strconv.Itoa(g.n) + " stale writes by " + g.first
+			}
+			L.add(shape{Kind: shStaleMark, Lane: 0, Y0: oy, Y1: oy, Client: -1, Label: label}, g.start, g.end)
+		case experiments.KindFencedRejected:
+			label := "fencing rejected " + g.first + "'s write"
+			if g.n > 1 {
+				label = "fencing rejected " + strconv.Itoa(g.n) + " writes by " + g.first
+			}
+			L.add(shape{Kind: shFencedMark, Lane: 0, Y0: oy, Y1: oy, Client: -1, Label: label}, g.start, g.end)
+		default:
+			bottom := oy - oracleH/2
+			for _, name := range []string{g.first, g.second} {
+				if ls := lanesOf[name]; len(ls) > 0 {
+					l := L.Lanes[ls[0]]
+					bottom = min(bottom, l.Y-l.H/2)
+				}
+			}
+			var names []string
+			for _, k := range []string{experiments.KindValidityOverlap, experiments.KindUsageOverlap} {
+				if slices.Contains(g.kinds, k) {
+					names = append(names, strings.TrimSuffix(k, "_overlap"))
+				}
+			}
+			label := strings.Join(names, " + ") + " overlap: " + g.first + " & " + g.second
+			L.add(shape{Kind: shViolation, Lane: -1, Y0: bottom, Y1: oy + oracleH/2, Client: -1, Label: label}, g.start, g.end)
+		}
+	}
+}
+
+func isOverlap(kind string) bool {
+	return kind == experiments.KindValidityOverlap || kind == experiments.KindUsageOverlap
+}
+
+// timelineTitle names the run and says what went wrong in it.
+func timelineTitle(tl *experiments.Timeline, win experiments.Span) string {
+	counts := map[string]int{}
+	for _, v := range tl.Violations {
+		counts[v.Kind]++
+	}
+	var bad []string
+	for _, k := range []struct{ kind, one, many string }{
+		{experiments.KindValidityOverlap, "validity overlap", "validity overlaps"},
+		{experiments.KindUsageOverlap, "usage overlap", "usage overlaps"},
+		{experiments.KindStaleWrite, "stale write accepted", "stale writes accepted"},
+		{experiments.KindFencedRejected, "write rejected by fencing", "writes rejected by fencing"},
+	} {
+		switch n := counts[k.kind]; n {
+		case 0:
+		case 1:
+			bad = append(bad, "1 "+k.one)
+		default:
+			bad = append(bad, strconv.Itoa(n)+" "+k.many)
+		}
+	}
+	verdict := "safe"
+	if counts[experiments.KindValidityOverlap]+counts[experiments.KindUsageOverlap]+counts[experiments.KindStaleWrite] > 0 {
+		verdict = "UNSAFE"
+	}
+	if len(bad) > 0 {
+		verdict += ": " + strings.Join(bad, ", ")
+	}
+	name := tl.Scenario
+	if name == "" {
+		name = "run"
+	}
+	return fmt.Sprintf("%s, seed %d: %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdict,
+		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), roundDur(tl.TTL))
+}
+
+// WriteTimeline draws tl as a space-time diagram in format to w.
+func WriteTimeline(w io.Writer, format Format, tl *experiments.Timeline, opt TimelineOptions) error {
+	f, err := timelineFigure(format, tl, opt)
+	if err != nil {
+		return err
+	}
+	return f.writeTo(w)
+}
+
+// Timeline draws tl as a space-time diagram into path, PNG or SVG by its extension.
+func Timeline(tl *experiments.Timeline, path string, opt TimelineOptions) error {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	f, err := timelineFigure(format, tl, opt)
+	if err != nil {
+		return err
+	}
+	return f.save(path)
+}
+
+// ResolveWindow checks a requested window against the run and fills in its defaults.
+func ResolveWindow(tl *experiments.Timeline, win *experiments.Span) (experiments.Span, error) {
+	if win == nil {
+		return DefaultWindow(tl), nil
+	}
+	w := *win
+	if w.To == 0 {
+		w.To = tl.Duration
+	}
+	if w.From < 0 || w.From >= w.To || w.From >= tl.Duration {
+		return w, fmt.Errorf("window %s:%s: want 0 ≤ FROM < TO and FROM before the end of the run (%s)",
+			w.From, w.To, tl.Duration)
+	}
+	w.To = min(w.To, tl.Duration)
+	return w, nil
+}
+
+func timelineFigure(format Format, tl *experiments.Timeline, opt TimelineOptions) (*figure, error) {
+	win, err := ResolveWindow(tl, opt.Window)
+	if err != nil {
+		return nil, err
+	}
+	wPx, hPx := opt.Width, opt.Height
+	if wPx == 0 && hPx == 0 {
+		wPx, hPx = DefaultWidth, DefaultHeight
+	}
+	f, err := newFigure(format, wPx, hPx)
+	if err != nil {
+		return nil, err
+	}
+	drawTimeline(f.dc, layoutTimeline(tl, win, opt.Subtitle))
+	return f, nil
+}

@@ -1,0 +1,180 @@
+package plots
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+)
+
+func timeline(t *testing.T, scenario string, knobs ...experiments.KV) *experiments.Timeline {
+	t.Helper()
+	var tl experiments.Timeline
+	_, err := experiments.Run(context.Background(), scenario, knobs, 1, experiments.Options{Timeline: &tl})
+	require.NoError(t, err)
+	return &tl
+}
+
+func shapesOf(L *tlLayout, k shapeKind, lane string) []shape {
+	var out []shape
+	for _, s := range L.Shapes {
+		if s.Kind == k && (lane == "" || s.Lane >= 0 && L.Lanes[s.Lane].Name == lane) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestTimelineLayoutGCPause(t *testing.T) {
+	tl := timeline(t, "gc-pause")
+	win := DefaultWindow(tl)
+	assert.Equal(t, time.Duration(0), win.From, "two TTLs before the overlap reach back to the start")
+	assert.Greater(t, win.To, 2014*time.Millisecond, "client2's release is in view")
+	assert.Less(t, win.To, tl.Duration)
+
+	L := layoutTimeline(tl, win, "")
+	var names []string
+	for _, l := range L.Lanes {
+		names = append(names, l.Label)
+	}
+	assert.Equal(t, []string{"violations", "redis1 (A)", "redis2 (B)", "redis3 (C)", "redis4 (D)", "redis5 (E)", "client1", "client2"}, names)
+	assert.Contains(t, L.Title, "gc-pause, seed 1: UNSAFE: 1 usage overlap, 2 stale writes accepted")
+	assert.Contains(t, L.Subtitle, "client1 pauses (GC)")
+
+	pause := shapesOf(L, shPause, "client1")
+	require.Len(t, pause, 1)
+	assert.Equal(t, [2]float64{0.1, 1.6}, [2]float64{pause[0].X0, pause[0].X1})
+	assert.Equal(t, "pause 1.5s", pause[0].Label)
+
+	v := shapesOf(L, shViolation, "")
+	require.Len(t, v, 1)
+	assert.Equal(t, "usage overlap: client1 & client2", v[0].Label)
+	assert.InDelta(t, 1.214282, v[0].X0, 1e-6)
+	assert.Equal(t, 1.6, v[0].X1)
+	stale := shapesOf(L, shStaleMark, "oracle")
+	require.Len(t, stale, 1, "the two stale writes, microseconds apart, are one mark")
+	assert.Equal(t, "2 stale writes by client1", stale[0].Label)
+	assert.Len(t, shapesOf(L, shWriteStale, "client1"), 2)
+
+	for _, n := range []string{"redis1", "redis3", "redis5"} {
+		keys := shapesOf(L, shKey, n)
+		require.Len(t, keys, 2, n)
+		assert.Equal(t, "client1", keys[0].Label)
+		assert.Equal(t, 0, keys[0].Client)
+		assert.Equal(t, "client2", keys[1].Label)
+		assert.InDelta(t, 1.001, keys[0].X1, 1e-9, "client1's key expires 1s after the SET, to the node's millisecond")
+	}
+	won := shapesOf(L, shAttemptWon, "client2")
+	require.Len(t, won, 1)
+	assert.Equal(t, "5/5", won[0].Label)
+	assert.Len(t, shapesOf(L, shAttemptLost, "client2"), 6)
+}
+
+func TestTimelineLayoutWindowClips(t *testing.T) {
+	tl := timeline(t, "gc-pause")
+	L := layoutTimeline(tl, experiments.Span{From: 500 * time.Millisecond, To: time.Second}, "")
+	assert.Equal(t, "redis1", L.Lanes[0].Name, "no violation in the window: no violations lane")
+	pause := shapesOf(L, shPause, "client1")
+	require.Len(t, pause, 1)
+	assert.Equal(t, [2]float64{0.5, 1}, [2]float64{pause[0].X0, pause[0].X1})
+	assert.Empty(t, shapesOf(L, shKey, "client2"))
+	for _, s := range L.Shapes {
+		assert.GreaterOrEqual(t, s.X0, 0.5)
+		assert.LessOrEqual(t, s.X1, 1.0)
+	}
+}
+
+func TestTimelineLayoutFaults(t *testing.T) {
+	tl := timeline(t, "clock-jump")
+	L := layoutTimeline(tl, DefaultWindow(tl), "")
+	jump := shapesOf(L, shClockJump, "redis3")
+	require.Len(t, jump, 1)
+	assert.Equal(t, 0.15, jump[0].X0)
+	assert.Equal(t, "clock +2s", jump[0].Label)
+	cuts := shapesOf(L, shCut, "redis4")
+	require.Len(t, cuts, 1)
+	assert.Equal(t, "cut ↔ client1", cuts[0].Label)
+	v := shapesOf(L, shViolation, "")
+	require.Len(t, v, 1)
+	assert.Equal(t, "validity + usage overlap: client1 & client2", v[0].Label)
+
+	tl = timeline(t, "failover-race")
+	L = layoutTimeline(tl, DefaultWindow(tl), "")
+	assert.Equal(t, "redis1.0", L.Lanes[1].Label, "no letters for a group with replicas")
+	assert.Len(t, shapesOf(L, shDown, "redis1.0"), 1)
+	assert.Len(t, shapesOf(L, shFailover, "redis1.1"), 1)
+
+	tl = timeline(t, "replies-in-flight")
+	L = layoutTimeline(tl, DefaultWindow(tl), "")
+	lost := shapesOf(L, shAttemptLost, "client1")
+	require.NotEmpty(t, lost)
+	assert.Equal(t, "5/5 OK, but too late: validity expired|5/5", lost[0].Label)
+}
+
+func TestDefaultWindowWithoutViolation(t *testing.T) {
+	tl := timeline(t, "baseline", experiments.KV{Name: "duration", Value: "10s"})
+	w := DefaultWindow(tl)
+	assert.Equal(t, time.Duration(0), w.From)
+	assert.Less(t, w.To, 2*time.Second, "a dozen lock cycles, not ten seconds of them")
+	var works int
+	for _, c := range tl.Clients {
+		for _, s := range c.Work {
+			if s.To <= w.To {
+				works++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, works, 12)
+}
+
+func TestResolveWindow(t *testing.T) {
+	tl := &experiments.Timeline{Duration: 3 * time.Second}
+	w, err := ResolveWindow(tl, &experiments.Span{From: time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, experiments.Span{From: time.Second, To: 3 * time.Second}, w, "To 0 is the end")
+	w, err = ResolveWindow(tl, &experiments.Span{From: time.Second, To: time.Hour})
+	require.NoError(t, err)
+	assert.Equal(t, 3*time.Second, w.To, "clipped to the run")
+	_, err = ResolveWindow(tl, &experiments.Span{From: 5 * time.Second, To: 6 * time.Second})
+	assert.ErrorContains(t, err, "before the end of the run (3s)")
+	_, err = ResolveWindow(tl, &experiments.Span{From: 2 * time.Second, To: time.Second})
+	assert.ErrorContains(t, err, "FROM < TO")
+}
+
+func TestTimelineRenders(t *testing.T) {
+	tl := timeline(t, "gc-pause-fenced")
+	var png, svg bytes.Buffer
+	require.NoError(t, WriteTimeline(&png, PNG, tl, TimelineOptions{}))
+	assertPNG(t, png.Bytes(), DefaultWidth, DefaultHeight)
+	require.NoError(t, WriteTimeline(&svg, SVG, tl, TimelineOptions{}))
+	assertSVG(t, svg.Bytes())
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "small.png")
+	require.NoError(t, Timeline(tl, path, TimelineOptions{Width: 800, Height: 450,
+		Window: &experiments.Span{From: time.Second, To: 2 * time.Second}}))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assertPNG(t, data, 800, 450)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+
+	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "t.jpg"), TimelineOptions{}), `unknown extension ".jpg"`)
+	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "t.png"), TimelineOptions{Width: -1, Height: 5}), "figure size")
+	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "no", "such", "t.png"), TimelineOptions{}), "no such file")
+}
+
+func TestRoundDur(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "0s", 60 * time.Second: "60s", 2115788172: "2.12s",
+		1500 * time.Millisecond: "1.5s", 12345 * time.Microsecond: "12.3ms", 800 * time.Microsecond: "800µs"} {
+		assert.Equal(t, want, roundDur(d))
+	}
+}
