@@ -179,7 +179,7 @@ func newOracle(s *sim.Sim, n int, clients, resources []string) *Oracle {
 // ClientEvent is the model.Observer side of the oracle.
 func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 	c := int32(e.Client.Index())
-	r, ok := o.resIdx[e.Resource]
+	r, ok := o.resource(e.Resource)
 	if !ok {
 		r = -1
 	}
@@ -214,6 +214,21 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 	case model.EvCrash:
 		o.crash(now, c)
 	}
+}
+
+// resource returns the index of the named resource. A world has one lock or a few, and a
+// scan of a few names is cheaper than hashing one; the map serves the many.
+func (o *Oracle) resource(name string) (int32, bool) {
+	if len(o.resName) > 8 {
+		r, ok := o.resIdx[name]
+		return r, ok
+	}
+	for i, n := range o.resName {
+		if n == name {
+			return int32(i), true
+		}
+	}
+	return 0, false
 }
 
 // StorageWrite is the model.StorageObserver side of the oracle.
@@ -436,7 +451,7 @@ func (o *Oracle) crash(now sim.Time, c int32) {
 }
 
 func (o *Oracle) storageWrite(now sim.Time, c int32, resource string, fenced, accepted bool) {
-	r, ok := o.resIdx[resource]
+	r, ok := o.resource(resource)
 	if !ok || c < 0 {
 		return
 	}

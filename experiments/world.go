@@ -69,6 +69,7 @@ func Plan(cfg Config, seed uint64) (*World, error) {
 		return nil, err
 	}
 	net.SetDescribe(model.Describe)
+	net.SetFold(model.FoldMsg)
 	w := &World{Config: cfg, Seed: seed, Sim: s, Net: net}
 	w.Resources = resourceNames(cfg.Resources)
 	if err := w.planGroups(); err != nil {

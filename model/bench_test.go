@@ -119,6 +119,7 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 		b.Fatal(err)
 	}
 	net.SetDescribe(Describe)
+	net.SetFold(FoldMsg)
 	g, err := NewGroup(s, net, GroupConfig{Name: "redis1", Nodes: []NodeConfig{{PreloadScripts: true}}})
 	if err != nil {
 		b.Fatal(err)

@@ -203,6 +203,7 @@ type Client struct {
 
 	ev    ClientEvent
 	stats ClientStats
+	names *clientNames
 }
 
 // NewClient builds a client process, attaches it to net and schedules its start, its
@@ -211,7 +212,7 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 	if err := cfg.validate(net); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
-	c := &Client{s: s, net: net, obs: obs, cfg: cfg,
+	c := &Client{s: s, net: net, obs: obs, cfg: cfg, names: newClientNames(cfg.Name),
 		work: s.Rand(cfg.Name + "/workload"), gc: s.Rand(cfg.Name + "/pauses")}
 	var err error
 	if c.clk, err = clock.New(cfg.Clock, s.Rand(cfg.Name+"/clock")); err != nil {
@@ -457,7 +458,10 @@ func (c *Client) feed(now sim.Time, err error) {
 		o := &outs[i]
 		switch o.Kind {
 		case redlock.OutSend:
-			c.lastReq[o.Node], c.lastCmd[o.Node] = o.Req, o.Command
+			c.lastReq[o.Node] = o.Req
+			if c.lastCmd[o.Node].Op = o.Command.Op; o.Command.Op == redlock.OpEvalSHA {
+				c.lastCmd[o.Node] = o.Command // only an EVALSHA is ever resent (retryAsEval)
+			}
 			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req), o.Command))
 		case redlock.OutSetTimer:
 			c.s.Cancel(c.timerEv)
@@ -694,6 +698,36 @@ func (c *Client) emit(now sim.Time, k ClientEventKind, o *redlock.Outcome) {
 // notify traces c.ev and hands it to the observer.
 func (c *Client) notify(now sim.Time) {
 	e := &c.ev
+	if !c.s.Tracing() {
+		c.foldEvent(now, e)
+	} else {
+		c.traceEvent(now, e)
+	}
+	if c.obs != nil {
+		c.obs.ClientEvent(now, e)
+	}
+}
+
+// foldEvent folds the record traceEvent would trace into the trace hash, without building
+// its fields: the same values, in the same order, of the same kinds.
+func (c *Client) foldEvent(now sim.Time, e *ClientEvent) {
+	r := c.s.FoldNames(c.names.actor, c.names.kinds[e.Kind]).Dur(c.mono(now))
+	switch {
+	case e.Outcome != nil:
+		o := e.Outcome
+		r = r.Str(e.Resource).Int(int64(o.Attempt)).Int(int64(o.OKs)).Str(o.Reason.String()).
+			Dur(o.Validity).Int(o.Token)
+	case e.Kind == EvWrite:
+		r = r.Str(e.Resource).Int(int64(e.WriteID)).Int(e.Token).Bool(e.Fenced)
+	case e.Kind == EvPause:
+		r = r.Dur(e.For)
+	default:
+		r = r.Str(e.Resource)
+	}
+	r.End()
+}
+
+func (c *Client) traceEvent(now sim.Time, e *ClientEvent) {
 	mono := sim.Dur("mono", c.mono(now))
 	switch {
 	case e.Outcome != nil:
@@ -709,7 +743,18 @@ func (c *Client) notify(now sim.Time) {
 	default:
 		c.s.Trace(c.cfg.Name, e.Kind.String(), mono, sim.Str("resource", e.Resource))
 	}
-	if c.obs != nil {
-		c.obs.ClientEvent(now, e)
+}
+
+// clientNames are a client's name and its record kinds, with their trace digests.
+type clientNames struct {
+	actor sim.Name
+	kinds [len(clientEventNames)]sim.Name
+}
+
+func newClientNames(name string) *clientNames {
+	n := &clientNames{actor: sim.NewName(name)}
+	for k := range n.kinds {
+		n.kinds[k] = sim.NewName(ClientEventKind(k).String())
 	}
+	return n
 }

@@ -65,11 +65,18 @@ func TestEffectsCarryAbsoluteExpiry(t *testing.T) {
 }
 
 func TestKeyspaceHeapStaysConsistent(t *testing.T) {
+	// 6 keys stay within a slab small enough to scan; 50 make the keyspace build its index.
+	for _, keys := range []int{6, 50} {
+		t.Run(fmt.Sprint(keys, " keys"), func(t *testing.T) { checkKeyspace(t, keys) })
+	}
+}
+
+func checkKeyspace(t *testing.T, keys int) {
 	r := rand.New(rand.NewPCG(3, 3))
 	ks := newKeyspace()
 	ref := map[string]int64{} // key -> expiry, NoExpiry for none
 	for step := range 20000 {
-		k := fmt.Sprint("k", r.IntN(50))
+		k := fmt.Sprint("k", r.IntN(keys))
 		i, ok := ks.find(k)
 		switch x := r.IntN(10); {
 		case x < 4:
@@ -93,6 +100,15 @@ func TestKeyspaceHeapStaysConsistent(t *testing.T) {
 			}
 		}
 		require.Equal(t, len(ref), ks.len())
+		for j := range keys {
+			rk := fmt.Sprint("k", j)
+			i, ok := ks.find(rk)
+			_, want := ref[rk]
+			require.Equal(t, want, ok, "step %d key %s", step, rk)
+			if ok {
+				require.Equal(t, rk, ks.ents[i].key)
+			}
+		}
 		// The heap's top is the smallest (expiry, key) among keys with an expiry.
 		best, found := "", false
 		for _, rk := range sortedKeys(ref) {

@@ -1,13 +1,16 @@
 package model
 
 // keyspace holds a node's keys. Entries live in a slab reused through a free list and are
-// found through a map, so a steady stream of SET/DEL allocates nothing; keys with an expiry
+// found by scanning the slab while it is small (a Redlock node holds a key or two, and a
+// scan of a few entries is several times cheaper than hashing the key), through a map once
+// it has grown, so a steady stream of SET/DEL allocates nothing; keys with an expiry
 // are also in a binary min-heap on (expiry, key), the deterministic stand-in for Redis's
 // sampled active expiry. The heap is indexed (each entry knows its position), so changing
 // an expiry is an O(log n) update and the heap never holds more than one item per key:
 // memory stays bounded by the number of keys, however often locks are extended.
 type keyspace struct {
-	index map[string]int32
+	index map[string]int32 // nil until the slab outgrows smallSlab
+	n     int              // keys held
 	ents  []kentry
 	free  []int32
 	heap  []int32 // indices into ents, ordered by (exp, key)
@@ -20,13 +23,24 @@ type kentry struct {
 	hpos int32 // position in heap; -1 when the key has no expiry, -2 when the slot is free
 }
 
-func newKeyspace() keyspace { return keyspace{index: make(map[string]int32)} }
+// smallSlab is the slab size up to which find scans instead of using the index.
+const smallSlab = 8
 
-func (ks *keyspace) len() int { return len(ks.index) }
+func newKeyspace() keyspace { return keyspace{} }
+
+func (ks *keyspace) len() int { return ks.n }
 
 func (ks *keyspace) find(key string) (int32, bool) {
-	i, ok := ks.index[key]
-	return i, ok
+	if ks.index != nil {
+		i, ok := ks.index[key]
+		return i, ok
+	}
+	for i := range ks.ents {
+		if e := &ks.ents[i]; e.hpos != -2 && e.key == key {
+			return int32(i), true
+		}
+	}
+	return 0, false
 }
 
 // insert adds a key that is not present, without expiry, and returns its slot.
@@ -40,7 +54,18 @@ func (ks *keyspace) insert(key, val string) int32 {
 		i = int32(len(ks.ents) - 1)
 	}
 	ks.ents[i] = kentry{key: key, val: val, hpos: -1}
-	ks.index[key] = i
+	ks.n++
+	switch {
+	case ks.index != nil:
+		ks.index[key] = i
+	case len(ks.ents) > smallSlab: // grown past scanning: index every key from now on
+		ks.index = make(map[string]int32, 2*len(ks.ents))
+		for j := range ks.ents {
+			if ks.ents[j].hpos != -2 {
+				ks.index[ks.ents[j].key] = int32(j)
+			}
+		}
+	}
 	return i
 }
 
@@ -50,7 +75,10 @@ func (ks *keyspace) remove(i int32) {
 	if e.hpos >= 0 {
 		ks.heapRemove(int(e.hpos))
 	}
-	delete(ks.index, e.key)
+	if ks.index != nil {
+		delete(ks.index, e.key)
+	}
+	ks.n--
 	*e = kentry{hpos: -2}
 	ks.free = append(ks.free, i)
 }
@@ -58,6 +86,7 @@ func (ks *keyspace) remove(i int32) {
 // clear removes every key, keeping the allocated capacity.
 func (ks *keyspace) clear() {
 	clear(ks.index)
+	ks.n = 0
 	ks.ents = ks.ents[:0]
 	ks.free = ks.free[:0]
 	ks.heap = ks.heap[:0]

@@ -68,19 +68,26 @@ func (m *Message) String() string {
 // sink pays only for folding a few words into the trace hash. formatMsg renders it when
 // a sink asks.
 func Describe(m *Message) sim.Field {
-	f := sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: formatMsg}
+	i, i2, s1, s2 := describeParts(m)
+	return sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: formatMsg, Int: i, Int2: i2, Str: s1, Str2: s2}
+}
+
+// FoldMsg is the network's message folder (network.Net.SetFold): it folds the field
+// Describe returns without building it.
+func FoldMsg(m *Message, r sim.Folder) sim.Folder {
+	i, i2, s1, s2 := describeParts(m)
+	return r.Custom(i, i2, s1, s2)
+}
+
+// describeParts returns the Int, Int2, Str and Str2 of a described message.
+func describeParts(m *Message) (i, i2 int64, s1, s2 string) {
 	switch m.Kind {
 	case MsgReply:
-		f.Int = packMsg(m.Kind, uint64(m.Reply.Kind), m.ReqID)
-		f.Int2, f.Str = m.Reply.Int, m.Reply.Str
+		return packMsg(m.Kind, uint64(m.Reply.Kind), m.ReqID), m.Reply.Int, m.Reply.Str, ""
 	case MsgWrite:
-		f.Int = packMsg(m.Kind, b2u(m.Fenced), m.ReqID)
-		f.Int2, f.Str, f.Str2 = m.Token, m.Cmd.Key, m.Cmd.Value
-	default:
-		f.Int = packMsg(m.Kind, packCmd(&m.Cmd), m.ReqID)
-		f.Int2, f.Str, f.Str2 = int64(m.Cmd.TTL), m.Cmd.Key, m.Cmd.Value
+		return packMsg(m.Kind, b2u(m.Fenced), m.ReqID), m.Token, m.Cmd.Key, m.Cmd.Value
 	}
-	return f
+	return packMsg(m.Kind, packCmd(&m.Cmd), m.ReqID), int64(m.Cmd.TTL), m.Cmd.Key, m.Cmd.Value
 }
 
 // A described message's Int holds the kind (4 bits), 28 bits of detail (the command's
@@ -164,13 +171,30 @@ func cmdField(c *redlock.Command) sim.Field {
 // whether the reply fitted, and when it did not the caller adds replyField.
 func execField(c *redlock.Command, r redlock.Reply) (f sim.Field, compact bool) {
 	f = cmdField(c)
+	f.Int, compact = execInt(c, r)
+	return f, compact
+}
+
+// foldExec folds the fields of a node's exec record as Trace would fold execField's (and
+// replyField's, when the reply did not fit), without building them.
+func foldExec(r sim.Folder, c *redlock.Command, rep redlock.Reply) sim.Folder {
+	i, compact := execInt(c, rep)
+	r = r.Custom(i, int64(c.TTL), c.Key, c.Value)
+	if !compact {
+		r = r.Custom(int64(rep.Kind), rep.Int, rep.Str, "")
+	}
+	return r
+}
+
+// execInt is the Int of execField's field.
+func execInt(c *redlock.Command, r redlock.Reply) (int64, bool) {
+	v := int64(packCmd(c))
 	switch {
 	case r.Kind == redlock.ReplyNil, r.Kind == redlock.ReplyStatus && r.Str == "OK",
 		r.Kind == redlock.ReplyInt && r.Int == int64(int32(r.Int)):
-		f.Int |= int64(1<<compactBit | uint64(r.Kind)<<replyKindShift | uint64(uint32(r.Int))<<32)
-		return f, true
+		return v | int64(1<<compactBit|uint64(r.Kind)<<replyKindShift|uint64(uint32(r.Int))<<32), true
 	}
-	return f, false
+	return v, false
 }
 
 // Bits of a command field's Int above packCmd's 25: the compact flag, the reply kind, and
@@ -205,4 +229,14 @@ func replyField(r redlock.Reply) sim.Field {
 func formatReply(f *sim.Field, dst []byte) []byte {
 	r := redlock.Reply{Kind: redlock.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}
 	return append(dst, r.String()...)
+}
+
+// traceName is an actor's name and its most frequent record kind, with their trace
+// digests worked out once (see sim.FoldNames).
+type traceName struct {
+	actor, kind sim.Name
+}
+
+func newTraceName(actor, kind string) traceName {
+	return traceName{sim.NewName(actor), sim.NewName(kind)}
 }

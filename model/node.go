@@ -29,6 +29,7 @@ type Node struct {
 	s    *sim.Sim
 	idx  int
 	name string
+	nm   traceName // name and "exec" with their trace digests
 	cfg  NodeConfig
 	clk  *clock.Clock
 	eng  *Engine
@@ -108,7 +109,7 @@ func newNode(g *Group, idx int, name string, cfg NodeConfig) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{g: g, s: g.s, idx: idx, name: name, cfg: cfg, clk: clk, eng: eng,
+	n := &Node{g: g, s: g.s, idx: idx, name: name, nm: newTraceName(name, "exec"), cfg: cfg, clk: clk, eng: eng,
 		cron: time.Second / time.Duration(cfg.Hz), up: true, master: idx == 0,
 		q: newRing[request](cfg.MaxQueue), repl: newRing[replItem](g.cfg.MaxBacklog)}
 	if cfg.Persistence != PersistNone {
@@ -213,6 +214,11 @@ func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 		n.stats.DroppedDown++
 		n.s.Trace(n.name, "drop", sim.Str("reason", "down"), cmdField(&m.Cmd))
 		return
+	case n.q.n == 0 && n.cfg.ServiceTime == 0 && !n.paused && !n.busy:
+		// What push and kick would do, without copying the command through the queue: an
+		// idle node with no service time answers at once.
+		n.execute(now, from, m.ReqID, &m.Cmd)
+		return
 	case !n.q.push(request{from: from, id: m.ReqID, cmd: m.Cmd}):
 		n.stats.DroppedFull++
 		n.s.Trace(n.name, "drop", sim.Str("reason", "queue-full"), cmdField(&m.Cmd))
@@ -238,17 +244,30 @@ func (n *Node) kick(now sim.Time) {
 // service ends: a crash during service loses it unanswered.
 func (n *Node) serve(now sim.Time) {
 	req := n.q.front()
-	nowMs := n.WallMs(now)
-	reply := n.eng.exec(&req.cmd, nowMs)
-	n.stats.Commands++
-	n.traceExpired()
-	if f, compact := execField(&req.cmd, reply); compact {
-		n.s.Trace(n.name, "exec", f)
-	} else {
-		n.s.Trace(n.name, "exec", f, replyField(reply))
-	}
+	reply, nowMs := n.run(now, &req.cmd)
 	from, id := req.from, req.id
 	n.q.drop()
+	n.finish(now, nowMs, from, id, reply)
+}
+
+// execute is serve for a request that never waited in the queue.
+func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *redlock.Command) {
+	reply, nowMs := n.run(now, c)
+	n.finish(now, nowMs, from, id, reply)
+}
+
+// run executes c on the node's wall clock and traces it.
+func (n *Node) run(now sim.Time, c *redlock.Command) (redlock.Reply, int64) {
+	nowMs := n.WallMs(now)
+	reply := n.eng.exec(c, nowMs)
+	n.stats.Commands++
+	n.traceExpired()
+	n.traceExec(c, reply)
+	return reply, nowMs
+}
+
+// finish persists and replicates what the command did, then answers it.
+func (n *Node) finish(now sim.Time, nowMs int64, from network.Endpoint, id uint64, reply redlock.Reply) {
 	n.commit(now, nowMs)
 	n.g.reply(from, id, reply)
 }
@@ -268,6 +287,20 @@ func (n *Node) commit(now sim.Time, nowMs int64) {
 	}
 	n.maybeFsync(now, nowMs)
 	n.armCron(now)
+}
+
+// traceExec records an executed command. Without a sink the record is only folded into
+// the trace hash, without building its fields.
+func (n *Node) traceExec(c *redlock.Command, reply redlock.Reply) {
+	if !n.s.Tracing() {
+		foldExec(n.s.FoldNames(n.nm.actor, n.nm.kind), c, reply).End()
+		return
+	}
+	if f, compact := execField(c, reply); compact {
+		n.s.Trace(n.name, "exec", f)
+	} else {
+		n.s.Trace(n.name, "exec", f, replyField(reply))
+	}
 }
 
 func (n *Node) traceExpired() {

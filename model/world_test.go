@@ -31,6 +31,7 @@ func newWorld(t testing.TB, seed uint64, link network.Link) *world {
 	net, err := network.New[Message](s, network.Config{Default: link}, s.Rand("net"))
 	require.NoError(t, err)
 	net.SetDescribe(Describe)
+	net.SetFold(FoldMsg)
 	w := &world{t: t, s: s, net: net}
 	s.SetSink(lineSink{w})
 	return w

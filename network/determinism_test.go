@@ -37,7 +37,10 @@ func (c *chatter) peer(self Endpoint) Endpoint {
 
 // trafficHash runs a seeded workload with every fault the network has and returns the
 // trace hash.
-func trafficHash(t *testing.T, seed uint64) uint64 {
+func trafficHash(t *testing.T, seed uint64) uint64 { return trafficHashWith(t, seed, nil) }
+
+// trafficHashWith is trafficHash with setup run on the network before any traffic.
+func trafficHashWith(t *testing.T, seed uint64, setup func(s *sim.Sim, n *Net[int])) uint64 {
 	s, err := sim.New(sim.Config{Seed: seed})
 	require.NoError(t, err)
 	cfg := Config{
@@ -50,6 +53,9 @@ func trafficHash(t *testing.T, seed uint64) uint64 {
 	n, err := New[int](s, cfg, s.Rand("net"))
 	require.NoError(t, err)
 	n.SetDescribe(describeInt)
+	if setup != nil {
+		setup(s, n)
+	}
 	c := &chatter{n: n, rng: s.Rand("workload"), peers: 6}
 	for i := 0; i < 6; i++ {
 		_, err := n.AddEndpoint("p"+string(rune('0'+i)), c)
@@ -85,3 +91,22 @@ func TestSameSeedSameTraceHash(t *testing.T) {
 		seen[h] = seed
 	}
 }
+
+// Without a sink, message records are folded without building their fields (with the
+// describer's field, or SetFold's equivalent); with one, they are traced. Every kind of
+// message record (deliver, drop, dup, hold) must hash the same all three ways.
+func TestFoldedAndTracedRecordsHashAlike(t *testing.T) {
+	plain := trafficHash(t, 7)
+	folded := trafficHashWith(t, 7, func(_ *sim.Sim, n *Net[int]) {
+		n.SetFold(func(m *int, r sim.Folder) sim.Folder { return r.Custom(int64(*m), 0, "", "") })
+	})
+	var lines int
+	traced := trafficHashWith(t, 7, func(s *sim.Sim, _ *Net[int]) { s.SetSink(sinkFunc(func(*sim.Record) { lines++ })) })
+	assert.Equal(t, plain, folded)
+	assert.Equal(t, plain, traced)
+	assert.Positive(t, lines)
+}
+
+type sinkFunc func(r *sim.Record)
+
+func (f sinkFunc) Record(r *sim.Record) { f(r) }

@@ -35,7 +35,9 @@
 // # Cost
 //
 // In-flight messages live in a slab with a free list, and the kernel event's argument is
-// the slab index, so Send and delivery allocate nothing in steady state; per-link state
+// the slab index, so Send and delivery allocate nothing in steady state. Without a trace
+// sink a message record is folded into the trace hash without building its fields (with
+// SetFold, not even the message's); per-link state
 // lives in a dense matrix indexed by endpoint ids, not in maps. Everything is bounded:
 // endpoints, messages in flight, faults, latencies.
 package network

@@ -50,6 +50,8 @@ type Net[M any] struct {
 	rng      *rand.Rand // latency, loss and duplication draws
 	frng     *rand.Rand // random fault draws, split off rng at New
 	describe func(m *M) sim.Field
+	fold     func(m *M, f sim.Folder) sim.Folder
+	names    traceNames
 
 	eps      []endpoint[M]
 	stride   int    // row length of links: a capacity, so adding endpoints rarely copies
@@ -69,7 +71,13 @@ type Net[M any] struct {
 
 type endpoint[M any] struct {
 	name string
+	nm   sim.Name // name with its trace digest
 	r    Receiver[M]
+}
+
+// traceNames are the network's actor and record kinds, digests worked out once.
+type traceNames struct {
+	net, deliver, drop, dup, hold sim.Name
 }
 
 // link is the state of one directed link. Its zero value is a link with the default
@@ -111,6 +119,8 @@ func New[M any](s *sim.Sim, cfg Config, rng *rand.Rand) (*Net[M], error) {
 		profiles: []profile{newProfile(cfg.Default)},
 		free:     -1,
 		maxIn:    orDefault(cfg.MaxInFlight, DefaultMaxInFlight),
+		names: traceNames{net: sim.NewName("net"), deliver: sim.NewName("deliver"), drop: sim.NewName("drop"),
+			dup: sim.NewName("dup"), hold: sim.NewName("hold")},
 	}
 	n.faults.init(cfg)
 	if err := n.startRandom(); err != nil {
@@ -124,13 +134,18 @@ func New[M any](s *sim.Sim, cfg Config, rng *rand.Rand) (*Net[M], error) {
 // attached. f must not keep m. Without it, records carry only the message id.
 func (n *Net[M]) SetDescribe(f func(m *M) sim.Field) { n.describe = f }
 
+// SetFold sets how a message is folded into the trace hash when no sink is attached: f
+// must fold exactly the field the describer returns (f(m, r) must equal r.Field(&d) for
+// d := describe(m)), without building it. Without it the describer's field is folded.
+func (n *Net[M]) SetFold(f func(m *M, r sim.Folder) sim.Folder) { n.fold = f }
+
 // AddEndpoint attaches a receiver under a name (used in traces) and returns its id. Ids
 // are dense, in the order endpoints are added, starting at 0.
 func (n *Net[M]) AddEndpoint(name string, r Receiver[M]) (Endpoint, error) {
 	if err := n.checkNewEndpoint(name, r); err != nil {
 		return 0, err
 	}
-	n.eps = append(n.eps, endpoint[M]{name: name, r: r})
+	n.eps = append(n.eps, endpoint[M]{name: name, nm: sim.NewName(name), r: r})
 	n.growLinks(len(n.eps))
 	if len(n.active) > 0 { // a split's rest group, or an isolation, may cut the new links
 		n.recut()

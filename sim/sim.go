@@ -36,7 +36,9 @@ type Config struct {
 type Sim struct {
 	now      Time
 	seq      uint64
-	heap     []entry // 4-ary min-heap on (at, seq)
+	heap     []entry // 4-ary min-heap on (at, seq): the events due within farHorizon
+	far      []entry // unordered: events scheduled further ahead than farHorizon
+	farMin   Time    // no far event is due before farMin
 	slots    []slot  // event payloads, addressed by entry.slot and EventID
 	free     int32   // head of the free-slot list, -1 when empty
 	max      int
@@ -66,12 +68,18 @@ const (
 
 func (e *entry) slot() int32 { return int32(e.key & slotMask) }
 
-// slot holds an event's payload and its place in the heap.
+// farHorizon splits the pending events in two. Those due within it are in the heap;
+// those due later (timeouts, which are nearly all cancelled, crons, back-offs) wait in an
+// unordered list, where scheduling and cancelling cost O(1), and move into the heap when
+// the heap reaches their time. The order events run in is the same either way.
+const farHorizon = 20 * time.Millisecond
+
+// slot holds an event's payload and its place in the queue.
 type slot struct {
 	h    Handler
 	arg  uint64
 	kind int32
-	pos  int32 // index in heap; -1 when the slot is free
+	pos  int32 // index in heap; -1 when the slot is free; -2-i at far[i]
 	gen  uint32
 	next int32 // next free slot while free
 }
@@ -85,7 +93,7 @@ func New(cfg Config) (*Sim, error) {
 	if max == 0 {
 		max = DefaultMaxPending
 	}
-	return &Sim{free: -1, max: max, seed: cfg.Seed, tracer: newTracer()}, nil
+	return &Sim{free: -1, max: max, farMin: Never, seed: cfg.Seed, tracer: newTracer()}, nil
 }
 
 // Now returns the current true time: the time of the event being run, or of the last one.
@@ -98,7 +106,7 @@ func (s *Sim) Seed() uint64 { return s.seed }
 func (s *Sim) Rand(name string) *rand.Rand { return NewRand(s.seed, name) }
 
 // Pending returns the number of events waiting to run.
-func (s *Sim) Pending() int { return len(s.heap) }
+func (s *Sim) Pending() int { return len(s.heap) + len(s.far) }
 
 // Executed returns the number of events run so far.
 func (s *Sim) Executed() uint64 { return s.executed }
@@ -111,8 +119,8 @@ func (s *Sim) Schedule(at Time, h Handler, kind int, arg uint64) (EventID, error
 	if at < s.now {
 		return 0, &ParamError{Param: "at", Value: at, Allowed: fmt.Sprintf("[%v, never) (not before now)", s.now)}
 	}
-	if len(s.heap) >= s.max {
-		return 0, fmt.Errorf("schedule at %v: %w: %d events pending (max_pending %d)", at, ErrFull, len(s.heap), s.max)
+	if n := s.Pending(); n >= s.max {
+		return 0, fmt.Errorf("schedule at %v: %w: %d events pending (max_pending %d)", at, ErrFull, n, s.max)
 	}
 	if s.seq == maxSeq {
 		return 0, fmt.Errorf("schedule at %v: %w: %d events scheduled in one run", at, ErrFull, s.seq)
@@ -121,8 +129,15 @@ func (s *Sim) Schedule(at Time, h Handler, kind int, arg uint64) (EventID, error
 	sl := &s.slots[i]
 	sl.h, sl.kind, sl.arg = h, int32(kind), arg
 	s.seq++
-	s.heap = append(s.heap, entry{at: at, key: s.seq<<slotBits | uint64(i)})
-	s.up(len(s.heap) - 1)
+	e := entry{at: at, key: s.seq<<slotBits | uint64(i)}
+	if at-s.now > Time(farHorizon) {
+		sl.pos = -2 - int32(len(s.far))
+		s.far = append(s.far, e)
+		s.farMin = min(s.farMin, at)
+	} else {
+		s.heap = append(s.heap, e)
+		s.up(len(s.heap) - 1)
+	}
 	return EventID(uint64(sl.gen)<<32 | uint64(i+1)), nil
 }
 
@@ -135,25 +150,29 @@ func (s *Sim) After(d time.Duration, h Handler, kind int, arg uint64) (EventID, 
 }
 
 // Cancel removes a pending event and reports whether it was still pending. Timers are
-// cancelled constantly (every reply cancels a timeout), so this is O(log n) with no
-// tombstones left behind in the queue.
+// cancelled constantly (every reply cancels a timeout), so this is O(1) for an event due
+// beyond farHorizon and O(log n) in the heap, with no tombstones left behind in the queue.
 func (s *Sim) Cancel(id EventID) bool {
 	i := int32(uint32(id)) - 1
 	if i < 0 || int(i) >= len(s.slots) {
 		return false
 	}
 	sl := &s.slots[i]
-	if sl.pos < 0 || sl.gen != uint32(id>>32) {
+	if sl.pos == -1 || sl.gen != uint32(id>>32) {
 		return false
 	}
-	s.remove(int(sl.pos))
+	if sl.pos < 0 {
+		s.removeFar(int(-2 - sl.pos))
+	} else {
+		s.remove(int(sl.pos))
+	}
 	s.release(i)
 	return true
 }
 
 // Step runs the earliest pending event and reports whether there was one to run.
 func (s *Sim) Step() bool {
-	if s.stopped || len(s.heap) == 0 {
+	if s.stopped || !s.ready() {
 		return false
 	}
 	e := s.heap[0]
@@ -185,7 +204,7 @@ func (s *Sim) RunUntil(t Time) error {
 		return &ParamError{Param: "until", Value: t, Allowed: fmt.Sprintf("[%v, never) (not before now)", s.now)}
 	}
 	s.stopped = false
-	for !s.stopped && len(s.heap) > 0 && s.heap[0].at <= t {
+	for !s.stopped && s.ready() && s.heap[0].at <= t {
 		s.Step()
 	}
 	if !s.stopped {
@@ -270,6 +289,56 @@ func (s *Sim) down(i int) {
 	}
 	h[i] = e
 	s.slots[e.slot()].pos = int32(i)
+}
+
+// ready makes sure the heap's top is the earliest pending event, moving far events into
+// the heap when it reaches their time, and reports whether any event is pending.
+func (s *Sim) ready() bool {
+	// farMin is exact after a migration, so a second one (an empty heap, and a farMin
+	// that was stale after a cancel) always moves something: at most two rounds.
+	for len(s.far) > 0 && (len(s.heap) == 0 || s.farMin <= s.heap[0].at) {
+		s.migrate()
+	}
+	return len(s.heap) > 0
+}
+
+// migrate moves into the heap every far event due by the heap's top (or, with an empty
+// heap, by the earliest far event) or within farHorizon of now, whichever is later, so
+// that afterwards every far event is due after the heap's top.
+func (s *Sim) migrate() {
+	limit := s.now.Add(farHorizon)
+	if len(s.heap) > 0 {
+		limit = max(limit, s.heap[0].at)
+	} else {
+		limit = max(limit, s.farMin)
+	}
+	next := Never
+	for i := 0; i < len(s.far); {
+		e := s.far[i]
+		if e.at > limit {
+			next = min(next, e.at)
+			i++
+			continue
+		}
+		s.removeFar(i) // moves the last far event to i, which is looked at next
+		s.heap = append(s.heap, e)
+		s.up(len(s.heap) - 1)
+	}
+	s.farMin = next
+}
+
+// removeFar deletes far[i], moving the last far event into its place. farMin stays a
+// lower bound.
+func (s *Sim) removeFar(i int) {
+	last := len(s.far) - 1
+	if i != last {
+		s.far[i] = s.far[last]
+		s.slots[s.far[i].slot()].pos = -2 - int32(i)
+	}
+	s.far = s.far[:last]
+	if last == 0 {
+		s.farMin = Never
+	}
 }
 
 // remove deletes heap[i], keeping the heap ordered.

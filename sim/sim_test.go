@@ -110,6 +110,14 @@ func TestHandlersScheduleAndCancelFromInsideEvents(t *testing.T) {
 // TestQueueMatchesReference drives random schedule/cancel/step sequences and compares
 // the kernel with an obviously correct reference: a slice sorted on (time, seq).
 func TestQueueMatchesReference(t *testing.T) {
+	// unit 1ns keeps every event in the heap; unit 1ms spreads them across farHorizon, so
+	// events move between the far list and the heap.
+	for _, unit := range []Time{1, Time(time.Millisecond)} {
+		t.Run(time.Duration(unit).String(), func(t *testing.T) { checkQueue(t, unit) })
+	}
+}
+
+func checkQueue(t *testing.T, unit Time) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		rng := NewRand(seed, "test")
 		s := newSim(t, Config{})
@@ -125,7 +133,7 @@ func TestQueueMatchesReference(t *testing.T) {
 		for op := 0; op < 300; op++ {
 			switch x := rng.IntN(10); {
 			case x < 5:
-				at := s.Now() + Time(rng.IntN(50))
+				at := s.Now() + Time(rng.IntN(50))*unit
 				seq++
 				id := mustSchedule(t, s, at, r, 0, uint64(seq))
 				want = append(want, ref{at, seq, id, uint64(seq)})

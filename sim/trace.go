@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // FieldKind says how a Field's value is stored and printed.
@@ -148,6 +149,7 @@ type tracer struct {
 	records uint64
 	sink    Sink
 	rec     Record
+	digests digestCache
 }
 
 func newTracer() tracer { return tracer{hash: fnvOffset} }
@@ -162,21 +164,121 @@ func (s *Sim) Tracing() bool { return s.sink != nil }
 // Trace records that actor did kind at the current true time. The record is folded into
 // the trace hash always and handed to the sink only if one is attached; no text is
 // formatted unless the sink formats it.
+//
+// What is folded, per record: the time, the actor's and the kind's digests, one word per
+// field (its value, or its string's digest; a FieldCustom folds its four parts), and a
+// final shape word holding the number of fields and their kinds, so that records with
+// different fields never fold alike however their values line up. Keys and formats are
+// not folded: they are constants of the code that emits a record, whose shape the actor
+// and kind already identify. Strings fold as digests (see strDigest), so that a string met
+// again (a lock value is in every command of its cycle, names in every record) costs one
+// word.
 func (s *Sim) Trace(actor, kind string, fields ...Field) {
-	h := foldInt(s.hash, uint64(s.now))
-	h = foldStr(h, actor)
-	h = foldStr(h, kind)
+	r := s.Fold(actor, kind)
 	for i := range fields {
-		h = fields[i].fold(h)
+		r = r.Field(&fields[i])
 	}
-	s.hash = h
-	s.records++
+	r.End()
 	if s.sink == nil {
 		return
 	}
 	s.rec.At, s.rec.Actor, s.rec.Kind = s.now, actor, kind
 	s.rec.Fields = append(s.rec.Fields[:0], fields...)
 	s.sink.Record(&s.rec)
+}
+
+// Fold starts a trace record that is folded into the trace hash without building its
+// fields, for the hottest trace sites: they call Fold when Tracing() is false and Trace
+// otherwise, with the same values. Call the Folder's methods in field order, one per field
+// of the same kind as Trace would get, each on the Folder the previous one returned, then
+// End; the hash is then exactly Trace's. Nothing reaches the sink.
+//
+//	s.Fold("net", "deliver").Str(from).Str(to).Int(id).End()
+//
+// A Folder is a small value, so a chain of calls keeps it in registers.
+func (s *Sim) Fold(actor, kind string) Folder {
+	return s.FoldNames(Name{actor, s.digests.of(actor)}, Name{kind, s.digests.of(kind)})
+}
+
+// FoldNames is Fold with the actor and kind as Names, whose digests are already known.
+func (s *Sim) FoldNames(actor, kind Name) Folder {
+	return Folder{s: s, h: foldInt(foldInt(foldInt(s.hash, uint64(s.now)), actor.d), kind.d), shape: 1}
+}
+
+// Name is a string with its trace digest worked out once: an actor's name, a record kind,
+// an endpoint's name. Folding it costs one word.
+type Name struct {
+	s string
+	d uint64
+}
+
+// NewName returns s as a Name.
+func NewName(s string) Name { return Name{s, strDigest(s)} }
+
+// String returns the name's text.
+func (n Name) String() string { return n.s }
+
+// Folder folds one trace record; see Sim.Fold.
+type Folder struct {
+	s     *Sim
+	h     uint64
+	shape uint64 // see word
+}
+
+// Name folds a Str field whose value is n's text.
+func (f Folder) Name(n Name) Folder { return f.word(n.d, FieldStr) }
+
+// Int folds an Int field's value.
+func (f Folder) Int(v int64) Folder { return f.word(uint64(v), FieldInt) }
+
+// Dur folds a Dur field's value.
+func (f Folder) Dur(d time.Duration) Folder { return f.word(uint64(d), FieldDur) }
+
+// Bool folds a Bool field's value.
+func (f Folder) Bool(v bool) Folder {
+	var w uint64
+	if v {
+		w = 1
+	}
+	return f.word(w, FieldBool)
+}
+
+// Str folds a Str field's value.
+func (f Folder) Str(v string) Folder { return f.word(f.s.digests.of(v), FieldStr) }
+
+// Custom folds a FieldCustom's four parts.
+func (f Folder) Custom(i, i2 int64, s1, s2 string) Folder {
+	d := &f.s.digests
+	f.h = foldInt(foldInt(f.h, uint64(i)), uint64(i2))
+	f.h = foldInt(f.h, d.of(s1))
+	return f.word(d.of(s2), FieldCustom)
+}
+
+// Field folds any field, as Trace does.
+func (f Folder) Field(fl *Field) Folder {
+	switch fl.Kind {
+	case FieldInt, FieldDur, FieldBool:
+		return f.word(uint64(fl.Int), fl.Kind)
+	case FieldStr:
+		return f.Str(fl.Str)
+	}
+	return f.Custom(fl.Int, fl.Int2, fl.Str, fl.Str2)
+}
+
+// word folds one word of a field of kind k and notes the kind in the shape: the shape is
+// the kinds as the digits of a base-17 number behind a leading 1, which holds up to
+// fifteen fields exactly (17^15 < 2^64) and hashes longer records, off the chain of
+// multiplications that folds h.
+func (f Folder) word(w uint64, k FieldKind) Folder {
+	f.h = foldInt(f.h, w)
+	f.shape = f.shape*17 + uint64(k)
+	return f
+}
+
+// End completes the record.
+func (f Folder) End() {
+	f.s.hash = foldInt(f.h, f.shape)
+	f.s.records++
 }
 
 // TraceHash returns a 64-bit digest of every record traced so far (and their count):
@@ -186,41 +288,64 @@ func (s *Sim) TraceHash() uint64 { return foldInt(s.hash, s.records) }
 // TraceRecords returns the number of records traced so far.
 func (s *Sim) TraceRecords() uint64 { return s.records }
 
-// fold mixes the field into h. The key is not folded: keys are constants fixed by the
-// code that emits a record, whose shape the record's actor and kind already identify.
-// Only the parts the field's kind uses are folded (the kind itself always is, so an Int 0
-// and a Bool false differ): folding is the largest cost per traced message, and unused
-// parts are always zero anyway.
-func (f *Field) fold(h uint64) uint64 {
-	h = foldInt(h, uint64(f.Kind))
-	switch f.Kind {
-	case FieldInt, FieldDur, FieldBool:
-		return foldInt(h, uint64(f.Int))
-	case FieldStr:
-		return foldStr(h, f.Str)
-	}
-	h = foldInt(h, uint64(f.Int))
-	h = foldInt(h, uint64(f.Int2))
-	h = foldStr(h, f.Str)
-	return foldStr(h, f.Str2)
+// digestCache remembers the digests of the last strings folded, by the address of their
+// bytes: the same few strings (names, kinds, the key, the lock value of the cycle in
+// progress) come back in record after record. An entry keeps its string alive, so an address that hits
+// is the same immutable bytes, never a new string that reused freed memory. It changes
+// only the cost of a digest, never its value.
+type digestCache struct {
+	ents [digestSlots]digestEnt
 }
 
-// foldStr folds s eight bytes at a time, then its length, so that ("ab","c") and
-// ("a","bc") differ. Byte-at-a-time FNV was ~40 % of the cost of a traced message.
-func foldStr(h uint64, s string) uint64 {
-	n := uint64(len(s))
-	for ; len(s) >= 8; s = s[8:] {
-		h = foldInt(h, uint64(s[0])|uint64(s[1])<<8|uint64(s[2])<<16|uint64(s[3])<<24|
-			uint64(s[4])<<32|uint64(s[5])<<40|uint64(s[6])<<48|uint64(s[7])<<56)
+type digestEnt struct {
+	s string
+	d uint64
+}
+
+const digestSlots = 64 // a power of two
+
+func (c *digestCache) of(s string) uint64 {
+	if len(s) < 4 {
+		return strDigest(s) // as cheap as a lookup
 	}
-	if len(s) > 0 {
-		var v uint64
-		for i := 0; i < len(s); i++ {
-			v |= uint64(s[i]) << (8 * i)
-		}
-		h = foldInt(h, v)
+	p := unsafe.StringData(s)
+	e := &c.ents[(uintptr(unsafe.Pointer(p))>>3^uintptr(len(s)))&(digestSlots-1)]
+	if unsafe.StringData(e.s) == p && len(e.s) == len(s) {
+		return e.d
 	}
-	return foldInt(h, n)
+	e.s, e.d = s, strDigest(s)
+	return e.d
+}
+
+// strDigest hashes s, length included, so ("ab","c") and ("a","bc") differ. It reads s a
+// word at a time, the last word ending at the last byte and so overlapping the one before
+// when the length is not a multiple of eight (4 to 8 bytes: two overlapping 4-byte halves;
+// 1 to 3 bytes: the first, middle and last byte); the length makes the overlap unambiguous.
+func strDigest(s string) uint64 {
+	n := len(s)
+	h := foldInt(digestSeed, uint64(n))
+	switch {
+	case n == 0:
+		return h
+	case n < 4:
+		return foldInt(h, uint64(s[0])|uint64(s[n/2])<<8|uint64(s[n-1])<<16)
+	case n <= 8:
+		return foldInt(h, uint64(load32(s, 0))|uint64(load32(s, n-4))<<32)
+	}
+	for i := 0; i < n-8; i += 8 {
+		h = foldInt(h, load64(s, i))
+	}
+	return foldInt(h, load64(s, n-8))
+}
+
+const digestSeed = 0x243f6a8885a308d3 // the digits of π: any odd constant will do
+
+func load32(s string, i int) uint32 {
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+}
+
+func load64(s string, i int) uint64 {
+	return uint64(load32(s, i)) | uint64(load32(s, i+4))<<32
 }
 
 // foldInt mixes v into h a word at a time (a multiply-rotate round, as in xxhash), which

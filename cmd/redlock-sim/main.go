@@ -30,15 +30,8 @@ func commands() []command {
 		{"scenarios", "list the scenarios with their stories", runScenarios},
 		{"params", "list every knob with its unit, default and range", runParams},
 		{"plot", "draw the figures of a sweep folder (safety and liveness per knob, heatmaps)", runPlot},
-		{"bench", "measure simulator speed against a real Redis testbed", notYet("bench", 8)},
+		{"bench", "measure simulator speed against a real Redis testbed", runBench},
 		{"version", "print the version", runVersion},
-	}
-}
-
-// notYet reports a subcommand whose issue has not landed, rather than pretending to work.
-func notYet(name string, issue int) func([]string, io.Writer, io.Writer) error {
-	return func([]string, io.Writer, io.Writer) error {
-		return fmt.Errorf("%s: not available yet in this build (tracked in issue %d)", name, issue)
 	}
 }
 

@@ -125,11 +125,3 @@ func TestParamsListsEveryKnob(t *testing.T) {
 		assert.Contains(t, out, "\n"+name+" ", "the issue's knob %s", name)
 	}
 }
-
-func TestNotYetCommandsSayWhy(t *testing.T) {
-	for _, c := range []string{"bench"} {
-		code, _, errOut := cli(c)
-		assert.Equal(t, 1, code)
-		assert.Contains(t, errOut, "not available yet")
-	}
-}

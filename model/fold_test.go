@@ -1,0 +1,50 @@
+package model
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// The folded records (no sink attached) must hash exactly as the traced ones.
+func TestFoldsHashAsTheirFields(t *testing.T) {
+	set := redlock.Set("lock", "7f3a9c", redlock.CondNX, 10*time.Second)
+	msgs := []Message{
+		Request(3, set),
+		Request(4, redlock.EvalSHA(redlock.ScriptRelease, "lock", "7f3a9c", 0)),
+		{Kind: MsgReply, ReqID: 5, Reply: redlock.OK},
+		{Kind: MsgReply, ReqID: 6, Reply: redlock.IntReply(1)},
+		{Kind: MsgReply, ReqID: 7, Reply: errReply("NOSCRIPT No matching script. Please use EVAL.")},
+		StorageWrite(8, "lock", "client1", 34, true),
+		StorageWrite(9, "lock", "client2", 0, false),
+	}
+	for _, m := range msgs {
+		traced, folded := newSimT(t), newSimT(t)
+		traced.Trace("net", "deliver", Describe(&m))
+		FoldMsg(&m, folded.Fold("net", "deliver")).End()
+		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), m.String())
+	}
+	for _, r := range []redlock.Reply{redlock.OK, redlock.Nil, redlock.IntReply(1), redlock.IntReply(1 << 40),
+		errReply("ERR syntax error"), bulk("v")} {
+		traced, folded := newSimT(t), newSimT(t)
+		if f, compact := execField(&set, r); compact {
+			traced.Trace("redis1", "exec", f)
+		} else {
+			traced.Trace("redis1", "exec", f, replyField(r))
+		}
+		foldExec(folded.Fold("redis1", "exec"), &set, r).End()
+		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), r.String())
+	}
+}
+
+func newSimT(t *testing.T) *sim.Sim {
+	s, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

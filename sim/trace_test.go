@@ -1,0 +1,81 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestStrDigestSeesEveryByteAndTheLength(t *testing.T) {
+	seen := map[uint64]string{}
+	add := func(s string) {
+		d := strDigest(s)
+		prev, dup := seen[d]
+		assert.False(t, dup, "%q and %q have one digest", s, prev)
+		seen[d] = s
+	}
+	base := strings.Repeat("x", 40)
+	for n := 0; n <= len(base); n++ {
+		add(base[:n])
+		for i := 0; i < n; i++ { // every byte of every length counts
+			add(base[:i] + "y" + base[i+1:n])
+		}
+	}
+	add("\x00")
+	add("\x00\x00")
+}
+
+func TestDigestCacheGivesTheDigest(t *testing.T) {
+	var c digestCache
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 200; i++ { // more strings than slots
+			s := strings.Repeat(string(rune('a'+i%26)), 9+i%17) + string(rune('0'+i%10))
+			assert.Equal(t, strDigest(s), c.of(s), s)
+			assert.Equal(t, strDigest(s), c.of(strings.Clone(s)), "same bytes elsewhere")
+		}
+	}
+}
+
+func TestTraceHashSeesFieldKindsAndCounts(t *testing.T) {
+	hash := func(trace func(s *Sim)) uint64 {
+		s := newSim(t, Config{})
+		trace(s)
+		return s.TraceHash()
+	}
+	hashes := []uint64{
+		hash(func(s *Sim) { s.Trace("a", "k", Int("x", 1)) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Dur("x", 1)) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Bool("x", true)) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Int("x", 1), Int("y", 0)) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Int("x", 1)); s.Trace("a", "k") }),
+		hash(func(s *Sim) { s.Trace("a", "k", Str("x", "v")) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Field{Kind: FieldCustom, Str: "v"}) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Field{Kind: FieldCustom, Str2: "v"}) }),
+		hash(func(s *Sim) { s.Trace("a", "k", Field{Kind: FieldCustom, Int2: 1}) }),
+		hash(func(s *Sim) { s.Trace("a", "k", make([]Field, 20)...) }),
+		hash(func(s *Sim) { s.Trace("a", "k", make([]Field, 21)...) }),
+	}
+	seen := map[uint64]int{}
+	for i, h := range hashes {
+		prev, dup := seen[h]
+		assert.False(t, dup, "records %d and %d hash alike", prev, i)
+		seen[h] = i
+	}
+}
+
+func TestFoldHashesAsTrace(t *testing.T) {
+	long := strings.Repeat("v", 24)
+	traced, folded := newSim(t, Config{}), newSim(t, Config{})
+	custom := Field{Key: "cmd", Kind: FieldCustom, Int: -7, Int2: 9, Str: "lock", Str2: long}
+	traced.Trace("client1", "send", Int("n", 3), Str("to", "node3"), Bool("ok", true), Dur("ttl", 10*time.Second), custom)
+	traced.Trace("net", "deliver", Str("v", long), Bool("ok", false))
+	traced.Trace("net", "empty")
+	folded.Fold("client1", "send").Int(3).Name(NewName("node3")).Bool(true).Dur(10*time.Second).
+		Custom(-7, 9, "lock", long).End()
+	folded.FoldNames(NewName("net"), NewName("deliver")).Str(strings.Clone(long)).Bool(false).End()
+	folded.Fold("net", "empty").End()
+	assert.Equal(t, traced.TraceHash(), folded.TraceHash())
+	assert.Equal(t, traced.TraceRecords(), folded.TraceRecords())
+}
