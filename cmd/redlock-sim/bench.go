@@ -81,7 +81,7 @@ func parseBench(args []string, stderr io.Writer) (*benchFlags, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: bench takes no arguments, got %q", errUsage, fs.Args())

@@ -38,7 +38,7 @@ func commands() []command {
 func runVersion(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	fmt.Fprintln(stdout, "redlock-sim", version())
 	return nil
@@ -79,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		err := c.run(args[1:], stdout, stderr)
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, flag.ErrHelp): // --help printed the usage: not an error
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintln(stderr, "redlock-sim:", err)

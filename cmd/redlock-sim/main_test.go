@@ -27,3 +27,11 @@ func TestBadFlagExitsTwo(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"version", "--bogus"}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "bogus")
 }
+
+func TestHelpIsNotAnError(t *testing.T) {
+	for _, c := range commands() {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, 0, run([]string{c.name, "--help"}, &out, &errOut), c.name)
+		assert.NotContains(t, errOut.String(), "redlock-sim:", "%s: no error line", c.name)
+	}
+}

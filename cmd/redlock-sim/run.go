@@ -34,7 +34,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: run takes no arguments, got %q", errUsage, fs.Args())
@@ -149,7 +149,7 @@ func userError(err error) error {
 	var ue *experiments.UnknownError
 	var pe *sim.ParamError
 	if errors.As(err, &ue) || errors.As(err, &pe) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return err
 }
@@ -160,7 +160,7 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	verbose := fs.BoolP("verbose", "v", false, "also show each scenario's source, expected outcome and knobs")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, sc := range experiments.Scenarios() {
@@ -182,7 +182,7 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("params", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUNIT\tDEFAULT\tALLOWED\tHELP")

@@ -45,7 +45,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: sweep takes no arguments, got %q (a spec goes after --spec)", errUsage, fs.Args())
@@ -54,7 +54,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if *shard != "" {
 		var err error
 		if sh, err = sweep.ParseShard("--shard", *shard, "--shards", *shards, os.Getenv); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
 	plans, err := planSweeps(*specPath, *out, *sets)
@@ -88,7 +88,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		case errors.Is(err, context.Canceled):
 			return fmt.Errorf("sweep interrupted after %d runs; the folder %s is resumable: rerun with --resume", st.Resumed+st.Ran, p.dir)
 		case sweep.IsUsage(err):
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %w", errUsage, err)
 		case err != nil:
 			return err
 		}
@@ -150,7 +150,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	dirs := fs.Args()
 	if len(dirs) == 0 {
@@ -215,7 +215,7 @@ func hasManifest(dir string) bool {
 // usageIf marks the sweep engine's usage errors (bad spec, bad folder) for exit status 2.
 func usageIf(err error) error {
 	if sweep.IsUsage(err) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return err
 }
