@@ -126,6 +126,7 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 	}
 	w.Oracle.finish(end)
 	rec := w.record(scenario)
+	w.Oracle.releaseHistogram()
 	rec.WallTimeS = time.Since(wall).Seconds() // determinism:allow
 	if tc != nil {
 		*opts.Timeline = *tc.finish(rec)

@@ -84,3 +84,20 @@ func TestIssueSpecSweepsTheRealWorld(t *testing.T) {
 	assert.Equal(t, string(outs[0]), string(outs[1]), "runs.csv is the same for 1 and 2 workers")
 	assert.Contains(t, string(outs[0]), "any_validity_overlap")
 }
+
+// TestRecycledHistogramsChangeNothing runs a world, then others that reuse its latency
+// histogram, then the first again: the records must match exactly.
+func TestRecycledHistogramsChangeNothing(t *testing.T) {
+	ctx := context.Background()
+	first, err := RunKnobs(ctx, []KV{{"duration", "20s"}}, 7)
+	require.NoError(t, err)
+	for seed := uint64(1); seed <= 3; seed++ {
+		_, err := RunKnobs(ctx, []KV{{"duration", "20s"}, {"clients", "5"}}, seed)
+		require.NoError(t, err)
+	}
+	again, err := RunKnobs(ctx, []KV{{"duration", "20s"}}, 7)
+	require.NoError(t, err)
+	require.NotNil(t, first.Liveness.AcquireLatencyMs.P99)
+	first.WallTimeS, again.WallTimeS = 0, 0
+	assert.Equal(t, first, again)
+}
