@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	suggestpkg "github.com/redlock-sim/redlock-sim/internal/suggest"
 
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -52,39 +53,12 @@ func badParam(param string, value any, allowed string) error {
 	return &UsageError{Err: sim.BadParam(param, value, allowed)}
 }
 
-// suggest returns a " (did you mean X?)" hint when one of options is within two edits of
-// name, so a typo in a spec key gets its fix in the message.
+// suggest returns a " (did you mean X?)" hint naming the option closest to name, so a
+// typo in a spec key gets its fix in the message.
 func suggest(name string, options []string) string {
-	best, bestD := "", 3
-	for _, o := range options {
-		if d := editDistance(name, o); d < bestD {
-			best, bestD = o, d
-		}
-	}
-	if best == "" {
+	best := suggestpkg.Closest(name, options, 1)
+	if len(best) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, over bytes (spec keys are
-// ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return fmt.Sprintf(" (did you mean %q?)", best[0])
 }
