@@ -3,8 +3,8 @@ package sweep
 import (
 	"errors"
 	"fmt"
-	suggestpkg "github.com/redlock-sim/redlock-sim/internal/suggest"
 
+	suggestpkg "github.com/redlock-sim/redlock-sim/internal/suggest"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
