@@ -102,7 +102,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: figures: %w", p.dir, err)
 		}
-		fmt.Fprintf(stdout, "%s: %d figures in %s\n", orDefault(p.name, "sweep"), len(figs), p.dir)
+		fmt.Fprintf(stdout, "%s: %s in %s\n", orDefault(p.name, "sweep"), plural(len(figs), "figure"), p.dir)
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: figures: %w", p.out, err)
 		}
-		fmt.Fprintf(stdout, "%d figures in %s\n", len(figs), p.out)
+		fmt.Fprintf(stdout, "%s in %s\n", plural(len(figs), "figure"), p.out)
 	}
 	return nil
 }
@@ -225,4 +225,12 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// plural returns "1 figure" or "3 figures".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
