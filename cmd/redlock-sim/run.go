@@ -178,6 +178,10 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 }
 
 // runParams is `redlock-sim params`.
+// maxAllowedWidth keeps the ALLOWED column of `params` narrow enough that HELP stays on a
+// terminal's screen; longer sets are listed under the table.
+const maxAllowedWidth = 40
+
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("params", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -187,19 +191,27 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUNIT\tDEFAULT\tALLOWED\tHELP")
 	group := ""
+	var notes []string // allowed sets too long for a column, e.g. every variant
 	for _, p := range experiments.Params() {
 		if p.Group != group {
 			group = p.Group
 			fmt.Fprintf(tw, "# %s\t\t\t\t\n", group)
 		}
 		allowed := p.Allowed
-		if p.Unit == "dist" {
+		switch {
+		case p.Unit == "dist":
 			allowed = "a distribution (below)"
+		case len(allowed) > maxAllowedWidth:
+			notes = append(notes, p.Name+": "+allowed)
+			allowed = "see below"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Unit, p.Default, allowed, p.Help)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stdout, "\n"+n)
 	}
 	_, err := fmt.Fprintln(stdout, "\ndistributions: "+experiments.DistSyntax+"; latency also takes tail(FAST,p,SLOW):\n"+
 		"FAST, except with probability p SLOW. Durations are Go durations (250ms, 1.5s, 800µs or 800us).")

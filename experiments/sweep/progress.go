@@ -48,10 +48,15 @@ func ProgressFor(f *os.File, quiet bool) Progress {
 // Bar draws a progress bar (github.com/schollz/progressbar/v3): done/total, runs per
 // second and the time left. Build one with NewBar.
 type Bar struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	start int
+	w            io.Writer
+	bar          *progressbar.ProgressBar
+	start, total int
+	began        time.Time
 }
+
+// barSettle is how long the bar waits before its first redraw: a rate measured over the
+// first run's microseconds ("77101 runs/s") is noise.
+const barSettle = 250 * time.Millisecond
 
 // NewBar returns a Progress drawing a bar on w, meant for a terminal.
 func NewBar(w io.Writer) *Bar { return &Bar{w: w} }
@@ -63,7 +68,7 @@ func (b *Bar) Begin(total, done int) {
 	if done > 0 {
 		desc = fmt.Sprintf("sweep (%d of %d already done)", done, total)
 	}
-	b.start = done
+	b.start, b.total, b.began = done, total, time.Now()
 	b.bar = progressbar.NewOptions(total-done,
 		progressbar.OptionSetWriter(b.w),
 		progressbar.OptionSetDescription(desc),
@@ -75,10 +80,16 @@ func (b *Bar) Begin(total, done int) {
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }),
 	)
+	_ = b.bar.RenderBlank() // starts the bar's clock now, not at the first run's end
 }
 
 // Advance moves the bar.
-func (b *Bar) Advance(done int) { b.bar.Set(done - b.start) }
+func (b *Bar) Advance(done int) {
+	if done < b.total && time.Since(b.began) < barSettle {
+		return
+	}
+	b.bar.Set(done - b.start)
+}
 
 // End leaves the bar as it is and moves to a new line if the sweep stopped early.
 func (b *Bar) End() {
