@@ -142,18 +142,10 @@ func (sw *Sweep) readRuns(man *manifest) error {
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
-	header, err := r.Read()
+	header, col, err := readHeader(r, path, append([]string{"seed"}, runColumns...),
+		": not a redlock-sim sweep, or an incompatible version")
 	if err != nil {
-		return fmt.Errorf("%s: header: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	for _, c := range append([]string{"seed"}, runColumns...) {
-		if _, ok := col[c]; !ok {
-			return fmt.Errorf("%s: no column %q: not a redlock-sim sweep, or an incompatible version", path, c)
-		}
+		return err
 	}
 	axisCols := sw.axes(man, header, col)
 	for line := 2; ; line++ {
@@ -263,6 +255,25 @@ func parseRun(rec []string, col map[string]int, axisCols []int) (Run, error) {
 
 // checkSummary compares summary.csv, when there is one, with what runs.csv says of each
 // point: its number of runs and its fractions of runs with an overlap.
+// readHeader reads a CSV header and indexes its columns by name, refusing a file that
+// lacks any of the required ones (hint ends that message).
+func readHeader(r *csv.Reader, path string, required []string, hint string) ([]string, map[string]int, error) {
+	header, err := r.Read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: header: %w", path, err)
+	}
+	col := make(map[string]int, len(header))
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, c := range required {
+		if _, ok := col[c]; !ok {
+			return nil, nil, fmt.Errorf("%s: no column %q%s", path, c, hint)
+		}
+	}
+	return header, col, nil
+}
+
 func (sw *Sweep) checkSummary() error {
 	path := filepath.Join(sw.Dir, summaryFile)
 	f, err := os.Open(path)
@@ -274,18 +285,9 @@ func (sw *Sweep) checkSummary() error {
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
-	header, err := r.Read()
+	_, col, err := readHeader(r, path, []string{"point", "runs", "any_validity_overlap_frac", "any_usage_overlap_frac"}, "")
 	if err != nil {
-		return fmt.Errorf("%s: header: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	for _, c := range []string{"point", "runs", "any_validity_overlap_frac", "any_usage_overlap_frac"} {
-		if _, ok := col[c]; !ok {
-			return fmt.Errorf("%s: no column %q", path, c)
-		}
+		return err
 	}
 	points := map[int]*Cell{}
 	for i := range sw.Runs {
