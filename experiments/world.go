@@ -70,6 +70,7 @@ func Plan(cfg Config, seed uint64) (*World, error) {
 	}
 	net.SetDescribe(model.Describe)
 	net.SetFold(model.FoldMsg)
+	net.SetDeliveryNotes(true) // nodes fold commands and replies, clients and storage their writes
 	w := &World{Config: cfg, Seed: seed, Sim: s, Net: net}
 	w.Resources = resourceNames(cfg.Resources)
 	if err := w.planGroups(); err != nil {

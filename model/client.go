@@ -123,7 +123,7 @@ type ClientStats struct {
 	Pauses        uint64
 	Held          uint64 // messages and timers held back by a pause
 	DroppedHeld   uint64 // messages dropped because the hold buffer was full
-	Stray         uint64 // messages it had no use for (storage replies, after a crash)
+	Stray         uint64 // messages it had no use for (storage acknowledgements, after a crash)
 }
 
 // The client's kernel event kinds.

@@ -352,7 +352,7 @@ func TestReplicationBacklogOverflowForcesFullSync(t *testing.T) {
 
 func TestFencedStorage(t *testing.T) {
 	w := newWorld(t, 1, fast)
-	st, err := NewStorage(w.s, w.net, StorageConfig{})
+	st, err := NewStorage(w.s, w.net, StorageConfig{Acknowledge: true})
 	require.NoError(t, err)
 	obs := &writeLog{}
 	st.SetObserver(obs)
@@ -381,6 +381,20 @@ func TestFencedStorage(t *testing.T) {
 	assert.True(t, ok)
 	assert.EqualValues(t, 3, hi)
 	assert.Len(t, w.grep("storage", "write", "resource=file", "token=2", "accepted=false"), 1)
+}
+
+func TestStorageWithoutAcknowledgementsSendsNothingBack(t *testing.T) {
+	w := newWorld(t, 1, fast)
+	st, err := NewStorage(w.s, w.net, StorageConfig{})
+	require.NoError(t, err)
+	c := w.client("c")
+	ok := c.send(ms, st.Endpoint(), StorageWrite(0, "file", "a", 2, true))
+	stale := c.send(2*ms, st.Endpoint(), StorageWrite(0, "file", "b", 1, true))
+	w.run(time.Second)
+	assert.False(t, c.answered(ok))
+	assert.False(t, c.answered(stale))
+	assert.Equal(t, StorageStats{Accepted: 1, Rejected: 1}, st.Stats(), "both writes are still judged")
+	assert.Equal(t, network.Stats{Sent: 2, Delivered: 2}, w.net.Stats(), "two writes, no replies")
 }
 
 func TestBadParameters(t *testing.T) {

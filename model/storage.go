@@ -26,6 +26,11 @@ type StorageConfig struct {
 	// MaxRecorded bounds the writes kept in Writes; later writes are still counted and
 	// judged, only not recorded (Truncated says so). 0 means DefaultMaxRecorded.
 	MaxRecorded int
+	// Acknowledge sends each writer its verdict as a MsgReply: OK, or an error naming the
+	// stale token. The clients of this package never wait for it (a write is fire and
+	// forget, as in Kleppmann's story), so worlds leave it off: an unread reply would
+	// cost two of the thirty-odd kernel events of a lock cycle.
+	Acknowledge bool
 }
 
 // Storage is the resource the lock protects, as in Kleppmann's "How to do distributed
@@ -46,6 +51,7 @@ type Storage struct {
 	highest map[string]int64
 	writes  []StoredWrite
 	obs     StorageObserver
+	ack     bool
 	maxRec  int
 	trunc   bool
 	stats   StorageStats
@@ -95,7 +101,7 @@ func NewStorage(s *sim.Sim, net *network.Net[Message], cfg StorageConfig) (*Stor
 	if cfg.MaxRecorded == 0 {
 		cfg.MaxRecorded = DefaultMaxRecorded
 	}
-	st := &Storage{s: s, net: net, name: cfg.Name, nm: newTraceName(cfg.Name, "write"), max: cfg.MaxResources, maxRec: cfg.MaxRecorded,
+	st := &Storage{s: s, net: net, name: cfg.Name, nm: newTraceName(cfg.Name, "write"), max: cfg.MaxResources, maxRec: cfg.MaxRecorded, ack: cfg.Acknowledge,
 		highest: make(map[string]int64)}
 	ep, err := net.AddEndpoint(cfg.Name, st)
 	if err != nil {
@@ -127,8 +133,8 @@ func (st *Storage) Highest(resource string) (int64, bool) {
 	return t, ok
 }
 
-// Receive is the storage's network endpoint: it judges a MsgWrite and replies OK, or an
-// error naming the stale token.
+// Receive is the storage's network endpoint: it judges a MsgWrite and, if it
+// acknowledges writes, replies OK or an error naming the stale token.
 func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
 	if m.Kind != MsgWrite {
 		st.s.Trace(st.name, "drop", sim.Str("reason", "not-a-write"), Describe(&m))
@@ -136,7 +142,9 @@ func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
 	}
 	_, reply := st.write(now, StoredWrite{From: from, ReqID: m.ReqID, Resource: m.Cmd.Key,
 		Data: m.Cmd.Value, Token: m.Token, Fenced: m.Fenced})
-	st.net.Send(st.ep, from, Message{Kind: MsgReply, ReqID: m.ReqID, Reply: reply})
+	if st.ack {
+		st.net.Send(st.ep, from, Message{Kind: MsgReply, ReqID: m.ReqID, Reply: reply})
+	}
 }
 
 // Write judges one write arriving at true time now, as Receive does, for callers that

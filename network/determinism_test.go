@@ -107,6 +107,55 @@ func TestFoldedAndTracedRecordsHashAlike(t *testing.T) {
 	assert.Positive(t, lines)
 }
 
+// With delivery notes, a delivery folds the endpoints, id and latency but not the message
+// (the processes fold content themselves), still alike with and without a sink.
+func TestDeliveryNotesFoldEverythingButTheMessage(t *testing.T) {
+	notes := func(_ *sim.Sim, n *Net[int]) { n.SetDeliveryNotes(true) }
+	var lines, noted int
+	plain := trafficHashWith(t, 7, notes)
+	traced := trafficHashWith(t, 7, func(s *sim.Sim, n *Net[int]) {
+		notes(s, n)
+		s.SetSink(sinkFunc(func(r *sim.Record) {
+			lines++
+			for _, f := range r.Fields {
+				if f.Note {
+					noted++
+					assert.Equal(t, "deliver", r.Kind, "only deliveries carry notes")
+				}
+			}
+		}))
+	})
+	assert.Equal(t, plain, traced)
+	assert.Positive(t, noted)
+	assert.NotEqual(t, trafficHash(t, 7), plain, "the message is no longer folded at delivery")
+
+	// A message the receivers never look at: its content reaches the hash only through
+	// drops and duplicates, so with no loss and no duplication it does not at all.
+	quiet := func(add int) uint64 {
+		s, err := sim.New(sim.Config{Seed: 1})
+		require.NoError(t, err)
+		n, err := New[int](s, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 5*ms)}}}, s.Rand("net"))
+		require.NoError(t, err)
+		n.SetDescribe(describeInt)
+		n.SetDeliveryNotes(true)
+		sink := discard{}
+		for i := 0; i < 2; i++ {
+			_, err := n.AddEndpoint("p"+string(rune('0'+i)), sink)
+			require.NoError(t, err)
+		}
+		for i := range 100 {
+			n.Send(0, 1, i+add)
+		}
+		require.NoError(t, s.Run())
+		return s.TraceHash()
+	}
+	assert.Equal(t, quiet(0), quiet(1000))
+}
+
+type discard struct{}
+
+func (discard) Receive(sim.Time, Endpoint, Endpoint, int) {}
+
 type sinkFunc func(r *sim.Record)
 
 func (f sinkFunc) Record(r *sim.Record) { f(r) }

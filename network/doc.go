@@ -28,7 +28,8 @@
 // Every hold, delivery, drop (with its reason, loss or partition) and duplicate is a
 // trace record with actor "net" and fields from, to (endpoint names), id (the message's
 // send number; a duplicate shares it), the message as SetDescribe renders it, and the
-// latency or drop reason. Partitions, heals and clogs are records too. For queries the
+// latency or drop reason; with SetDeliveryNotes, a delivery shows the message as a note
+// that is not folded into the trace hash, for worlds whose processes fold it. Partitions, heals and clogs are records too. For queries the
 // oracle and the timeline need without reading the trace, Connected and Clogged answer
 // about now, and Faults lists every fault with its interval in true time.
 //

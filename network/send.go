@@ -161,16 +161,24 @@ func (n *Net[M]) unclog(from, to Endpoint) {
 func (n *Net[M]) traceDeliver(i int32) {
 	f := &n.slab[i]
 	latency := n.s.Now().Sub(f.sent)
-	if n.s.Tracing() {
+	switch {
+	case n.s.Tracing():
 		n.traceMsg(n.names.deliver, i, sim.Dur("latency", latency))
-		return
+	case n.noted:
+		n.foldHead(n.names.deliver, f).Dur(latency).End()
+	default:
+		n.foldMsg(n.names.deliver, f).Dur(latency).End()
 	}
-	n.foldMsg(n.names.deliver, f).Dur(latency).End()
+}
+
+// foldHead folds the fields every message record starts with but the message itself.
+func (n *Net[M]) foldHead(kind sim.Name, f *flight[M]) sim.Folder {
+	return n.s.FoldNames(n.names.net, kind).Name(n.eps[f.from].nm).Name(n.eps[f.to].nm).Int(int64(f.id))
 }
 
 // foldMsg folds the fields every message record starts with, when no sink is attached.
 func (n *Net[M]) foldMsg(kind sim.Name, f *flight[M]) sim.Folder {
-	r := n.s.FoldNames(n.names.net, kind).Name(n.eps[f.from].nm).Name(n.eps[f.to].nm).Int(int64(f.id))
+	r := n.foldHead(kind, f)
 	switch {
 	case n.fold != nil:
 		return n.fold(&f.msg, r)
@@ -202,10 +210,14 @@ func (n *Net[M]) traceMsg(kind sim.Name, i int32, extra sim.Field) {
 		n.s.Trace("net", k, from, to, id)
 	case n.describe == nil:
 		n.s.Trace("net", k, from, to, id, extra)
-	case extra.Key == "":
-		n.s.Trace("net", k, from, to, id, n.describe(&f.msg))
 	default:
-		n.s.Trace("net", k, from, to, id, n.describe(&f.msg), extra)
+		msg := n.describe(&f.msg)
+		msg.Note = n.noted && kind == n.names.deliver
+		if extra.Key == "" {
+			n.s.Trace("net", k, from, to, id, msg)
+		} else {
+			n.s.Trace("net", k, from, to, id, msg, extra)
+		}
 	}
 }
 

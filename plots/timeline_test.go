@@ -56,7 +56,7 @@ func TestTimelineLayoutGCPause(t *testing.T) {
 	v := shapesOf(L, shViolation, "")
 	require.Len(t, v, 1)
 	assert.Equal(t, "usage overlap: client1 & client2", v[0].Label)
-	assert.InDelta(t, 1.214282, v[0].X0, 1e-6)
+	assert.InDelta(t, 1.21441, v[0].X0, 1e-6)
 	assert.Equal(t, 1.6, v[0].X1)
 	stale := shapesOf(L, shStaleMark, "oracle")
 	require.Len(t, stale, 1, "the two stale writes, microseconds apart, are one mark")

@@ -22,9 +22,15 @@ const (
 // Field is one key/value of a trace record. It is a plain value with room for two
 // strings and two integers, so that rich values (a Redis command, a reply) can be
 // recorded without being formatted: Format runs only when a sink prints the record.
+//
+// A Note is printed but not folded into the trace hash. It is for a value that other
+// records fold already, shown again where a reader wants it: a delivered message's content
+// is folded where it was made and where it is acted on, and folding it once more for
+// each delivery cost a tenth of a run.
 type Field struct {
 	Key    string
 	Kind   FieldKind
+	Note   bool
 	Int    int64
 	Int2   int64
 	Str    string
@@ -47,6 +53,12 @@ func Bool(key string, v bool) Field {
 	if v {
 		f.Int = 1
 	}
+	return f
+}
+
+// AsNote returns the field as a Note: printed, not folded into the trace hash.
+func (f Field) AsNote() Field {
+	f.Note = true
 	return f
 }
 
@@ -166,7 +178,7 @@ func (s *Sim) Tracing() bool { return s.sink != nil }
 // formatted unless the sink formats it.
 //
 // What is folded, per record: the time, the actor's and the kind's digests, one word per
-// field (its value, or its string's digest; a FieldCustom folds its four parts), and a
+// field but notes (its value, or its string's digest; a FieldCustom folds its four parts), and a
 // final shape word holding the number of fields and their kinds, so that records with
 // different fields never fold alike however their values line up. Keys and formats are
 // not folded: they are constants of the code that emits a record, whose shape the actor
@@ -254,8 +266,11 @@ func (f Folder) Custom(i, i2 int64, s1, s2 string) Folder {
 	return f.word(d.of(s2), FieldCustom)
 }
 
-// Field folds any field, as Trace does.
+// Field folds any field, as Trace does: a Note not at all.
 func (f Folder) Field(fl *Field) Folder {
+	if fl.Note {
+		return f
+	}
 	switch fl.Kind {
 	case FieldInt, FieldDur, FieldBool:
 		return f.word(uint64(fl.Int), fl.Kind)

@@ -65,6 +65,21 @@ func TestTraceHashSeesFieldKindsAndCounts(t *testing.T) {
 	}
 }
 
+func TestNotesArePrintedNotFolded(t *testing.T) {
+	plain, noted := newSim(t, Config{}), newSim(t, Config{})
+	var line string
+	noted.SetSink(sinkFunc(func(r *Record) { line = r.String() }))
+	plain.Trace("net", "deliver", Int("id", 3))
+	noted.Trace("net", "deliver", Int("id", 3), Str("msg", "SET lock v").AsNote())
+	assert.Equal(t, plain.TraceHash(), noted.TraceHash())
+	assert.Contains(t, line, "id=3 msg=SET lock v")
+	other := newSim(t, Config{})
+	other.Trace("net", "deliver", Int("id", 3), Str("msg", "something else").AsNote())
+	assert.Equal(t, plain.TraceHash(), other.TraceHash())
+	assert.Equal(t, plain.Fold("net", "deliver").Int(3).Field(&Field{Kind: FieldInt, Int: 9, Note: true}).h,
+		plain.Fold("net", "deliver").Int(3).h, "Folder.Field skips a note")
+}
+
 func TestFoldHashesAsTrace(t *testing.T) {
 	long := strings.Repeat("v", 24)
 	traced, folded := newSim(t, Config{}), newSim(t, Config{})
@@ -79,3 +94,7 @@ func TestFoldHashesAsTrace(t *testing.T) {
 	assert.Equal(t, traced.TraceHash(), folded.TraceHash())
 	assert.Equal(t, traced.TraceRecords(), folded.TraceRecords())
 }
+
+type sinkFunc func(r *Record)
+
+func (f sinkFunc) Record(r *Record) { f(r) }
