@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -36,7 +37,8 @@ type Config struct {
 type Sim struct {
 	now      Time
 	seq      uint64
-	heap     []entry // 4-ary min-heap on (at, seq): the events due within farHorizon
+	near     []entry // the events due within farHorizon: sorted, or a heap (see nearQueue)
+	heapMode bool    // near is a 4-ary min-heap rather than sorted latest first
 	far      []entry // unordered: events scheduled further ahead than farHorizon
 	farMin   Time    // no far event is due before farMin
 	slots    []slot  // event payloads, addressed by entry.slot and EventID
@@ -49,7 +51,7 @@ type Sim struct {
 	tracer
 }
 
-// entry is what the heap orders: the event's time, then key = seq<<slotBits | slot, so
+// entry is what the queue orders: the event's time, then key = seq<<slotBits | slot, so
 // events at one instant run in schedule order. Packing seq and slot into one word keeps an
 // entry at 16 bytes, four to a cache line, which is exactly one node's children in the
 // 4-ary heap.
@@ -60,10 +62,21 @@ type entry struct {
 
 // slotBits bounds the slot index (and so max_pending) to 2^24-1 and leaves 40 bits of
 // sequence number: 10^12 events per run, hours of wall time at full speed.
+//
+// nearQueue: the near events are few in a world of tens of processes (five or so in the
+// standard bench workload), and for a handful of events a sorted array beats a heap. While
+// there are at most sortedMax of them, near is sorted latest first: the next event is the
+// last one, taken in O(1), and a new one is shifted into place from the end. Past
+// sortedMax it becomes a 4-ary heap, and back below sortedMin it is sorted again (the gap
+// keeps a queue hovering near one size from switching back and forth). Either way the
+// events run in the same (time, seq) order.
 const (
 	slotBits = 24
 	slotMask = 1<<slotBits - 1
 	maxSeq   = 1<<(64-slotBits) - 1
+
+	sortedMax = 48
+	sortedMin = 16
 )
 
 func (e *entry) slot() int32 { return int32(e.key & slotMask) }
@@ -79,10 +92,15 @@ type slot struct {
 	h    Handler
 	arg  uint64
 	kind int32
-	pos  int32 // index in heap; -1 when the slot is free; -2-i at far[i]
+	pos  int32 // posFree, posSorted (in near, sorted), -3-i at far[i], or i at near[i] as a heap
 	gen  uint32
 	next int32 // next free slot while free
 }
+
+const (
+	posFree   = -1
+	posSorted = -2
+)
 
 // New returns an empty simulation at true time zero.
 func New(cfg Config) (*Sim, error) {
@@ -106,7 +124,7 @@ func (s *Sim) Seed() uint64 { return s.seed }
 func (s *Sim) Rand(name string) *rand.Rand { return NewRand(s.seed, name) }
 
 // Pending returns the number of events waiting to run.
-func (s *Sim) Pending() int { return len(s.heap) + len(s.far) }
+func (s *Sim) Pending() int { return len(s.near) + len(s.far) }
 
 // Executed returns the number of events run so far.
 func (s *Sim) Executed() uint64 { return s.executed }
@@ -131,12 +149,11 @@ func (s *Sim) Schedule(at Time, h Handler, kind int, arg uint64) (EventID, error
 	s.seq++
 	e := entry{at: at, key: s.seq<<slotBits | uint64(i)}
 	if at-s.now > Time(farHorizon) {
-		sl.pos = -2 - int32(len(s.far))
+		sl.pos = -3 - int32(len(s.far))
 		s.far = append(s.far, e)
 		s.farMin = min(s.farMin, at)
 	} else {
-		s.heap = append(s.heap, e)
-		s.up(len(s.heap) - 1)
+		s.push(e)
 	}
 	return EventID(uint64(sl.gen)<<32 | uint64(i+1)), nil
 }
@@ -158,12 +175,15 @@ func (s *Sim) Cancel(id EventID) bool {
 		return false
 	}
 	sl := &s.slots[i]
-	if sl.pos == -1 || sl.gen != uint32(id>>32) {
+	if sl.pos == posFree || sl.gen != uint32(id>>32) {
 		return false
 	}
-	if sl.pos < 0 {
-		s.removeFar(int(-2 - sl.pos))
-	} else {
+	switch {
+	case sl.pos == posSorted:
+		s.removeSorted(i)
+	case sl.pos < 0:
+		s.removeFar(int(-3 - sl.pos))
+	default:
 		s.remove(int(sl.pos))
 	}
 	s.release(i)
@@ -175,11 +195,10 @@ func (s *Sim) Step() bool {
 	if s.stopped || !s.ready() {
 		return false
 	}
-	e := s.heap[0]
+	e := s.pop()
 	if e.at < s.now {
 		panic(fmt.Sprintf("sim: time moved backward: next event at %v, now %v", e.at, s.now))
 	}
-	s.remove(0)
 	sl := &s.slots[e.slot()]
 	h, kind, arg := sl.h, int(sl.kind), sl.arg
 	s.release(e.slot())
@@ -204,7 +223,7 @@ func (s *Sim) RunUntil(t Time) error {
 		return &ParamError{Param: "until", Value: t, Allowed: fmt.Sprintf("[%v, never) (not before now)", s.now)}
 	}
 	s.stopped = false
-	for !s.stopped && s.ready() && s.heap[0].at <= t {
+	for !s.stopped && s.ready() && s.top().at <= t {
 		s.Step()
 	}
 	if !s.stopped {
@@ -241,7 +260,7 @@ func (s *Sim) alloc() int32 {
 func (s *Sim) release(i int32) {
 	sl := &s.slots[i]
 	sl.h = nil
-	sl.pos = -1
+	sl.pos = posFree
 	sl.gen++
 	sl.next = s.free
 	s.free = i
@@ -249,8 +268,93 @@ func (s *Sim) release(i int32) {
 
 func less(a, b *entry) bool { return a.at < b.at || (a.at == b.at && a.key < b.key) }
 
+// top returns the earliest near event; near must not be empty.
+func (s *Sim) top() *entry {
+	if s.heapMode {
+		return &s.near[0]
+	}
+	return &s.near[len(s.near)-1]
+}
+
+// push adds e to the near events.
+func (s *Sim) push(e entry) {
+	n := len(s.near)
+	if s.heapMode || n == sortedMax {
+		if !s.heapMode {
+			s.toHeap()
+		}
+		s.near = append(s.near, e)
+		s.up(n)
+		return
+	}
+	s.slots[e.slot()].pos = posSorted
+	s.near = append(s.near, e)
+	// Latest first: shift the events due before e one place toward the end.
+	j := n
+	for ; j > 0 && less(&s.near[j-1], &e); j-- {
+		s.near[j] = s.near[j-1]
+	}
+	s.near[j] = e
+}
+
+// pop removes and returns the earliest near event; near must not be empty.
+func (s *Sim) pop() entry {
+	if !s.heapMode {
+		last := len(s.near) - 1
+		e := s.near[last]
+		s.near = s.near[:last]
+		return e
+	}
+	e := s.near[0]
+	s.remove(0)
+	if len(s.near) < sortedMin {
+		s.toSorted()
+	}
+	return e
+}
+
+// toHeap turns the sorted near events into a heap: reversed, they are sorted earliest
+// first, which is a heap already.
+func (s *Sim) toHeap() {
+	slices.Reverse(s.near)
+	for i := range s.near {
+		s.slots[s.near[i].slot()].pos = int32(i)
+	}
+	s.heapMode = true
+}
+
+// toSorted turns the near heap back into a sorted array, latest first.
+func (s *Sim) toSorted() {
+	slices.SortFunc(s.near, func(a, b entry) int {
+		switch {
+		case less(&a, &b):
+			return 1
+		case less(&b, &a):
+			return -1
+		}
+		return 0
+	})
+	for i := range s.near {
+		s.slots[s.near[i].slot()].pos = posSorted
+	}
+	s.heapMode = false
+}
+
+// removeSorted deletes slot i's event from the sorted near events. Cancelling a near
+// event is rare (timeouts wait in the far list), and there are at most sortedMax of
+// them, so a scan is enough.
+func (s *Sim) removeSorted(i int32) {
+	for j := range s.near {
+		if s.near[j].slot() == i {
+			s.near = slices.Delete(s.near, j, j+1)
+			return
+		}
+	}
+	panic("sim: a cancelled event is missing from the queue")
+}
+
 func (s *Sim) up(i int) {
-	h := s.heap
+	h := s.near
 	e := h[i]
 	for i > 0 {
 		p := (i - 1) / 4
@@ -266,7 +370,7 @@ func (s *Sim) up(i int) {
 }
 
 func (s *Sim) down(i int) {
-	h := s.heap
+	h := s.near
 	n := len(h)
 	e := h[i]
 	for {
@@ -291,24 +395,25 @@ func (s *Sim) down(i int) {
 	s.slots[e.slot()].pos = int32(i)
 }
 
-// ready makes sure the heap's top is the earliest pending event, moving far events into
-// the heap when it reaches their time, and reports whether any event is pending.
+// ready makes sure the top of the near events is the earliest pending event, moving far
+// events in when the near events reach their time, and reports whether any event is
+// pending.
 func (s *Sim) ready() bool {
-	// farMin is exact after a migration, so a second one (an empty heap, and a farMin
+	// farMin is exact after a migration, so a second one (no near events, and a farMin
 	// that was stale after a cancel) always moves something: at most two rounds.
-	for len(s.far) > 0 && (len(s.heap) == 0 || s.farMin <= s.heap[0].at) {
+	for len(s.far) > 0 && (len(s.near) == 0 || s.farMin <= s.top().at) {
 		s.migrate()
 	}
-	return len(s.heap) > 0
+	return len(s.near) > 0
 }
 
-// migrate moves into the heap every far event due by the heap's top (or, with an empty
-// heap, by the earliest far event) or within farHorizon of now, whichever is later, so
-// that afterwards every far event is due after the heap's top.
+// migrate moves into the near events every far event due by the earliest near event (or,
+// with none, by the earliest far event) or within farHorizon of now, whichever is later,
+// so that afterwards every far event is due after the earliest near event.
 func (s *Sim) migrate() {
 	limit := s.now.Add(farHorizon)
-	if len(s.heap) > 0 {
-		limit = max(limit, s.heap[0].at)
+	if len(s.near) > 0 {
+		limit = max(limit, s.top().at)
 	} else {
 		limit = max(limit, s.farMin)
 	}
@@ -321,8 +426,7 @@ func (s *Sim) migrate() {
 			continue
 		}
 		s.removeFar(i) // moves the last far event to i, which is looked at next
-		s.heap = append(s.heap, e)
-		s.up(len(s.heap) - 1)
+		s.push(e)
 	}
 	s.farMin = next
 }
@@ -333,7 +437,7 @@ func (s *Sim) removeFar(i int) {
 	last := len(s.far) - 1
 	if i != last {
 		s.far[i] = s.far[last]
-		s.slots[s.far[i].slot()].pos = -2 - int32(i)
+		s.slots[s.far[i].slot()].pos = -3 - int32(i)
 	}
 	s.far = s.far[:last]
 	if last == 0 {
@@ -341,15 +445,15 @@ func (s *Sim) removeFar(i int) {
 	}
 }
 
-// remove deletes heap[i], keeping the heap ordered.
+// remove deletes near[i] from the near heap, keeping it ordered.
 func (s *Sim) remove(i int) {
-	last := len(s.heap) - 1
+	last := len(s.near) - 1
 	if i != last {
-		s.heap[i] = s.heap[last]
-		s.heap = s.heap[:last]
+		s.near[i] = s.near[last]
+		s.near = s.near[:last]
 		s.down(i)
 		s.up(i)
 		return
 	}
-	s.heap = s.heap[:last]
+	s.near = s.near[:last]
 }

@@ -118,6 +118,7 @@ func TestQueueMatchesReference(t *testing.T) {
 }
 
 func checkQueue(t *testing.T, unit Time) {
+	var sortedOps, heapOps int
 	for seed := uint64(1); seed <= 200; seed++ {
 		rng := NewRand(seed, "test")
 		s := newSim(t, Config{})
@@ -131,13 +132,24 @@ func checkQueue(t *testing.T, unit Time) {
 		var want []ref
 		seq := 0
 		for op := 0; op < 300; op++ {
+			// Schedule more than run in the first half and less in the second, so the
+			// near events outgrow the sorted array, become a heap and shrink back.
+			sched := 7
+			if op >= 150 {
+				sched = 3
+			}
+			if s.heapMode {
+				heapOps++
+			} else {
+				sortedOps++
+			}
 			switch x := rng.IntN(10); {
-			case x < 5:
+			case x < sched:
 				at := s.Now() + Time(rng.IntN(50))*unit
 				seq++
 				id := mustSchedule(t, s, at, r, 0, uint64(seq))
 				want = append(want, ref{at, seq, id, uint64(seq)})
-			case x < 7 && len(want) > 0:
+			case x < sched+2 && len(want) > 0:
 				i := rng.IntN(len(want))
 				require.True(t, s.Cancel(want[i].id), "seed %d", seed)
 				want = append(want[:i], want[i+1:]...)
@@ -155,6 +167,10 @@ func checkQueue(t *testing.T, unit Time) {
 			}
 			require.Equal(t, len(want), s.Pending())
 		}
+	}
+	if unit == 1 { // with 1ms, most events wait in the far list
+		assert.Greater(t, heapOps, 1000, "the near events must become a heap")
+		assert.Greater(t, sortedOps, 1000, "and be sorted again")
 	}
 }
 
@@ -380,6 +396,25 @@ func BenchmarkKernel(b *testing.B) {
 	b.StopTimer()
 	if s.Pending() != 1000 {
 		b.Fatalf("pending = %d, want 1000", s.Pending())
+	}
+}
+
+// BenchmarkKernelFew is BenchmarkKernel with 8 events pending: the shape of a world of
+// tens of processes, where the near events are a sorted array, not a heap.
+func BenchmarkKernelFew(b *testing.B) {
+	s := newSim(b, Config{})
+	c := &chain{s: s, state: 88172645463325252}
+	for i := 0; i < 8; i++ {
+		mustSchedule(b, s, Time(i), c, 0, 0)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Step()
+	}
+	b.StopTimer()
+	if s.Pending() != 8 || s.heapMode {
+		b.Fatalf("pending = %d (heap %v), want 8 sorted", s.Pending(), s.heapMode)
 	}
 }
 
