@@ -9,10 +9,10 @@
 // machine and under any GOMAXPROCS.
 //
 // Speed: events due within farHorizon wait in a sorted array while there are few of them
-// (as in a world of tens of processes) and in a 4-ary heap when there are many; later ones (timeouts, which
-// are nearly all cancelled, crons, back-offs) in an unordered list with O(1) schedule and
-// cancel, moving in when the near events reach their time; the order events run in does
-// not depend on where they waited. The trace hash folds one word per field, strings as
-// digests cached by address, and the hottest trace sites fold their values directly
-// (Sim.Fold) instead of building fields no sink will read.
+// (as in a world of tens of processes) and in a 4-ary heap when there are many; later
+// ones (timeouts, which are nearly all cancelled, crons, back-offs) wait in an unordered
+// list with O(1) schedule and cancel, moving in when the near events reach their time.
+// The order events run in does not depend on where they waited. The trace hash folds one
+// word per field, strings as digests cached by address, and the hottest trace sites fold
+// their values directly (Sim.Fold) instead of building fields no sink will read.
 package sim
