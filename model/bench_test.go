@@ -21,7 +21,7 @@ type benchClient struct {
 	bad     int
 }
 
-func (c *benchClient) Receive(_ sim.Time, _, _ network.Endpoint, m Message) {
+func (c *benchClient) Receive(_ sim.Time, _, _ network.Endpoint, m *Message) {
 	if m.Reply.Kind == redlock.ReplyError || m.Reply.Kind == redlock.ReplyNil {
 		c.bad++
 	}
@@ -73,11 +73,10 @@ func (l *loopback) Send(from, to network.Endpoint, m Message) {
 }
 
 func (l *loopback) HandleEvent(now sim.Time, _ int, i uint64) {
-	// The slot is freed before Receive, which may reuse it by sending; the message is
-	// already copied into Receive's arguments by then.
+	// As in the network, the slot is freed once Receive, which reads it in place, returns.
 	f := &l.slab[i]
+	l.rx[f.to].Receive(now, f.from, f.to, &f.msg)
 	l.free = append(l.free, i)
-	l.rx[f.to].Receive(now, f.from, f.to, f.msg)
 }
 
 // BenchmarkNodeCommands measures one command through a node's whole request path in the

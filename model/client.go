@@ -377,12 +377,12 @@ func (c *Client) HandleEvent(now sim.Time, kind int, arg uint64) {
 }
 
 // Receive is the client's network endpoint.
-func (c *Client) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
+func (c *Client) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	switch {
 	case c.state == csDead:
 		c.stats.Stray++
 	case c.paused:
-		c.holdBack(heldItem{from: from, msg: m})
+		c.holdBack(heldItem{from: from, msg: *m})
 	default:
 		c.receive(now, from, m)
 	}
@@ -413,7 +413,7 @@ func (c *Client) run(now sim.Time, kind int, arg uint64) {
 	}
 }
 
-func (c *Client) receive(now sim.Time, from network.Endpoint, m Message) {
+func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	node := int32(-1)
 	if int(from) < len(c.nodeOf) {
 		node = c.nodeOf[from]
@@ -630,7 +630,7 @@ func (c *Client) resume(now sim.Time) {
 	for ; i < len(c.held) && !c.paused && c.state != csDead; i++ {
 		h := c.held[i]
 		if h.kind == 0 {
-			c.receive(now, h.from, h.msg)
+			c.receive(now, h.from, &h.msg)
 		} else {
 			c.run(now, h.kind, h.arg)
 		}

@@ -23,7 +23,7 @@ func (c *client) HandleEvent(_ sim.Time, _ int, i uint64) {
 	c.net.Send(c.ep, c.to, model.Request(i+1, c.cmds[i]))
 }
 
-func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m model.Message) {
+func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *model.Message) {
 	fmt.Printf("%v %v -> %v\n", now, c.cmds[m.ReqID-1], m.Reply)
 }
 

@@ -106,12 +106,12 @@ func (g *Group) Master() *Node { return g.nodes[g.master] }
 func (g *Group) Stats() GroupStats { return g.stats }
 
 // Receive is the group's network endpoint: commands go to the current master's queue.
-func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
+func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	if m.Kind != MsgCommand {
-		g.s.Trace(g.cfg.Name, "drop", sim.Str("reason", "not-a-command"), Describe(&m))
+		g.s.Trace(g.cfg.Name, "drop", sim.Str("reason", "not-a-command"), Describe(m))
 		return
 	}
-	g.nodes[g.master].enqueue(now, from, &m)
+	g.nodes[g.master].enqueue(now, from, m)
 }
 
 func (g *Group) reply(to network.Endpoint, id uint64, r redlock.Reply) {

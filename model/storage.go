@@ -135,9 +135,9 @@ func (st *Storage) Highest(resource string) (int64, bool) {
 
 // Receive is the storage's network endpoint: it judges a MsgWrite and, if it
 // acknowledges writes, replies OK or an error naming the stale token.
-func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m Message) {
+func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	if m.Kind != MsgWrite {
-		st.s.Trace(st.name, "drop", sim.Str("reason", "not-a-write"), Describe(&m))
+		st.s.Trace(st.name, "drop", sim.Str("reason", "not-a-write"), Describe(m))
 		return
 	}
 	_, reply := st.write(now, StoredWrite{From: from, ReqID: m.ReqID, Resource: m.Cmd.Key,

@@ -106,7 +106,7 @@ func (c *client) HandleEvent(_ sim.Time, _ int, arg uint64) {
 	c.w.net.Send(c.ep, p.to, p.msg)
 }
 
-func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m Message) {
+func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *Message) {
 	c.replies[m.ReqID] = got{at: now, reply: m.Reply}
 }
 

@@ -13,7 +13,8 @@ type relay struct {
 	peers int
 }
 
-func (r *relay) Receive(now sim.Time, from, to Endpoint, msg int) {
+func (r *relay) Receive(now sim.Time, from, to Endpoint, m *int) {
+	msg := *m
 	next := (int(to) + 1 + msg%(r.peers-1)) % r.peers // never to itself
 	r.n.Send(to, Endpoint(next), msg+1)
 }

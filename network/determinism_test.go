@@ -20,7 +20,8 @@ type chatter struct {
 	peers int
 }
 
-func (c *chatter) Receive(now sim.Time, from, to Endpoint, msg int) {
+func (c *chatter) Receive(now sim.Time, from, to Endpoint, m *int) {
+	msg := *m
 	c.n.Send(to, c.peer(to), msg+1)
 	if c.n.InFlight() < 100 && c.rng.IntN(8) == 0 {
 		c.n.Send(to, c.peer(to), msg+1000)
@@ -154,7 +155,7 @@ func TestDeliveryNotesFoldEverythingButTheMessage(t *testing.T) {
 
 type discard struct{}
 
-func (discard) Receive(sim.Time, Endpoint, Endpoint, int) {}
+func (discard) Receive(sim.Time, Endpoint, Endpoint, *int) {}
 
 type sinkFunc func(r *sim.Record)
 

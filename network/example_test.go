@@ -11,8 +11,8 @@ import (
 // printer prints what it receives.
 type printer struct{ n *network.Net[string] }
 
-func (p printer) Receive(now sim.Time, from, to network.Endpoint, msg string) {
-	fmt.Printf("%s got %q from %s at %v\n", p.n.Name(to), msg, p.n.Name(from), now)
+func (p printer) Receive(now sim.Time, from, to network.Endpoint, msg *string) {
+	fmt.Printf("%s got %q from %s at %v\n", p.n.Name(to), *msg, p.n.Name(from), now)
 }
 
 func Example() {

@@ -22,8 +22,8 @@ type got struct {
 // inbox is a Receiver that records what it is given.
 type inbox struct{ got []got }
 
-func (b *inbox) Receive(now sim.Time, from, to Endpoint, msg int) {
-	b.got = append(b.got, got{now, from, to, msg})
+func (b *inbox) Receive(now sim.Time, from, to Endpoint, msg *int) {
+	b.got = append(b.got, got{now, from, to, *msg})
 }
 
 func (b *inbox) msgs() []int {

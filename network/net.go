@@ -12,11 +12,14 @@ import (
 // integer, so per-link state lives in slices rather than maps.
 type Endpoint int
 
-// Receiver is what an endpoint does with a delivered message. The message is passed by
-// value, so the receiver may keep it. A crashed process still receives: what it does with
-// the message is the process's business, not the network's.
+// Receiver is what an endpoint does with a delivered message. msg points into the
+// network's own storage and is valid only during the call: a receiver that keeps the
+// message copies it (messages are values). Passing it by pointer saves a copy of the whole
+// message per delivery, and deliveries are most of a world's events. A crashed process
+// still receives: what it does with the message is the process's business, not the
+// network's.
 type Receiver[M any] interface {
-	Receive(now sim.Time, from, to Endpoint, msg M)
+	Receive(now sim.Time, from, to Endpoint, msg *M)
 }
 
 // Stats counts what the network did with messages. A duplicate counts as a second copy:

@@ -132,10 +132,10 @@ type echo struct {
 	seen int
 }
 
-func (e *echo) Receive(now sim.Time, from, to Endpoint, msg int) {
+func (e *echo) Receive(now sim.Time, from, to Endpoint, msg *int) {
 	e.seen++
-	if msg > 0 {
-		e.n.Send(to, from, msg-1)
+	if *msg > 0 {
+		e.n.Send(to, from, *msg-1)
 	}
 }
 
@@ -152,7 +152,43 @@ func TestReceiversSendFromInsideDelivery(t *testing.T) {
 	n.Send(0, 1, 99)
 	require.NoError(t, s.Run())
 	assert.Equal(t, 100, a.seen+b.seen)
-	assert.Equal(t, 1, len(n.slab), "a delivered message's slot is free for the reply")
+	assert.Equal(t, 2, len(n.slab), "a ping-pong needs two slots: the delivery's and the reply's")
+}
+
+// burst sends 64 messages from inside Receive, growing the slab under the message it is
+// reading, and only then reads it.
+type burst struct {
+	n    *Net[int]
+	read []int
+}
+
+func (b *burst) Receive(now sim.Time, from, to Endpoint, msg *int) {
+	if *msg >= 1000 {
+		return
+	}
+	for i := range 64 {
+		b.n.Send(to, from, 1000+i)
+	}
+	b.read = append(b.read, *msg)
+}
+
+func TestMessageStaysValidWhileTheReceiverSends(t *testing.T) {
+	s, err := sim.New(sim.Config{Seed: 1})
+	require.NoError(t, err)
+	n, err := New[int](s, Config{Default: linkOf(Constant(ms))}, s.Rand("net"))
+	require.NoError(t, err)
+	b := &burst{n: n}
+	_, err = n.AddEndpoint("a", b)
+	require.NoError(t, err)
+	_, err = n.AddEndpoint("b", b)
+	require.NoError(t, err)
+	for i := range 3 {
+		n.Send(0, 1, 7+i)
+	}
+	require.NoError(t, s.Run())
+	assert.Equal(t, []int{7, 8, 9}, b.read)
+	assert.Greater(t, cap(n.slab), 64, "the slab grew during the deliveries")
+	assert.Zero(t, n.InFlight())
 }
 
 func TestInFlightLimitFailsTheRun(t *testing.T) {

@@ -112,7 +112,7 @@ func (n *Net[M]) arrive(i int32) {
 }
 
 // deliver hands slot i to its receiver, unless its link is cut now. The slot is freed
-// before the receiver runs, so the receiver's own sends can reuse it.
+// after the receiver returns: until then the receiver reads the message in place.
 func (n *Net[M]) deliver(i int32) {
 	f := &n.slab[i]
 	if n.link(f.from, f.to).cut {
@@ -121,10 +121,10 @@ func (n *Net[M]) deliver(i int32) {
 	}
 	n.stats.Delivered++
 	n.traceDeliver(i)
+	// The receiver's own sends may grow the slab; the message it reads stays where it is
+	// (the old array lives on while referenced, and nobody writes it any more).
+	n.eps[f.to].r.Receive(n.s.Now(), f.from, f.to, &f.msg)
 	n.release(i)
-	// The message is copied straight from the freed slot into the call's arguments, before
-	// the receiver runs and can reuse the slot by sending.
-	n.eps[f.to].r.Receive(n.s.Now(), f.from, f.to, f.msg)
 }
 
 func (n *Net[M]) drop(i int32, reason string) {
