@@ -97,7 +97,11 @@ func (n *Net[M]) arrive(i int32) {
 	f := &n.slab[i]
 	l := n.link(f.from, f.to)
 	if !l.clogged {
-		n.deliver(i)
+		if l.cut {
+			n.drop(i, reasonPartition)
+			return
+		}
+		n.hand(i)
 		return
 	}
 	n.stats.Held++
@@ -119,6 +123,12 @@ func (n *Net[M]) deliver(i int32) {
 		n.drop(i, reasonPartition)
 		return
 	}
+	n.hand(i)
+}
+
+// hand gives slot i, whose link is open, to its receiver.
+func (n *Net[M]) hand(i int32) {
+	f := &n.slab[i]
 	n.stats.Delivered++
 	n.traceDeliver(i)
 	// The receiver's own sends may grow the slab; the message it reads stays where it is

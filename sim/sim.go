@@ -195,6 +195,12 @@ func (s *Sim) Step() bool {
 	if s.stopped || !s.ready() {
 		return false
 	}
+	s.step()
+	return true
+}
+
+// step runs the earliest pending event; ready must have said there is one.
+func (s *Sim) step() {
 	e := s.pop()
 	if e.at < s.now {
 		panic(fmt.Sprintf("sim: time moved backward: next event at %v, now %v", e.at, s.now))
@@ -205,13 +211,13 @@ func (s *Sim) Step() bool {
 	s.now = e.at
 	s.executed++
 	h.HandleEvent(e.at, kind, arg)
-	return true
 }
 
 // Run runs events until none are left, Stop is called, or an actor calls Fail.
 func (s *Sim) Run() error {
 	s.stopped = false
-	for s.Step() {
+	for !s.stopped && s.ready() {
+		s.step()
 	}
 	return s.err
 }
@@ -224,7 +230,7 @@ func (s *Sim) RunUntil(t Time) error {
 	}
 	s.stopped = false
 	for !s.stopped && s.ready() && s.top().at <= t {
-		s.Step()
+		s.step()
 	}
 	if !s.stopped {
 		s.now = t
