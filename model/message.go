@@ -38,12 +38,12 @@ func (k MsgKind) String() string {
 // the fenced storage. It is a plain value (no pointers of its own besides strings), so the
 // network carries it unboxed and a request/reply round trip allocates nothing.
 type Message struct {
-	Kind   MsgKind
-	Fenced bool   // MsgWrite: the write carries a fencing token
 	ReqID  uint64 // chosen by the requester, echoed in the reply
 	Token  int64  // MsgWrite: the fencing token, when Fenced
 	Cmd    redlock.Command
 	Reply  redlock.Reply
+	Kind   MsgKind
+	Fenced bool // MsgWrite: the write carries a fencing token
 }
 
 // Request returns the message that sends command c as request id.

@@ -119,15 +119,16 @@ func ScriptBySHA(sha string) Script {
 
 // Command is one Redis command as a value: the redlock state machine emits it, the
 // simulated node executes it, the real driver sends it, and traces print it. It is a
-// plain struct so that emitting and executing commands allocates nothing.
+// plain struct so that emitting and executing commands allocates nothing; its one-byte
+// fields come last, together, so that it is 48 bytes rather than 64.
 type Command struct {
-	Op     Op
 	Key    string
 	Value  string        // SET's value; a script's ARGV[1]
-	Cond   Cond          // SET NX / XX
 	TTL    time.Duration // SET PX (or EX when InSeconds), PEXPIRE, a script's ARGV[2]; 0 = none
-	InSecs bool          // render SET's TTL as EX seconds instead of PX milliseconds
-	Script Script        // which script EVAL / EVALSHA runs
+	Op     Op
+	Cond   Cond   // SET NX / XX
+	InSecs bool   // render SET's TTL as EX seconds instead of PX milliseconds
+	Script Script // which script EVAL / EVALSHA runs
 }
 
 // Set returns SET key value NX PX ttl, the acquire command of Redlock.
