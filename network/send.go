@@ -97,11 +97,7 @@ func (n *Net[M]) arrive(i int32) {
 	f := &n.slab[i]
 	l := n.link(f.from, f.to)
 	if !l.clogged {
-		if l.cut {
-			n.drop(i, reasonPartition)
-			return
-		}
-		n.hand(i)
+		n.deliver(i, l)
 		return
 	}
 	n.stats.Held++
@@ -115,19 +111,13 @@ func (n *Net[M]) arrive(i int32) {
 	l.heldTail = i + 1
 }
 
-// deliver hands slot i to its receiver, unless its link is cut now. The slot is freed
+// deliver hands slot i to its receiver, unless its link l is cut now. The slot is freed
 // after the receiver returns: until then the receiver reads the message in place.
-func (n *Net[M]) deliver(i int32) {
-	f := &n.slab[i]
-	if n.link(f.from, f.to).cut {
+func (n *Net[M]) deliver(i int32, l *link) {
+	if l.cut {
 		n.drop(i, reasonPartition)
 		return
 	}
-	n.hand(i)
-}
-
-// hand gives slot i, whose link is open, to its receiver.
-func (n *Net[M]) hand(i int32) {
 	f := &n.slab[i]
 	n.stats.Delivered++
 	n.traceDeliver(i)
@@ -162,7 +152,7 @@ func (n *Net[M]) unclog(from, to Endpoint) {
 	slices.SortStableFunc(held, func(a, b int32) int { return cmp.Compare(n.slab[a].id, n.slab[b].id) })
 	n.s.Trace("net", "unclog", n.nameField("from", from), n.nameField("to", to), sim.Int("held", int64(len(held))))
 	for _, s := range held {
-		n.deliver(s)
+		n.deliver(s, n.link(from, to)) // looked up again: a receiver may cut the link
 	}
 	n.scratch = held[:0]
 }

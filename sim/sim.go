@@ -37,7 +37,7 @@ type Config struct {
 type Sim struct {
 	now      Time
 	seq      uint64
-	near     []entry // the events due within farHorizon: sorted, or a heap (see nearQueue)
+	near     []entry // the events due within farHorizon: sorted, or a heap (see sortedMax)
 	heapMode bool    // near is a 4-ary min-heap rather than sorted latest first
 	far      []entry // unordered: events scheduled further ahead than farHorizon
 	farMin   Time    // no far event is due before farMin
@@ -62,19 +62,20 @@ type entry struct {
 
 // slotBits bounds the slot index (and so max_pending) to 2^24-1 and leaves 40 bits of
 // sequence number: 10^12 events per run, hours of wall time at full speed.
-//
-// nearQueue: the near events are few in a world of tens of processes (five or so in the
-// standard bench workload), and for a handful of events a sorted array beats a heap. While
-// there are at most sortedMax of them, near is sorted latest first: the next event is the
-// last one, taken in O(1), and a new one is shifted into place from the end. Past
-// sortedMax it becomes a 4-ary heap, and back below sortedMin it is sorted again (the gap
-// keeps a queue hovering near one size from switching back and forth). Either way the
-// events run in the same (time, seq) order.
 const (
 	slotBits = 24
 	slotMask = 1<<slotBits - 1
 	maxSeq   = 1<<(64-slotBits) - 1
+)
 
+// The near events are few in a world of tens of processes (five or so in the standard
+// bench workload), and for a handful of events a sorted array beats a heap. While there
+// are at most sortedMax of them, near is sorted latest first: the next event is the last
+// one, taken in O(1), and a new one is shifted into place from the end. Past sortedMax it
+// becomes a 4-ary heap, and back below sortedMin it is sorted again (the gap keeps a queue
+// hovering near one size from switching back and forth). Either way the events run in the
+// same (time, seq) order.
+const (
 	sortedMax = 48
 	sortedMin = 16
 )

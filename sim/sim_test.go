@@ -379,13 +379,17 @@ func (c *chain) HandleEvent(now Time, kind int, arg uint64) {
 
 // BenchmarkKernel measures one event (pop + run + schedule one new event) with 1,000
 // events pending. Target: ≤ 100 ns and 0 allocs per event.
-func BenchmarkKernel(b *testing.B) {
+func BenchmarkKernel(b *testing.B) { benchSteps(b, 1000) }
+
+// benchSteps measures one event with pending events waiting: each event schedules one
+// more, so the queue keeps its size, a heap past sortedMax and a sorted array below.
+func benchSteps(b *testing.B, pending int) {
 	s := newSim(b, Config{})
 	c := &chain{s: s, state: 88172645463325252}
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < pending; i++ {
 		mustSchedule(b, s, Time(i), c, 0, 0)
 	}
-	for i := 0; i < 10000; i++ { // warm up: reach the steady-state heap shape
+	for i := 0; i < 10000; i++ { // warm up: reach the steady-state shape of the queue
 		s.Step()
 	}
 	b.ReportAllocs()
@@ -394,29 +398,14 @@ func BenchmarkKernel(b *testing.B) {
 		s.Step()
 	}
 	b.StopTimer()
-	if s.Pending() != 1000 {
-		b.Fatalf("pending = %d, want 1000", s.Pending())
+	if s.Pending() != pending || s.heapMode != (pending > sortedMax) {
+		b.Fatalf("pending = %d (heap %v), want %d", s.Pending(), s.heapMode, pending)
 	}
 }
 
 // BenchmarkKernelFew is BenchmarkKernel with 8 events pending: the shape of a world of
 // tens of processes, where the near events are a sorted array, not a heap.
-func BenchmarkKernelFew(b *testing.B) {
-	s := newSim(b, Config{})
-	c := &chain{s: s, state: 88172645463325252}
-	for i := 0; i < 8; i++ {
-		mustSchedule(b, s, Time(i), c, 0, 0)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s.Step()
-	}
-	b.StopTimer()
-	if s.Pending() != 8 || s.heapMode {
-		b.Fatalf("pending = %d (heap %v), want 8 sorted", s.Pending(), s.heapMode)
-	}
-}
+func BenchmarkKernelFew(b *testing.B) { benchSteps(b, 8) }
 
 // BenchmarkKernelCancel measures the timeout pattern: schedule a timer, cancel it, and
 // run one event, with 1,000 events pending.
