@@ -64,7 +64,7 @@ func Plan(cfg Config, seed uint64) (*World, error) {
 		Random: network.RandomFaults{IsolateRate: cfg.PartitionRate, IsolateFor: cfg.PartitionLen,
 			ClogRate: cfg.ClogRate, ClogFor: cfg.ClogLen, Until: sim.Time(cfg.Duration)},
 	}
-	net, err := network.New[model.Message](s, netCfg, s.Rand("net"))
+	net, err := network.New[model.Message](s, netCfg, s.Source("net"))
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 		b.Fatal(err)
 	}
 	net, err := network.New[Message](s, network.Config{Default: network.Link{
-		Latency: network.Latency{Fast: network.Constant(100 * time.Microsecond)}}}, s.Rand("net"))
+		Latency: network.Latency{Fast: network.Constant(100 * time.Microsecond)}}}, s.Source("net"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *model.Message) 
 func ExampleGroup() {
 	s, _ := sim.New(sim.Config{Seed: 1})
 	net, _ := network.New[model.Message](s, network.Config{
-		Default: network.Link{Latency: network.Latency{Fast: network.Constant(time.Millisecond)}}}, s.Rand("net"))
+		Default: network.Link{Latency: network.Latency{Fast: network.Constant(time.Millisecond)}}}, s.Source("net"))
 	net.SetDescribe(model.Describe)
 	g, _ := model.NewGroup(s, net, model.GroupConfig{
 		Name:             "redis1",

@@ -28,7 +28,7 @@ func (k lineSink) Record(r *sim.Record) { k.w.lines = append(k.w.lines, r.String
 func newWorld(t testing.TB, seed uint64, link network.Link) *world {
 	s, err := sim.New(sim.Config{Seed: seed})
 	require.NoError(t, err)
-	net, err := network.New[Message](s, network.Config{Default: link}, s.Rand("net"))
+	net, err := network.New[Message](s, network.Config{Default: link}, s.Source("net"))
 	require.NoError(t, err)
 	net.SetDescribe(Describe)
 	net.SetFold(FoldMsg)

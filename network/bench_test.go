@@ -30,7 +30,7 @@ func BenchmarkNetwork(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := Config{Default: Link{Latency: Latency{Fast: Uniform(100_000, 2_000_000)}, Loss: 0.01}}
-	n, err := New[int](s, cfg, s.Rand("net"))
+	n, err := New[int](s, cfg, s.Source("net"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func trafficHashWith(t *testing.T, seed uint64, setup func(s *sim.Sim, n *Net[in
 			ClogRate: 2, ClogFor: Uniform(ms, 50*ms),
 		},
 	}
-	n, err := New[int](s, cfg, s.Rand("net"))
+	n, err := New[int](s, cfg, s.Source("net"))
 	require.NoError(t, err)
 	n.SetDescribe(describeInt)
 	if setup != nil {
@@ -135,7 +135,7 @@ func TestDeliveryNotesFoldEverythingButTheMessage(t *testing.T) {
 	quiet := func(add int) uint64 {
 		s, err := sim.New(sim.Config{Seed: 1})
 		require.NoError(t, err)
-		n, err := New[int](s, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 5*ms)}}}, s.Rand("net"))
+		n, err := New[int](s, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 5*ms)}}}, s.Source("net"))
 		require.NoError(t, err)
 		n.SetDescribe(describeInt)
 		n.SetDeliveryNotes(true)

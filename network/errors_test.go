@@ -59,7 +59,7 @@ func TestBadConfigIsAParamError(t *testing.T) {
 	} {
 		s, err := sim.New(sim.Config{})
 		require.NoError(t, err)
-		n, err := New[int](s, tc.cfg, s.Rand("net"))
+		n, err := New[int](s, tc.cfg, s.Source("net"))
 		assert.Nil(t, n)
 		assertParam(t, err, tc.param)
 	}
@@ -68,9 +68,9 @@ func TestBadConfigIsAParamError(t *testing.T) {
 func TestBadValueAndRangeAreInTheMessage(t *testing.T) {
 	s, err := sim.New(sim.Config{})
 	require.NoError(t, err)
-	_, err = New[int](s, Config{Default: Link{Loss: 1.5}}, s.Rand("net"))
+	_, err = New[int](s, Config{Default: Link{Loss: 1.5}}, s.Source("net"))
 	assert.EqualError(t, err, "loss = 1.5: out of range, allowed [0, 1]")
-	_, err = New[int](s, withLatency(Uniform(2*ms, ms)), s.Rand("net"))
+	_, err = New[int](s, withLatency(Uniform(2*ms, ms)), s.Source("net"))
 	assert.EqualError(t, err, "latency.fast.max = 1ms: out of range, allowed [2ms, 24h0m0s] (at least base)")
 }
 

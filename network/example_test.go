@@ -18,7 +18,7 @@ func (p printer) Receive(now sim.Time, from, to network.Endpoint, msg *string) {
 func Example() {
 	s, _ := sim.New(sim.Config{Seed: 1})
 	cfg := network.Config{Default: network.Link{Latency: network.Latency{Fast: network.Constant(3 * time.Millisecond)}}}
-	n, _ := network.New[string](s, cfg, s.Rand("net"))
+	n, _ := network.New[string](s, cfg, s.Source("net"))
 	client, _ := n.AddEndpoint("client1", printer{n})
 	node, _ := n.AddEndpoint("node1", printer{n})
 

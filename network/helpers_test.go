@@ -45,7 +45,7 @@ func newWorld(t testing.TB, seed uint64, cfg Config, k int) *world {
 	t.Helper()
 	s, err := sim.New(sim.Config{Seed: seed})
 	require.NoError(t, err)
-	n, err := New[int](s, cfg, s.Rand("net"))
+	n, err := New[int](s, cfg, s.Source("net"))
 	require.NoError(t, err)
 	w := &world{s: s, n: n}
 	for i := 0; i < k; i++ {

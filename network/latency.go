@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"time"
 
@@ -231,9 +232,33 @@ func newLatency(l Latency) latency {
 	return latency{fast: newSampler(l.Fast), slow: newSampler(l.Slow), slowP: l.SlowP}
 }
 
-func (l *latency) draw(r *rand.Rand) time.Duration {
+// draw draws one latency from r; src is r's generator, which a uniform draw, the common
+// case, calls directly.
+func (l *latency) draw(r *rand.Rand, src *rand.PCG) time.Duration {
+	s := &l.fast
 	if l.slowP > 0 && r.Float64() < l.slowP {
-		return l.slow.draw(r)
+		s = &l.slow
 	}
-	return l.fast.draw(r)
+	if s.kind == DistUniform {
+		return s.base + time.Duration(uint64n(src, uint64(s.span)))
+	}
+	return s.draw(r)
+}
+
+// uint64n draws from [0, n), n > 0, exactly as rand.New(src).Uint64N(n) does on a 64-bit
+// machine (Lemire's multiply-and-reject, the same draws in the same order), without
+// going through rand.Rand's interface to src: a uniform latency is drawn per message.
+// TestUint64nMatchesRand holds it to math/rand/v2.
+func uint64n(src *rand.PCG, n uint64) uint64 {
+	if n&(n-1) == 0 {
+		return src.Uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return hi
 }

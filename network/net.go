@@ -51,6 +51,7 @@ const (
 type Net[M any] struct {
 	s        *sim.Sim
 	rng      *rand.Rand // latency, loss and duplication draws
+	src      *rand.PCG  // rng's generator, for uniform latencies drawn without rng's indirection
 	frng     *rand.Rand // random fault draws, split off rng at New
 	describe func(m *M) sim.Field
 	fold     func(m *M, f sim.Folder) sim.Folder
@@ -110,15 +111,17 @@ type flight[M any] struct {
 type events[M any] Net[M]
 
 // New returns a network with no endpoints, drawing every latency, loss and duplication
-// from rng (the caller passes s.Rand("net") or similar, so the network's draws depend
+// from src (the caller passes s.Source("net") or similar, so the network's draws depend
 // only on the seed). Random faults, if configured, start here.
-func New[M any](s *sim.Sim, cfg Config, rng *rand.Rand) (*Net[M], error) {
+func New[M any](s *sim.Sim, cfg Config, src *rand.PCG) (*Net[M], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	rng := rand.New(src)
 	n := &Net[M]{
 		s:        s,
 		rng:      rng,
+		src:      src,
 		frng:     rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())),
 		profiles: []profile{newProfile(cfg.Default)},
 		free:     -1,

@@ -142,7 +142,7 @@ func (e *echo) Receive(now sim.Time, from, to Endpoint, msg *int) {
 func TestReceiversSendFromInsideDelivery(t *testing.T) {
 	s, err := sim.New(sim.Config{Seed: 1})
 	require.NoError(t, err)
-	n, err := New[int](s, Config{Default: linkOf(Uniform(ms, 2*ms))}, s.Rand("net"))
+	n, err := New[int](s, Config{Default: linkOf(Uniform(ms, 2*ms))}, s.Source("net"))
 	require.NoError(t, err)
 	a, b := &echo{n: n}, &echo{n: n}
 	_, err = n.AddEndpoint("a", a)
@@ -175,7 +175,7 @@ func (b *burst) Receive(now sim.Time, from, to Endpoint, msg *int) {
 func TestMessageStaysValidWhileTheReceiverSends(t *testing.T) {
 	s, err := sim.New(sim.Config{Seed: 1})
 	require.NoError(t, err)
-	n, err := New[int](s, Config{Default: linkOf(Constant(ms))}, s.Rand("net"))
+	n, err := New[int](s, Config{Default: linkOf(Constant(ms))}, s.Source("net"))
 	require.NoError(t, err)
 	b := &burst{n: n}
 	_, err = n.AddEndpoint("a", b)

@@ -61,7 +61,7 @@ func (n *Net[M]) duplicate(i int32, l *link, p *profile) {
 
 // launch draws slot i's latency and schedules its arrival.
 func (n *Net[M]) launch(i int32, l *link, p *profile) {
-	at := n.s.Now().Add(p.lat.draw(n.rng))
+	at := n.s.Now().Add(p.lat.draw(n.rng, n.src))
 	if p.fifo {
 		at = max(at, l.last)
 		l.last = at

@@ -124,6 +124,9 @@ func (s *Sim) Seed() uint64 { return s.seed }
 // Rand returns the random stream of the named component of this run (see NewRand).
 func (s *Sim) Rand(name string) *rand.Rand { return NewRand(s.seed, name) }
 
+// Source returns the generator under Rand(name)'s stream (see NewSource).
+func (s *Sim) Source(name string) *rand.PCG { return NewSource(s.seed, name) }
+
 // Pending returns the number of events waiting to run.
 func (s *Sim) Pending() int { return len(s.near) + len(s.far) }
 
