@@ -69,15 +69,17 @@ const (
 )
 
 // The near events are few in a world of tens of processes (five or so in the standard
-// bench workload), and for a handful of events a sorted array beats a heap. While there
-// are at most sortedMax of them, near is sorted latest first: the next event is the last
-// one, taken in O(1), and a new one is shifted into place from the end. Past sortedMax it
-// becomes a 4-ary heap, and back below sortedMin it is sorted again (the gap keeps a queue
-// hovering near one size from switching back and forth). Either way the events run in the
-// same (time, seq) order.
+// bench workload, sixty with ten clients on locks of their own), and for up to a hundred
+// or so a sorted array beats a heap. While there are at most sortedMax of them, near is
+// sorted latest first: the next event is the last one, taken in O(1), and a new one is
+// shifted into place from the end, or past linearMax placed by binary search and one
+// copy. Past sortedMax it becomes a 4-ary heap, and back below sortedMin it is sorted
+// again (the gap keeps a queue hovering near one size from switching back and forth).
+// Either way the events run in the same (time, seq) order.
 const (
-	sortedMax = 48
-	sortedMin = 16
+	sortedMax = 128
+	sortedMin = 32
+	linearMax = 32 // past this many, a new event's place is found by binary search
 )
 
 func (e *entry) slot() int32 { return int32(e.key & slotMask) }
@@ -299,12 +301,34 @@ func (s *Sim) push(e entry) {
 	}
 	s.slots[e.slot()].pos = posSorted
 	s.near = append(s.near, e)
+	if n > linearMax {
+		s.insertSorted(n, e)
+		return
+	}
 	// Latest first: shift the events due before e one place toward the end.
 	j := n
 	for ; j > 0 && less(&s.near[j-1], &e); j-- {
 		s.near[j] = s.near[j-1]
 	}
 	s.near[j] = e
+}
+
+// insertSorted puts e into its place among the n sorted near events (near has room for
+// it at n): a binary search, then one copy. For a long array this beats both shifting
+// entry by entry and the heap, whose every pop sifts through unpredictable comparisons.
+func (s *Sim) insertSorted(n int, e entry) {
+	near := s.near
+	lo, hi := 0, n // near[:lo] are due after e, near[hi:n] before it
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if less(&near[m], &e) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	copy(near[lo+1:n+1], near[lo:n])
+	near[lo] = e
 }
 
 // pop removes and returns the earliest near event; near must not be empty.

@@ -118,7 +118,7 @@ func TestQueueMatchesReference(t *testing.T) {
 }
 
 func checkQueue(t *testing.T, unit Time) {
-	var sortedOps, heapOps int
+	var sortedOps, searchOps, heapOps int
 	for seed := uint64(1); seed <= 200; seed++ {
 		rng := NewRand(seed, "test")
 		s := newSim(t, Config{})
@@ -131,16 +131,19 @@ func checkQueue(t *testing.T, unit Time) {
 		}
 		var want []ref
 		seq := 0
-		for op := 0; op < 300; op++ {
+		for op := 0; op < 800; op++ {
 			// Schedule more than run in the first half and less in the second, so the
 			// near events outgrow the sorted array, become a heap and shrink back.
 			sched := 7
-			if op >= 150 {
+			if op >= 400 {
 				sched = 3
 			}
-			if s.heapMode {
+			switch {
+			case s.heapMode:
 				heapOps++
-			} else {
+			case len(s.near) > linearMax:
+				searchOps++
+			default:
 				sortedOps++
 			}
 			switch x := rng.IntN(10); {
@@ -171,6 +174,7 @@ func checkQueue(t *testing.T, unit Time) {
 	if unit == 1 { // with 1ms, most events wait in the far list
 		assert.Greater(t, heapOps, 1000, "the near events must become a heap")
 		assert.Greater(t, sortedOps, 1000, "and be sorted again")
+		assert.Greater(t, searchOps, 1000, "a long sorted array must take insertions by binary search")
 	}
 }
 
@@ -423,3 +427,8 @@ func BenchmarkKernelCancel(b *testing.B) {
 		s.Step()
 	}
 }
+
+// BenchmarkKernelMany is BenchmarkKernel with 64 events pending, as in the bench workload
+// with ten clients on locks of their own and no hold: the near events are a sorted array
+// long enough that a new event's place is found by binary search.
+func BenchmarkKernelMany(b *testing.B) { benchSteps(b, 64) }
