@@ -72,6 +72,10 @@ func TestBadValueAndRangeAreInTheMessage(t *testing.T) {
 	assert.EqualError(t, err, "loss = 1.5: out of range, allowed [0, 1]")
 	_, err = New[int](s, withLatency(Uniform(2*ms, ms)), s.Source("net"))
 	assert.EqualError(t, err, "latency.fast.max = 1ms: out of range, allowed [2ms, 24h0m0s] (at least base)")
+	_, err = New[int](s, Config{}, nil)
+	var pe *sim.ParamError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "src", pe.Param)
 }
 
 func TestBadLinksAndFaultsAreParamErrors(t *testing.T) {

@@ -117,6 +117,9 @@ func New[M any](s *sim.Sim, cfg Config, src *rand.PCG) (*Net[M], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if src == nil {
+		return nil, sim.BadParam("src", nil, `a generator, such as s.Source("net")`)
+	}
 	rng := rand.New(src)
 	n := &Net[M]{
 		s:        s,
