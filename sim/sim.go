@@ -140,28 +140,46 @@ func (s *Sim) Executed() uint64 { return s.executed }
 // (the kernel's promise is that time never moves backward), and so is growing the queue
 // past its limit.
 func (s *Sim) Schedule(at Time, h Handler, kind int, arg uint64) (EventID, error) {
-	if at < s.now {
-		return 0, &ParamError{Param: "at", Value: at, Allowed: fmt.Sprintf("[%v, never) (not before now)", s.now)}
-	}
-	if n := s.Pending(); n >= s.max {
-		return 0, fmt.Errorf("schedule at %v: %w: %d events pending (max_pending %d)", at, ErrFull, n, s.max)
-	}
-	if s.seq == maxSeq {
-		return 0, fmt.Errorf("schedule at %v: %w: %d events scheduled in one run", at, ErrFull, s.seq)
+	if at < s.now || s.Pending() >= s.max || s.seq == maxSeq {
+		return 0, s.refuse(at)
 	}
 	i := s.alloc()
 	sl := &s.slots[i]
 	sl.h, sl.kind, sl.arg = h, int32(kind), arg
 	s.seq++
 	e := entry{at: at, key: s.seq<<slotBits | uint64(i)}
-	if at-s.now > Time(farHorizon) {
+	switch n := len(s.near); {
+	case at-s.now > Time(farHorizon):
 		sl.pos = -3 - int32(len(s.far))
 		s.far = append(s.far, e)
 		s.farMin = min(s.farMin, at)
-	} else {
+	case s.heapMode || n >= linearMax:
 		s.push(e)
+	default:
+		// The common case, push's shift loop for a new event: e's seq is the highest of
+		// all, so it goes after every event due at or before at, and comparing the times
+		// is enough.
+		sl.pos = posSorted
+		near := append(s.near, e)
+		j := n
+		for ; j > 0 && near[j-1].at <= at; j-- {
+			near[j] = near[j-1]
+		}
+		near[j] = e
+		s.near = near
 	}
 	return EventID(uint64(sl.gen)<<32 | uint64(i+1)), nil
+}
+
+// refuse returns the error of a Schedule at at that cannot be accepted.
+func (s *Sim) refuse(at Time) error {
+	switch n := s.Pending(); {
+	case at < s.now:
+		return &ParamError{Param: "at", Value: at, Allowed: fmt.Sprintf("[%v, never) (not before now)", s.now)}
+	case n >= s.max:
+		return fmt.Errorf("schedule at %v: %w: %d events pending (max_pending %d)", at, ErrFull, n, s.max)
+	}
+	return fmt.Errorf("schedule at %v: %w: %d events scheduled in one run", at, ErrFull, s.seq)
 }
 
 // After schedules an event d after now; d must not be negative.
@@ -201,19 +219,42 @@ func (s *Sim) Step() bool {
 	if s.stopped || !s.ready() {
 		return false
 	}
-	s.step()
+	s.run(s.pop())
 	return true
 }
 
-// step runs the earliest pending event; ready must have said there is one.
-func (s *Sim) step() {
-	e := s.pop()
+// next removes and returns the earliest pending event if it is due at or before t, and
+// reports whether it did. Its first branch is the path of nearly every event of a run
+// (near events sorted, the next one due before any far event), kept small enough to
+// inline into the run loops.
+func (s *Sim) next(t Time) (entry, bool) {
+	if n := len(s.near) - 1; n >= 0 && !s.heapMode && s.near[n].at < s.farMin {
+		e := s.near[n]
+		if e.at > t {
+			return entry{}, false
+		}
+		s.near = s.near[:n]
+		return e, true
+	}
+	if !s.ready() || s.top().at > t {
+		return entry{}, false
+	}
+	return s.pop(), true
+}
+
+// run runs event e, just taken from the queue.
+func (s *Sim) run(e entry) {
 	if e.at < s.now {
 		panic(fmt.Sprintf("sim: time moved backward: next event at %v, now %v", e.at, s.now))
 	}
-	sl := &s.slots[e.slot()]
+	i := e.slot()
+	sl := &s.slots[i]
 	h, kind, arg := sl.h, int(sl.kind), sl.arg
-	s.release(e.slot())
+	sl.h = nil
+	sl.pos = posFree
+	sl.gen++
+	sl.next = s.free
+	s.free = i
 	s.now = e.at
 	s.executed++
 	h.HandleEvent(e.at, kind, arg)
@@ -222,8 +263,12 @@ func (s *Sim) step() {
 // Run runs events until none are left, Stop is called, or an actor calls Fail.
 func (s *Sim) Run() error {
 	s.stopped = false
-	for !s.stopped && s.ready() {
-		s.step()
+	for !s.stopped {
+		e, ok := s.next(Never)
+		if !ok {
+			break
+		}
+		s.run(e)
 	}
 	return s.err
 }
@@ -235,8 +280,33 @@ func (s *Sim) RunUntil(t Time) error {
 		return &ParamError{Param: "until", Value: t, Allowed: fmt.Sprintf("[%v, never) (not before now)", s.now)}
 	}
 	s.stopped = false
-	for !s.stopped && s.ready() && s.top().at <= t {
-		s.step()
+	for !s.stopped {
+		// next and run, written out: this loop runs every event of a world.
+		var e entry
+		if n := len(s.near) - 1; n >= 0 && !s.heapMode && s.near[n].at < s.farMin {
+			if e = s.near[n]; e.at > t {
+				break
+			}
+			s.near = s.near[:n]
+		} else if s.ready() && s.top().at <= t {
+			e = s.pop()
+		} else {
+			break
+		}
+		if e.at < s.now {
+			panic(fmt.Sprintf("sim: time moved backward: next event at %v, now %v", e.at, s.now))
+		}
+		i := e.slot()
+		sl := &s.slots[i]
+		h, kind, arg := sl.h, int(sl.kind), sl.arg
+		sl.h = nil
+		sl.pos = posFree
+		sl.gen++
+		sl.next = s.free
+		s.free = i
+		s.now = e.at
+		s.executed++
+		h.HandleEvent(e.at, kind, arg)
 	}
 	if !s.stopped {
 		s.now = t

@@ -156,6 +156,21 @@ func checkQueue(t *testing.T, unit Time) {
 				i := rng.IntN(len(want))
 				require.True(t, s.Cancel(want[i].id), "seed %d", seed)
 				want = append(want[:i], want[i+1:]...)
+			case x < sched+3:
+				// RunUntil's own loop, with its fast path for the next event.
+				sort.Slice(want, func(i, j int) bool {
+					return want[i].at < want[j].at || want[i].at == want[j].at && want[i].seq < want[j].seq
+				})
+				until := s.Now() + Time(rng.IntN(5))*unit
+				due := []ran{}
+				for len(want) > 0 && want[0].at <= until {
+					due = append(due, ran{want[0].at, 0, want[0].arg})
+					want = want[1:]
+				}
+				r.ran = r.ran[:0]
+				require.NoError(t, s.RunUntil(until))
+				require.Equal(t, due, append([]ran{}, r.ran...), "seed %d op %d", seed, op)
+				require.Equal(t, until, s.Now())
 			default:
 				sort.Slice(want, func(i, j int) bool {
 					return want[i].at < want[j].at || want[i].at == want[j].at && want[i].seq < want[j].seq
