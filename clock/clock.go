@@ -21,6 +21,12 @@ type Clock struct {
 	shift     []time.Duration // shift[j]: wall minus mono (offset + steps) after j step times
 	noise     int64           // bound on |noise| in ns; 0 means none
 	noiseSeed uint64
+	// ideal says the clock has no drift, slews, steps or noise: Mono is true time and
+	// Wall is true time plus the offset. Most clocks of most worlds are so, and their
+	// readings are the most frequent calls of a run (every Redis command reads its node's
+	// wall clock, every client event its monotonic one), so they skip the general path.
+	ideal  bool
+	offset time.Duration // shift[0], for an ideal clock
 }
 
 // New builds the clock cfg describes, or returns a *sim.ParamError naming the first bad
@@ -41,6 +47,8 @@ func New(cfg Config, rng *rand.Rand) (*Clock, error) {
 	}
 	c.segs = buildSegments(uint64(unit+driftPPB(norm.DriftPPM)), norm.Slews)
 	c.stepAt, c.shift = buildSteps(norm.Offset, norm.Steps)
+	c.ideal = len(c.segs) == 1 && c.segs[0] == segment{rate: unit} && len(c.stepAt) == 0 && c.noise == 0
+	c.offset = c.shift[0]
 	return c, nil
 }
 
@@ -82,6 +90,14 @@ func (c *Clock) Slews() []Slew { return slices.Clone(c.cfg.Slews) }
 // starts at 0 at true time 0, follows drift and slews, ignores offset, steps and noise,
 // and never decreases. Times before 0 read as 0, since the run starts there.
 func (c *Clock) Mono(t sim.Time) time.Duration {
+	if c.ideal {
+		return time.Duration(max(t, 0))
+	}
+	return c.mono(t)
+}
+
+// mono is Mono's general path.
+func (c *Clock) mono(t sim.Time) time.Duration {
 	t = max(t, 0)
 	return time.Duration(c.segs[c.segAt(t)].mono(t))
 }
@@ -90,8 +106,16 @@ func (c *Clock) Mono(t sim.Time) time.Duration {
 // reading plus offset, every step at or before t, and noise. Redis expires keys on it.
 // Times before 0 read as at 0.
 func (c *Clock) Wall(t sim.Time) time.Duration {
+	if c.ideal {
+		return satAdd(time.Duration(max(t, 0)), c.offset)
+	}
+	return c.wall(t)
+}
+
+// wall is Wall's general path.
+func (c *Clock) wall(t sim.Time) time.Duration {
 	t = max(t, 0)
-	w := satAdd(c.Mono(t), c.shift[c.stepsUpTo(t)])
+	w := satAdd(c.mono(t), c.shift[c.stepsUpTo(t)])
 	if c.noise == 0 {
 		return w
 	}
@@ -105,6 +129,12 @@ func (c *Clock) Wall(t sim.Time) time.Duration {
 func (c *Clock) TimerFires(start sim.Time, d time.Duration) sim.Time {
 	if d <= 0 {
 		return start
+	}
+	if c.ideal { // Mono(T) = T past 0: T = max(start, 0) + d
+		if from := max(start, 0); from+sim.Time(d) > from {
+			return from + sim.Time(d)
+		}
+		return sim.Never
 	}
 	from := c.Mono(start)
 	target := from + d

@@ -238,3 +238,26 @@ func FuzzWallReaches(f *testing.F) {
 		checkWallReaches(t, mustNew(t, cfg, seed), cfg.Steps, at, time.Duration(w), mustNew(t, cfg, seed).WallReaches(at, time.Duration(w)))
 	})
 }
+
+// TestIdealClockFastPath checks the readings of a clock without drift, slews, steps or
+// noise, which skip the general path, against the same clock with a step of zero (which
+// takes it), at the probes of random configurations and at the extreme offsets.
+func TestIdealClockFastPath(t *testing.T) {
+	offsets := []time.Duration{0, -time.Hour, time.Hour, clock.MaxSpan, -clock.MaxSpan}
+	forSeeds(t, func(t *testing.T, r *rand.Rand, cfg clock.Config) {
+		ideal := clock.Config{Offset: cfg.Offset}
+		if r.IntN(4) == 0 {
+			ideal.Offset = offsets[r.IntN(len(offsets))]
+		}
+		general := ideal
+		general.Steps = []clock.Step{{At: sim.Time(r.Int64N(1e9)), By: 0}}
+		fast, slow := mustNew(t, ideal, 1), mustNew(t, general, 1)
+		for _, at := range append(probes(r, cfg), -1, 0, sim.Never) {
+			require.Equal(t, slow.Mono(at), fast.Mono(at), "Mono(%d)", at)
+			require.Equal(t, slow.Wall(at), fast.Wall(at), "Wall(%d)", at)
+			for _, d := range durations(r) {
+				require.Equal(t, slow.TimerFires(at, d), fast.TimerFires(at, d), "TimerFires(%d, %d)", at, d)
+			}
+		}
+	})
+}
