@@ -70,6 +70,7 @@ type Net[M any] struct {
 	nextID   uint64
 	stats    Stats
 	scratch  []int32 // held slots being released by a clog's end
+	posts    bool    // deliveries are posted events (sim.Sim.Post), not scheduled ones
 
 	faults
 }
@@ -132,6 +133,9 @@ func New[M any](s *sim.Sim, cfg Config, src *rand.PCG) (*Net[M], error) {
 		names: traceNames{net: sim.NewName("net"), deliver: sim.NewName("deliver"), drop: sim.NewName("drop"),
 			dup: sim.NewName("dup"), hold: sim.NewName("hold")},
 	}
+	// Deliveries are never cancelled, so they go in the kernel's posted-event lane, if no
+	// other network of the same Sim took it (slots are below MaxLimit, within Post's arg).
+	n.posts = s.SetPoster((*events[M])(n))
 	n.faults.init(cfg)
 	if err := n.startRandom(); err != nil {
 		return nil, err

@@ -264,3 +264,29 @@ func TestSendAndDeliverAllocateNothingWithoutASink(t *testing.T) {
 	assert.NotEmpty(t, w.box[0].got)
 	assert.NotZero(t, w.s.TraceRecords())
 }
+
+// TestTwoNetworksShareASim checks the second network of a Sim, which finds the kernel's
+// posted-event lane taken by the first and schedules its deliveries instead: both deliver
+// every message, in the order their latencies give.
+func TestTwoNetworksShareASim(t *testing.T) {
+	s, err := sim.New(sim.Config{Seed: 1})
+	require.NoError(t, err)
+	var nets [2]*Net[int]
+	var echoes [2][2]*echo
+	for k := range nets {
+		nets[k], err = New[int](s, Config{Default: linkOf(Uniform(ms, 2*ms))}, s.Source("net"+string(rune('a'+k))))
+		require.NoError(t, err)
+		for e := range 2 {
+			echoes[k][e] = &echo{n: nets[k]}
+			_, err = nets[k].AddEndpoint(string(rune('a'+e)), echoes[k][e])
+			require.NoError(t, err)
+		}
+	}
+	assert.True(t, nets[0].posts)
+	assert.False(t, nets[1].posts, "the Sim's poster is the first network")
+	nets[0].Send(0, 1, 99)
+	nets[1].Send(0, 1, 49)
+	require.NoError(t, s.Run())
+	assert.Equal(t, 100, echoes[0][0].seen+echoes[0][1].seen)
+	assert.Equal(t, 50, echoes[1][0].seen+echoes[1][1].seen)
+}

@@ -66,11 +66,20 @@ func (n *Net[M]) launch(i int32, l *link, p *profile) {
 		at = max(at, l.last)
 		l.last = at
 	}
-	if _, err := n.s.Schedule(at, (*events[M])(n), kindDeliver, uint64(i)); err != nil {
+	var err error
+	if n.posts {
+		err = n.s.Post(at, uint32(i))
+	} else {
+		_, err = n.s.Schedule(at, (*events[M])(n), kindDeliver, uint64(i))
+	}
+	if err != nil {
 		n.release(i)
 		n.s.Fail(fmt.Errorf("network: send: %w", err))
 	}
 }
+
+// HandlePost delivers slot arg, posted by launch.
+func (e *events[M]) HandlePost(now sim.Time, arg uint32) { (*Net[M])(e).arrive(int32(arg)) }
 
 // HandleEvent runs the network's kernel events.
 func (e *events[M]) HandleEvent(now sim.Time, kind int, arg uint64) {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -48,11 +49,13 @@ type Sim struct {
 	err      error
 	executed uint64
 	seed     uint64
+	poster   Poster // runs the posted events (see Post)
 	tracer
 }
 
-// entry is what the queue orders: the event's time, then key = seq<<slotBits | slot, so
-// events at one instant run in schedule order. Packing seq and slot into one word keeps an
+// entry is what the queue orders: the event's time, then key = seq<<seqShift | payload,
+// so events at one instant run in schedule order. The payload is a slot index, or for a
+// posted event postBit and the event's argument. Packing them into one word keeps an
 // entry at 16 bytes, four to a cache line, which is exactly one node's children in the
 // 4-ary heap.
 type entry struct {
@@ -60,12 +63,15 @@ type entry struct {
 	key uint64
 }
 
-// slotBits bounds the slot index (and so max_pending) to 2^24-1 and leaves 40 bits of
-// sequence number: 10^12 events per run, hours of wall time at full speed.
+// slotBits bounds the slot index (and so max_pending) and a posted event's argument to
+// 2^24-1; with the posted flag that leaves 39 bits of sequence number: 5·10^11 events per
+// run, most of a day of wall time at full speed.
 const (
 	slotBits = 24
 	slotMask = 1<<slotBits - 1
-	maxSeq   = 1<<(64-slotBits) - 1
+	postBit  = 1 << slotBits
+	seqShift = slotBits + 1
+	maxSeq   = 1<<(64-seqShift) - 1
 )
 
 // The near events are few in a world of tens of processes (five or so in the standard
@@ -82,7 +88,18 @@ const (
 	linearMax = 32 // past this many, a new event's place is found by binary search
 )
 
+// slot returns the entry's slot index, or a posted event's argument.
 func (e *entry) slot() int32 { return int32(e.key & slotMask) }
+
+// posted reports whether the entry is a posted event, which has no slot.
+func (e *entry) posted() bool { return e.key&postBit != 0 }
+
+// setPos records in e's slot where e is in the queue; a posted event has no slot.
+func (s *Sim) setPos(e *entry, pos int32) {
+	if !e.posted() {
+		s.slots[e.slot()].pos = pos
+	}
+}
 
 // farHorizon splits the pending events in two. Those due within it are in the heap;
 // those due later (timeouts, which are nearly all cancelled, crons, back-offs) wait in an
@@ -147,28 +164,84 @@ func (s *Sim) Schedule(at Time, h Handler, kind int, arg uint64) (EventID, error
 	sl := &s.slots[i]
 	sl.h, sl.kind, sl.arg = h, int32(kind), arg
 	s.seq++
-	e := entry{at: at, key: s.seq<<slotBits | uint64(i)}
-	switch n := len(s.near); {
+	e := entry{at: at, key: s.seq<<seqShift | uint64(i)}
+	switch {
 	case at-s.now > Time(farHorizon):
 		sl.pos = -3 - int32(len(s.far))
 		s.far = append(s.far, e)
 		s.farMin = min(s.farMin, at)
-	case s.heapMode || n >= linearMax:
+	case s.heapMode || len(s.near) >= linearMax:
 		s.push(e)
 	default:
-		// The common case, push's shift loop for a new event: e's seq is the highest of
-		// all, so it goes after every event due at or before at, and comparing the times
-		// is enough.
 		sl.pos = posSorted
-		near := append(s.near, e)
-		j := n
-		for ; j > 0 && near[j-1].at <= at; j-- {
-			near[j] = near[j-1]
-		}
-		near[j] = e
-		s.near = near
+		s.insertNew(e)
 	}
 	return EventID(uint64(sl.gen)<<32 | uint64(i+1)), nil
+}
+
+// insertNew is push's shift loop for an event just scheduled, the common case: its seq
+// is the highest of all, so it goes after every event due at or before it, and comparing
+// the times is enough. The near events must be sorted and fewer than linearMax.
+func (s *Sim) insertNew(e entry) {
+	near := append(s.near, e)
+	j := len(near) - 1
+	for ; j > 0 && near[j-1].at <= e.at; j-- {
+		near[j] = near[j-1]
+	}
+	near[j] = e
+	s.near = near
+}
+
+// Poster runs the posted events of a Sim (see Sim.Post).
+type Poster interface {
+	// HandlePost runs one posted event; arg is what was given to Post.
+	HandlePost(now Time, arg uint32)
+}
+
+// SetPoster makes p the runner of posted events and reports whether it could: a Sim has
+// one, and once set it stays (a second call with another poster changes nothing and
+// returns false).
+func (s *Sim) SetPoster(p Poster) bool {
+	if p == nil || s.poster != nil && s.poster != p {
+		return false
+	}
+	s.poster = p
+	return true
+}
+
+// Post arranges for the poster's HandlePost(at, arg) to run at true time at. It is
+// Schedule for the events of the one actor whose events are most of a run and are never
+// cancelled, a network's deliveries: it takes no slot and gives no EventID, so the event
+// is just its queue entry, which is a fifth of the kernel's cost per event. A posted event
+// runs in the same order as if it had been scheduled: by time, then by the order of Post
+// and Schedule calls. arg must be at most 2^24-1, and SetPoster must have been called.
+func (s *Sim) Post(at Time, arg uint32) error {
+	if at < s.now || s.Pending() >= s.max || s.seq == maxSeq || s.poster == nil || arg > slotMask {
+		return s.refusePost(at, arg)
+	}
+	s.seq++
+	e := entry{at: at, key: s.seq<<seqShift | postBit | uint64(arg)}
+	switch {
+	case at-s.now > Time(farHorizon):
+		s.far = append(s.far, e)
+		s.farMin = min(s.farMin, at)
+	case s.heapMode || len(s.near) >= linearMax:
+		s.push(e)
+	default:
+		s.insertNew(e)
+	}
+	return nil
+}
+
+// refusePost returns the error of a Post that cannot be accepted.
+func (s *Sim) refusePost(at Time, arg uint32) error {
+	switch {
+	case s.poster == nil:
+		return errors.New("sim: post: no poster set (see SetPoster)")
+	case arg > slotMask:
+		return BadParam("arg", arg, fmt.Sprintf("[0, %d]", slotMask))
+	}
+	return s.refuse(at)
 }
 
 // refuse returns the error of a Schedule at at that cannot be accepted.
@@ -247,7 +320,13 @@ func (s *Sim) run(e entry) {
 	if e.at < s.now {
 		panic(fmt.Sprintf("sim: time moved backward: next event at %v, now %v", e.at, s.now))
 	}
+	s.now = e.at
+	s.executed++
 	i := e.slot()
+	if e.posted() {
+		s.poster.HandlePost(e.at, uint32(i))
+		return
+	}
 	sl := &s.slots[i]
 	h, kind, arg := sl.h, int(sl.kind), sl.arg
 	sl.h = nil
@@ -255,8 +334,6 @@ func (s *Sim) run(e entry) {
 	sl.gen++
 	sl.next = s.free
 	s.free = i
-	s.now = e.at
-	s.executed++
 	h.HandleEvent(e.at, kind, arg)
 }
 
@@ -296,7 +373,13 @@ func (s *Sim) RunUntil(t Time) error {
 		if e.at < s.now {
 			panic(fmt.Sprintf("sim: time moved backward: next event at %v, now %v", e.at, s.now))
 		}
+		s.now = e.at
+		s.executed++
 		i := e.slot()
+		if e.posted() {
+			s.poster.HandlePost(e.at, uint32(i))
+			continue
+		}
 		sl := &s.slots[i]
 		h, kind, arg := sl.h, int(sl.kind), sl.arg
 		sl.h = nil
@@ -304,8 +387,6 @@ func (s *Sim) RunUntil(t Time) error {
 		sl.gen++
 		sl.next = s.free
 		s.free = i
-		s.now = e.at
-		s.executed++
 		h.HandleEvent(e.at, kind, arg)
 	}
 	if !s.stopped {
@@ -369,7 +450,7 @@ func (s *Sim) push(e entry) {
 		s.up(n)
 		return
 	}
-	s.slots[e.slot()].pos = posSorted
+	s.setPos(&e, posSorted)
 	s.near = append(s.near, e)
 	if n > linearMax {
 		s.insertSorted(n, e)
@@ -422,7 +503,7 @@ func (s *Sim) pop() entry {
 func (s *Sim) toHeap() {
 	slices.Reverse(s.near)
 	for i := range s.near {
-		s.slots[s.near[i].slot()].pos = int32(i)
+		s.setPos(&s.near[i], int32(i))
 	}
 	s.heapMode = true
 }
@@ -439,7 +520,7 @@ func (s *Sim) toSorted() {
 		return 0
 	})
 	for i := range s.near {
-		s.slots[s.near[i].slot()].pos = posSorted
+		s.setPos(&s.near[i], posSorted)
 	}
 	s.heapMode = false
 }
@@ -449,7 +530,7 @@ func (s *Sim) toSorted() {
 // them, so a scan is enough.
 func (s *Sim) removeSorted(i int32) {
 	for j := range s.near {
-		if s.near[j].slot() == i {
+		if s.near[j].key&(postBit|slotMask) == uint64(i) { // not a posted event
 			s.near = slices.Delete(s.near, j, j+1)
 			return
 		}
@@ -466,11 +547,11 @@ func (s *Sim) up(i int) {
 			break
 		}
 		h[i] = h[p]
-		s.slots[h[i].slot()].pos = int32(i)
+		s.setPos(&h[i], int32(i))
 		i = p
 	}
 	h[i] = e
-	s.slots[e.slot()].pos = int32(i)
+	s.setPos(&e, int32(i))
 }
 
 func (s *Sim) down(i int) {
@@ -492,11 +573,11 @@ func (s *Sim) down(i int) {
 			break
 		}
 		h[i] = h[m]
-		s.slots[h[i].slot()].pos = int32(i)
+		s.setPos(&h[i], int32(i))
 		i = m
 	}
 	h[i] = e
-	s.slots[e.slot()].pos = int32(i)
+	s.setPos(&e, int32(i))
 }
 
 // ready makes sure the top of the near events is the earliest pending event, moving far
@@ -541,7 +622,7 @@ func (s *Sim) removeFar(i int) {
 	last := len(s.far) - 1
 	if i != last {
 		s.far[i] = s.far[last]
-		s.slots[s.far[i].slot()].pos = -3 - int32(i)
+		s.setPos(&s.far[i], -3-int32(i))
 	}
 	s.far = s.far[:last]
 	if last == 0 {

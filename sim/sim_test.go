@@ -32,6 +32,14 @@ func (r *recorder) HandleEvent(now Time, kind int, arg uint64) {
 	r.ran = append(r.ran, ran{now, kind, arg})
 }
 
+// HandlePost logs a posted event as kind -1.
+func (r *recorder) HandlePost(now Time, arg uint32) {
+	if r.s.Now() != now {
+		panic("the kernel clock is not the event time")
+	}
+	r.ran = append(r.ran, ran{now, -1, uint64(arg)})
+}
+
 func newSim(t testing.TB, cfg Config) *Sim {
 	s, err := New(cfg)
 	require.NoError(t, err)
@@ -118,16 +126,18 @@ func TestQueueMatchesReference(t *testing.T) {
 }
 
 func checkQueue(t *testing.T, unit Time) {
-	var sortedOps, searchOps, heapOps int
+	var sortedOps, searchOps, heapOps, posted int
 	for seed := uint64(1); seed <= 200; seed++ {
 		rng := NewRand(seed, "test")
 		s := newSim(t, Config{})
 		r := &recorder{s: s}
+		require.True(t, s.SetPoster(r))
 		type ref struct {
-			at  Time
-			seq int
-			id  EventID
-			arg uint64
+			at   Time
+			seq  int
+			id   EventID // 0 for a posted event
+			kind int
+			arg  uint64
 		}
 		var want []ref
 		seq := 0
@@ -147,13 +157,25 @@ func checkQueue(t *testing.T, unit Time) {
 				sortedOps++
 			}
 			switch x := rng.IntN(10); {
+			case x < sched && rng.IntN(3) == 0:
+				// A posted event, whose small argument is also the index of some slot: a
+				// Cancel of that slot's event must not take it.
+				at := s.Now() + Time(rng.IntN(50))*unit
+				seq++
+				arg := uint64(rng.IntN(8))
+				require.NoError(t, s.Post(at, uint32(arg)))
+				posted++
+				want = append(want, ref{at, seq, 0, -1, arg})
 			case x < sched:
 				at := s.Now() + Time(rng.IntN(50))*unit
 				seq++
 				id := mustSchedule(t, s, at, r, 0, uint64(seq))
-				want = append(want, ref{at, seq, id, uint64(seq)})
+				want = append(want, ref{at, seq, id, 0, uint64(seq)})
 			case x < sched+2 && len(want) > 0:
 				i := rng.IntN(len(want))
+				if want[i].id == 0 {
+					break // posted events cannot be cancelled
+				}
 				require.True(t, s.Cancel(want[i].id), "seed %d", seed)
 				want = append(want[:i], want[i+1:]...)
 			case x < sched+3:
@@ -164,7 +186,7 @@ func checkQueue(t *testing.T, unit Time) {
 				until := s.Now() + Time(rng.IntN(5))*unit
 				due := []ran{}
 				for len(want) > 0 && want[0].at <= until {
-					due = append(due, ran{want[0].at, 0, want[0].arg})
+					due = append(due, ran{want[0].at, want[0].kind, want[0].arg})
 					want = want[1:]
 				}
 				r.ran = r.ran[:0]
@@ -179,7 +201,7 @@ func checkQueue(t *testing.T, unit Time) {
 				stepped := s.Step()
 				require.Equal(t, len(want) > 0, stepped)
 				if stepped {
-					require.Equal(t, []ran{{want[0].at, 0, want[0].arg}}, r.ran, "seed %d op %d", seed, op)
+					require.Equal(t, []ran{{want[0].at, want[0].kind, want[0].arg}}, r.ran, "seed %d op %d", seed, op)
 					want = want[1:]
 				}
 			}
@@ -191,6 +213,7 @@ func checkQueue(t *testing.T, unit Time) {
 		assert.Greater(t, sortedOps, 1000, "and be sorted again")
 		assert.Greater(t, searchOps, 1000, "a long sorted array must take insertions by binary search")
 	}
+	assert.Greater(t, posted, 10000, "posted events must be mixed in")
 }
 
 func TestRunUntilEndsAtExactlyT(t *testing.T) {
@@ -447,3 +470,25 @@ func BenchmarkKernelCancel(b *testing.B) {
 // with ten clients on locks of their own and no hold: the near events are a sorted array
 // long enough that a new event's place is found by binary search.
 func BenchmarkKernelMany(b *testing.B) { benchSteps(b, 64) }
+
+func TestPostNeedsAPosterAndASmallArg(t *testing.T) {
+	s := newSim(t, Config{})
+	r, other := &recorder{s: s}, &recorder{s: s}
+	require.ErrorContains(t, s.Post(1, 0), "no poster set")
+	require.False(t, s.SetPoster(nil))
+	require.True(t, s.SetPoster(r))
+	require.True(t, s.SetPoster(r), "setting the same poster again is fine")
+	require.False(t, s.SetPoster(other), "a Sim has one poster")
+
+	var pe *ParamError
+	require.ErrorAs(t, s.Post(1, slotMask+1), &pe)
+	assert.Equal(t, "arg", pe.Param)
+	require.NoError(t, s.Post(2, slotMask))
+	mustSchedule(t, s, 2, r, 5, 6)
+	require.NoError(t, s.Post(1, 3))
+	require.NoError(t, s.Run())
+	assert.Equal(t, []ran{{1, -1, 3}, {2, -1, slotMask}, {2, 5, 6}}, r.ran, "posted and scheduled events run in one order")
+	require.ErrorAs(t, s.Post(1, 0), &pe)
+	assert.Equal(t, "at", pe.Param)
+	assert.Empty(t, other.ran)
+}
