@@ -138,8 +138,13 @@ type profile struct {
 	loss float64
 	dup  float64
 	fifo bool
+	// uniform says the link neither loses nor duplicates and its latency is one uniform
+	// distribution, the links of most worlds: Send then draws the latency in line.
+	uniform bool
 }
 
 func newProfile(l Link) profile {
-	return profile{lat: newLatency(l.Latency), loss: l.Loss, dup: l.Dup, fifo: l.FIFO}
+	p := profile{lat: newLatency(l.Latency), loss: l.Loss, dup: l.Dup, fifo: l.FIFO}
+	p.uniform = p.loss == 0 && p.dup == 0 && p.lat.slowP == 0 && p.lat.fast.kind == DistUniform
+	return p
 }

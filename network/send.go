@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -35,6 +36,8 @@ func (n *Net[M]) Send(from, to Endpoint, msg M) {
 	l := n.link(from, to)
 	p := &n.profiles[l.profile]
 	switch {
+	case p.uniform && !l.cut: // launch, in line
+		n.schedule(i, l, p, n.s.Now().Add(p.lat.fast.base+time.Duration(uint64n(n.src, uint64(p.lat.fast.span)))))
 	case l.cut:
 		n.drop(i, reasonPartition)
 	case p.loss > 0 && n.rng.Float64() < p.loss:
@@ -61,7 +64,11 @@ func (n *Net[M]) duplicate(i int32, l *link, p *profile) {
 
 // launch draws slot i's latency and schedules its arrival.
 func (n *Net[M]) launch(i int32, l *link, p *profile) {
-	at := n.s.Now().Add(p.lat.draw(n.rng, n.src))
+	n.schedule(i, l, p, n.s.Now().Add(p.lat.draw(n.rng, n.src)))
+}
+
+// schedule schedules slot i's arrival at at, or later on a FIFO link.
+func (n *Net[M]) schedule(i int32, l *link, p *profile, at sim.Time) {
 	if p.fifo {
 		at = max(at, l.last)
 		l.last = at
