@@ -413,10 +413,17 @@ type chain struct {
 }
 
 func (c *chain) HandleEvent(now Time, kind int, arg uint64) {
+	_, _ = c.s.After(c.delay(), c, kind, arg)
+}
+
+// HandlePost is HandleEvent for posted events: each posts one more.
+func (c *chain) HandlePost(now Time, arg uint32) { _ = c.s.Post(now.Add(c.delay()), arg) }
+
+func (c *chain) delay() time.Duration {
 	c.state ^= c.state << 13 // xorshift: cheap deterministic delays, no rand overhead
 	c.state ^= c.state >> 7
 	c.state ^= c.state << 17
-	_, _ = c.s.After(time.Duration(c.state%uint64(time.Millisecond)), c, kind, arg)
+	return time.Duration(c.state % uint64(time.Millisecond))
 }
 
 // BenchmarkKernel measures one event (pop + run + schedule one new event) with 1,000
@@ -463,6 +470,29 @@ func BenchmarkKernelCancel(b *testing.B) {
 		id, _ := s.After(time.Second, c, 1, 0)
 		s.Cancel(id)
 		s.Step()
+	}
+}
+
+// BenchmarkKernelPostFew is BenchmarkKernelFew with posted events (Sim.Post), the lane
+// of the network's deliveries: no slot, no EventID.
+func BenchmarkKernelPostFew(b *testing.B) {
+	s := newSim(b, Config{})
+	c := &chain{s: s, state: 88172645463325252}
+	require.True(b, s.SetPoster(c))
+	for i := 0; i < 8; i++ {
+		require.NoError(b, s.Post(Time(i), uint32(i)))
+	}
+	for i := 0; i < 10000; i++ {
+		s.Step()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Step()
+	}
+	b.StopTimer()
+	if s.Pending() != 8 {
+		b.Fatalf("pending = %d, want 8", s.Pending())
 	}
 }
 
