@@ -12,7 +12,10 @@
 // (as in a world of tens of processes) and in a 4-ary heap when there are many; later
 // ones (timeouts, which are nearly all cancelled, crons, back-offs) wait in an unordered
 // list with O(1) schedule and cancel, moving in when the near events reach their time.
-// The order events run in does not depend on where they waited. The trace hash folds one
+// The order events run in does not depend on where they waited. Events that are never
+// cancelled, a network's deliveries, can be posted (Sim.Post) rather than scheduled: the
+// queue entry then carries the event's argument itself, with no slot and no EventID,
+// and runs in the same order a scheduled one would. The trace hash folds one
 // word per field, strings as digests cached by address, and the hottest trace sites fold
 // their values directly (Sim.Fold) instead of building fields no sink will read.
 package sim
