@@ -199,10 +199,9 @@ type Poster interface {
 }
 
 // SetPoster makes p the runner of posted events and reports whether it could: a Sim has
-// one, and once set it stays (a second call with another poster changes nothing and
-// returns false).
+// one, and once set it stays (a later call changes nothing and returns false).
 func (s *Sim) SetPoster(p Poster) bool {
-	if p == nil || s.poster != nil && s.poster != p {
+	if p == nil || s.poster != nil {
 		return false
 	}
 	s.poster = p

@@ -507,8 +507,8 @@ func TestPostNeedsAPosterAndASmallArg(t *testing.T) {
 	require.ErrorContains(t, s.Post(1, 0), "no poster set")
 	require.False(t, s.SetPoster(nil))
 	require.True(t, s.SetPoster(r))
-	require.True(t, s.SetPoster(r), "setting the same poster again is fine")
 	require.False(t, s.SetPoster(other), "a Sim has one poster")
+	require.False(t, s.SetPoster(r), "set once")
 
 	var pe *ParamError
 	require.ErrorAs(t, s.Post(1, slotMask+1), &pe)
