@@ -357,7 +357,8 @@ func (s *Sim) RunUntil(t Time) error {
 	}
 	s.stopped = false
 	for !s.stopped {
-		// next and run, written out: this loop runs every event of a world.
+		// next and run, written out: this loop runs every event of a world, and calling
+		// them costs 1.5 % of the bench workload (measured, PGO profile regenerated).
 		var e entry
 		if n := len(s.near) - 1; n >= 0 && !s.heapMode && s.near[n].at < s.farMin {
 			if e = s.near[n]; e.at > t {
