@@ -572,21 +572,32 @@ func (m *Machine) sendAll(c Command) {
 func (m *Machine) send(node int, c Command) {
 	m.lastReq++
 	m.slots[node].req = m.lastReq
-	o := m.push(OutSend)
-	o.Node, o.Req, o.Command = node, m.lastReq, c
+	o := m.grow()
+	if o.Kind == OutOutcome {
+		o.Outcome = Outcome{}
+	}
+	o.Kind, o.Node, o.Req, o.Command, o.Timer, o.After = OutSend, node, m.lastReq, c, 0, 0
 }
 
 // push appends a zeroed output of the given kind and returns it for filling in place:
 // cheaper than appending a whole 200-byte literal, on the hottest path of the simulator.
 func (m *Machine) push(kind OutputKind) *Output {
+	o := m.grow()
+	*o = Output{Kind: kind}
+	return o
+}
+
+// grow appends an output slot and returns it as the last input left it: zero when new,
+// else holding an earlier output. Only an OutOutcome leaves its Outcome set, which lets
+// send, most outputs of a round, write its own fields and skip clearing the 100-byte
+// Outcome.
+func (m *Machine) grow() *Output {
 	if len(m.out) == cap(m.out) {
 		m.out = append(m.out, Output{})
 	} else {
 		m.out = m.out[:len(m.out)+1]
 	}
-	o := &m.out[len(m.out)-1]
-	*o = Output{Kind: kind}
-	return o
+	return &m.out[len(m.out)-1]
 }
 
 // arm sets the one live timer, superseding any other.

@@ -364,3 +364,48 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.Fatal("cycle did not end idle")
 	}
 }
+
+// TestOutputsCarryOnlyTheirKindsFields checks that a reused outbox slot never shows an
+// earlier output's fields: a send written where an outcome was must not keep the outcome.
+// The outbox is reused from input to input, and send skips clearing the slot's Outcome
+// unless the slot held one.
+func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
+	m := newMachine(t, redlock.DefaultConfig(), 1)
+	check := func(step string, j int) {
+		t.Helper()
+		for i, o := range m.Outputs() {
+			var want redlock.Output
+			switch o.Kind {
+			case redlock.OutSend:
+				want = redlock.Output{Kind: o.Kind, Node: o.Node, Req: o.Req, Command: o.Command}
+			case redlock.OutSetTimer:
+				want = redlock.Output{Kind: o.Kind, Timer: o.Timer, After: o.After}
+			case redlock.OutCancelTimer:
+				want = redlock.Output{Kind: o.Kind, Timer: o.Timer}
+			case redlock.OutOutcome:
+				want = redlock.Output{Kind: o.Kind, Outcome: o.Outcome}
+			}
+			require.Equal(t, want, o, "%s %d: output %d", step, j, i)
+		}
+	}
+	sawOutcomeThenSend := false
+	for i := range 20 {
+		now := time.Duration(i) * time.Second
+		require.NoError(t, m.Acquire(now, "lock"))
+		check("acquire", i)
+		sends := sendsOf(m.Outputs())
+		for j, s := range sends {
+			require.NoError(t, m.Reply(now, s.Node, s.Req, redlock.OK))
+			check("acquire reply", j)
+		}
+		// The last reply ended the round with an outcome in a low slot; release's sends
+		// are written over it.
+		hadOutcome := len(outcomes(m.Outputs())) > 0
+		require.NoError(t, m.Release(now))
+		check("release", i)
+		sawOutcomeThenSend = sawOutcomeThenSend || hadOutcome && len(sendsOf(m.Outputs())) > 0
+		answer(t, m, now, func(int, redlock.Command) redlock.Reply { return redlock.IntReply(1) })
+		check("release replies", i)
+	}
+	require.True(t, sawOutcomeThenSend, "the test must write sends over an outcome's slot")
+}
