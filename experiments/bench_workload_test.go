@@ -77,6 +77,23 @@ func TestBenchZeroHold(t *testing.T) {
 	assert.Positive(t, r.Cycles)
 }
 
+// TestBenchReportsItsStaleWrites pins down the one way the fault-free bench workloads go
+// unsafe, so that the report's UNSAFE is explained: a client releases right after sending
+// its last storage write, and the write can land after the next holder acquired. Nothing
+// else may be counted: no two holders' validity or work ever overlaps.
+func TestBenchReportsItsStaleWrites(t *testing.T) {
+	spec := DefaultBenchSpec()
+	spec.Duration, spec.ZeroHold = 5*time.Minute, true
+	r, err := RunBench(context.Background(), spec, BenchOptions{})
+	require.NoError(t, err)
+	assert.False(t, r.Safe)
+	assert.Equal(t, r.Safety.Safe(), r.Safe)
+	assert.Positive(t, r.Safety.StaleWritesAccepted)
+	assert.Zero(t, r.Safety.ValidityOverlaps)
+	assert.Zero(t, r.Safety.UsageOverlaps)
+	assert.Zero(t, r.Safety.FencedWritesRejected, "the bench does not fence")
+}
+
 func TestBenchSpecErrors(t *testing.T) {
 	for _, spec := range []BenchSpec{
 		{Duration: 0, Clients: 10},

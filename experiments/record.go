@@ -35,6 +35,18 @@ func (s Safety) Safe() bool {
 	return s.ValidityOverlaps == 0 && s.UsageOverlaps == 0 && s.StaleWritesAccepted == 0
 }
 
+// String gives the verdict and every count, as the run summary and the bench report show
+// them: "SAFE: 0 validity overlaps, 0 usage overlaps, 0 stale writes accepted, 0 fenced
+// writes rejected".
+func (s Safety) String() string {
+	verdict := "SAFE"
+	if !s.Safe() {
+		verdict = "UNSAFE"
+	}
+	return fmt.Sprintf("%s: %d validity overlaps, %d usage overlaps, %d stale writes accepted, %d fenced writes rejected",
+		verdict, s.ValidityOverlaps, s.UsageOverlaps, s.StaleWritesAccepted, s.FencedWritesRejected)
+}
+
 // Liveness holds the oracle's liveness figures (definitions on Oracle).
 type Liveness struct {
 	Attempts             int64         `json:"attempts"`

@@ -12,13 +12,8 @@ func WriteSummary(w io.Writer, r *Record) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %s, seed %d, %gs simulated, %d events, trace %s\n",
 		r.Scenario, r.Seed, r.SimTimeS, r.Events, r.TraceHash)
-	s, l := &r.Safety, &r.Liveness
-	verdict := "SAFE"
-	if !s.Safe() {
-		verdict = "UNSAFE"
-	}
-	fmt.Fprintf(&b, "safety:   %s: %d validity overlaps, %d usage overlaps, %d stale writes accepted, %d fenced writes rejected\n",
-		verdict, s.ValidityOverlaps, s.UsageOverlaps, s.StaleWritesAccepted, s.FencedWritesRejected)
+	l := &r.Liveness
+	fmt.Fprintf(&b, "safety:   %v\n", r.Safety)
 	f := &l.FailuresByReason
 	fmt.Fprintf(&b, "liveness: %d attempts, %d acquired (%.3g/s), %d acquires failed; failed attempts: %d no quorum, %d timeout, %d validity expired, %d fence failed, %d aborted\n",
 		l.Attempts, l.Acquired, l.AcquisitionsPerS, l.Failed, f.NoQuorum, f.Timeout, f.ValidityExpired, f.FenceFailed, f.Aborted)

@@ -220,11 +220,7 @@ func writeBench(w io.Writer, r *experiments.BenchResult) error {
 	fmt.Fprintf(&b, "events / wall s  %.0f\n", r.EventsPerWallS)
 	heap := float64(r.PeakHeapBytes) / (1 << 20)
 	fmt.Fprintf(&b, "peak heap        %.1f MiB   (target < %.0f MiB: %s)\n", heap, targetHeapMiB, verdict(heap < targetHeapMiB))
-	safe := "SAFE"
-	if !r.Safe {
-		safe = "UNSAFE"
-	}
-	fmt.Fprintf(&b, "run              %s, trace %s\n", safe, r.TraceHash)
+	fmt.Fprintf(&b, "run              %v; trace %s\n", r.Safety, r.TraceHash)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
