@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +40,21 @@ type benchFlags struct {
 	realFor    time.Duration
 	asJSON     bool
 	cpuprofile string
+	runs       int
+}
+
+// maxBenchRuns bounds --runs: enough for a median that noise cannot move, few enough that
+// a typo does not start an afternoon of runs.
+const maxBenchRuns = 100
+
+// benchReport is the simulator phase's result: the run with the median rate of cycles per
+// wall second, and with --runs above one every run's rate, so that a noisy machine's
+// spread is in plain sight. Every run has the same counts and trace hash; only the wall
+// time, the rates and the heap are the machine's.
+type benchReport struct {
+	*experiments.BenchResult
+	Runs               int       `json:"runs"`
+	CyclesPerWallSRuns []float64 `json:"cycles_per_wall_s_runs,omitempty"` // in run order
 }
 
 // runBench is `redlock-sim bench`: the standard workload in the simulator, or with --real
@@ -75,9 +92,10 @@ func parseBench(args []string, stderr io.Writer) (*benchFlags, error) {
 	fs.BoolVar(&f.real, "real", false, "also run the zero-hold workload on 5 real redis-server processes and compare")
 	fs.DurationVar(&f.realFor, "real-duration", 10*time.Second, "wall-clock length of the real-Redis phase of --real")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
-	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the simulator run to this file")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the simulator run (the first, with --runs) to this file")
+	fs.IntVar(&f.runs, "runs", 1, fmt.Sprintf("run the simulator phase this many times and report the median run, 1 to %d (wall time on a shared machine varies by a few percent)", maxBenchRuns))
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim bench [--duration 1h] [--clients 10] [--own-locks] [--real] [--json] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: redlock-sim bench [--duration 1h] [--clients 10] [--own-locks] [--zero-hold] [--runs N] [--real] [--json] [--cpuprofile FILE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -95,20 +113,54 @@ func parseBench(args []string, stderr io.Writer) (*benchFlags, error) {
 	switch {
 	case f.procs < 1 || f.procs > 1024:
 		return nil, fmt.Errorf("%w: --gomaxprocs %d: want [1, 1024]", errUsage, f.procs)
+	case f.runs < 1 || f.runs > maxBenchRuns:
+		return nil, fmt.Errorf("%w: --runs %d: want [1, %d]", errUsage, f.runs, maxBenchRuns)
 	case f.realFor <= 0 || f.realFor > testbed.MaxDuration:
 		return nil, fmt.Errorf("%w: --real-duration %v: want (0s, %v]", errUsage, f.realFor, testbed.MaxDuration)
 	}
 	return f, nil
 }
 
-// benchSim runs the simulator phase under the requested GOMAXPROCS, with the CPU profile
-// around the measured run only.
-func benchSim(ctx context.Context, f *benchFlags) (*experiments.BenchResult, error) {
+// benchSim runs the simulator phase --runs times under the requested GOMAXPROCS and
+// reports the median run (the lower of the middle two for an even count).
+func benchSim(ctx context.Context, f *benchFlags) (*benchReport, error) {
+	old := runtime.GOMAXPROCS(f.procs)
+	defer runtime.GOMAXPROCS(old)
+	runs := make([]*experiments.BenchResult, 0, f.runs)
+	rep := &benchReport{Runs: f.runs}
+	for i := range f.runs {
+		profile := ""
+		if i == 0 {
+			profile = f.cpuprofile
+		}
+		res, err := benchOnce(ctx, f.spec, profile)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && (res.TraceHash != runs[0].TraceHash || res.Cycles != runs[0].Cycles) {
+			return nil, fmt.Errorf("bench: run %d traced %s (%d cycles), run 1 %s (%d cycles): the same seed must give the same run; this is a bug",
+				i+1, res.TraceHash, res.Cycles, runs[0].TraceHash, runs[0].Cycles)
+		}
+		runs = append(runs, res)
+		if f.runs > 1 {
+			rep.CyclesPerWallSRuns = append(rep.CyclesPerWallSRuns, res.CyclesPerWallS)
+		}
+	}
+	sorted := slices.SortedStableFunc(slices.Values(runs), func(a, b *experiments.BenchResult) int {
+		return cmp.Compare(a.CyclesPerWallS, b.CyclesPerWallS)
+	})
+	rep.BenchResult = sorted[(len(sorted)-1)/2]
+	return rep, nil
+}
+
+// benchOnce runs the workload once, with the CPU profile around the measured run only
+// when profile names a file.
+func benchOnce(ctx context.Context, spec experiments.BenchSpec, profile string) (*experiments.BenchResult, error) {
 	var opts experiments.BenchOptions
 	var prof *os.File
-	if f.cpuprofile != "" {
+	if profile != "" {
 		var err error
-		if prof, err = os.Create(f.cpuprofile); err != nil {
+		if prof, err = os.Create(profile); err != nil {
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		defer prof.Close()
@@ -125,9 +177,7 @@ func benchSim(ctx context.Context, f *benchFlags) (*experiments.BenchResult, err
 			}
 		}()
 	}
-	old := runtime.GOMAXPROCS(f.procs)
-	defer runtime.GOMAXPROCS(old)
-	res, err := experiments.RunBench(ctx, f.spec, opts)
+	res, err := experiments.RunBench(ctx, spec, opts)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, errors.New("bench: interrupted")
@@ -139,9 +189,9 @@ func benchSim(ctx context.Context, f *benchFlags) (*experiments.BenchResult, err
 
 // realResult is the JSON of `bench --real`.
 type realResult struct {
-	Real  *testbed.Result          `json:"real"`
-	Sim   *experiments.BenchResult `json:"sim"`
-	Ratio float64                  `json:"ratio"` // simulator cycles per wall second / real cycles per second
+	Real  *testbed.Result `json:"real"`
+	Sim   *benchReport    `json:"sim"`
+	Ratio float64         `json:"ratio"` // simulator cycles per wall second / real cycles per second
 }
 
 // benchReal runs the real-Redis phase, then the simulator phase. The servers are stopped
@@ -207,16 +257,22 @@ func verdict(ok bool) string {
 	return "NOT MET"
 }
 
-func writeBench(w io.Writer, r *experiments.BenchResult) error {
+func writeBench(w io.Writer, rep *benchReport) error {
 	var b strings.Builder
+	r := rep.BenchResult
 	fmt.Fprintln(&b, describeWorkload(r))
-	fmt.Fprintf(&b, "simulated        %v in %.3f s wall, GOMAXPROCS=%d\n", time.Duration(r.SimTimeS*float64(time.Second)), r.WallTimeS, r.GOMAXPROCS)
+	fmt.Fprintf(&b, "simulated        %v in %.3f s wall, GOMAXPROCS=%d%s\n", time.Duration(r.SimTimeS*float64(time.Second)), r.WallTimeS, r.GOMAXPROCS, rep.median())
 	fmt.Fprintf(&b, "cycles           %d complete (acquired, then released); %d attempts, %d acquired\n", r.Cycles, r.Attempts, r.Acquired)
 	fmt.Fprintf(&b, "events           %d (%.1f per cycle)\n", r.Events, float64(r.Events)/max(float64(r.Cycles), 1))
 	fmt.Fprintf(&b, "time compression %.0f× simulated s per wall s   (target ≥ %.0f×: %s)\n",
 		r.TimeCompression, targetCompression, verdict(r.TimeCompression >= targetCompression))
 	fmt.Fprintf(&b, "cycles / wall s  %.0f   (target ≥ %.0f: %s)\n",
 		r.CyclesPerWallS, targetCycles, verdict(r.CyclesPerWallS >= targetCycles))
+	if len(rep.CyclesPerWallSRuns) > 1 {
+		fmt.Fprintf(&b, "                 runs: %.0f to %.0f, %d of %d at or above the target\n",
+			slices.Min(rep.CyclesPerWallSRuns), slices.Max(rep.CyclesPerWallSRuns),
+			countAtLeast(rep.CyclesPerWallSRuns, targetCycles), len(rep.CyclesPerWallSRuns))
+	}
 	fmt.Fprintf(&b, "events / wall s  %.0f\n", r.EventsPerWallS)
 	heap := float64(r.PeakHeapBytes) / (1 << 20)
 	fmt.Fprintf(&b, "peak heap        %.1f MiB   (target < %.0f MiB: %s)\n", heap, targetHeapMiB, verdict(heap < targetHeapMiB))
@@ -225,15 +281,33 @@ func writeBench(w io.Writer, r *experiments.BenchResult) error {
 	return err
 }
 
+// median says which run the figures are from when there were several.
+func (rep *benchReport) median() string {
+	if rep.Runs < 2 {
+		return ""
+	}
+	return fmt.Sprintf(", the median of %d runs", rep.Runs)
+}
+
+func countAtLeast(xs []float64, min float64) int {
+	n := 0
+	for _, x := range xs {
+		if x >= min {
+			n++
+		}
+	}
+	return n
+}
+
 func writeReal(w io.Writer, r *realResult) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, describeWorkload(r.Sim))
+	fmt.Fprintln(&b, describeWorkload(r.Sim.BenchResult))
 	re := r.Real
 	fmt.Fprintf(&b, "real Redis       %d redis-server %s on 127.0.0.1, %.2f s: %d cycles, %.0f cycles/s (%d attempts, %d acquires failed)\n",
 		re.Servers, re.RedisVersion, re.WallTimeS, re.Cycles, re.CyclesPerS, re.Attempts, re.Failed)
 	s := r.Sim
-	fmt.Fprintf(&b, "simulator        %v simulated in %.3f s wall (GOMAXPROCS=%d): %d cycles, %.0f cycles per wall s\n",
-		time.Duration(s.SimTimeS*float64(time.Second)), s.WallTimeS, s.GOMAXPROCS, s.Cycles, s.CyclesPerWallS)
+	fmt.Fprintf(&b, "simulator        %v simulated in %.3f s wall (GOMAXPROCS=%d%s): %d cycles, %.0f cycles per wall s\n",
+		time.Duration(s.SimTimeS*float64(time.Second)), s.WallTimeS, s.GOMAXPROCS, s.median(), s.Cycles, s.CyclesPerWallS)
 	fmt.Fprintf(&b, "ratio            %.0f× the real testbed's cycles per second   (target ≥ %.0f×: %s)\n",
 		r.Ratio, targetRatio, verdict(r.Ratio >= targetRatio))
 	_, err := io.WriteString(w, b.String())

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,6 +42,33 @@ func TestBenchJSON(t *testing.T) {
 	assert.Equal(t, "4", m["config"].(map[string]any)["resources"])
 }
 
+func TestBenchRunsReportTheMedianRun(t *testing.T) {
+	code, out, errOut := cli("bench", "--duration", "2s", "--runs", "3", "--json")
+	require.Equal(t, 0, code, errOut)
+	var r struct {
+		Runs               int       `json:"runs"`
+		CyclesPerWallS     float64   `json:"cycles_per_wall_s"`
+		CyclesPerWallSRuns []float64 `json:"cycles_per_wall_s_runs"`
+		Cycles             uint64    `json:"cycles"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Equal(t, 3, r.Runs)
+	require.Len(t, r.CyclesPerWallSRuns, 3)
+	sorted := slices.Sorted(slices.Values(r.CyclesPerWallSRuns))
+	assert.Equal(t, sorted[1], r.CyclesPerWallS, "the figures are the median run's")
+	assert.Positive(t, r.Cycles)
+
+	code, out, errOut = cli("bench", "--duration", "2s", "--runs", "3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "GOMAXPROCS=1, the median of 3 runs")
+	assert.Regexp(t, `runs: \d+ to \d+, [0-3] of 3 at or above the target`, out)
+
+	code, out, errOut = cli("bench", "--duration", "2s", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"runs": 1`)
+	assert.NotContains(t, out, "cycles_per_wall_s_runs", "one run lists no runs")
+}
+
 func TestBenchIsDeterministicInItsCounts(t *testing.T) {
 	counts := func() map[string]any {
 		code, out, errOut := cli("bench", "--duration", "1s", "--zero-hold", "--json")
@@ -69,13 +97,18 @@ func TestBenchErrors(t *testing.T) {
 		{"--clients", "65"},
 		{"--gomaxprocs", "0"},
 		{"--real-duration", "0s"},
+		{"--runs", "0"},
+		{"--runs", "101"},
 		{"--no-such-flag"},
 		{"extra-argument"},
 	} {
 		code, _, errOut := cli(append([]string{"bench"}, args...)...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)
 	}
-	code, _, errOut := cli("bench", "--duration", "1s", "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"))
+	code, _, errOut := cli("bench", "--runs", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--runs 0: want [1, 100]")
+	code, _, errOut = cli("bench", "--duration", "1s", "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "--cpuprofile")
 }
