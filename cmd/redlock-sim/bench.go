@@ -289,10 +289,10 @@ func (rep *benchReport) median() string {
 	return fmt.Sprintf(", the median of %d runs", rep.Runs)
 }
 
-func countAtLeast(xs []float64, min float64) int {
+func countAtLeast(xs []float64, target float64) int {
 	n := 0
 	for _, x := range xs {
-		if x >= min {
+		if x >= target {
 			n++
 		}
 	}
