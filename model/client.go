@@ -603,6 +603,10 @@ func (c *Client) pause(now sim.Time, d time.Duration) {
 			c.resumeAt = end
 			c.resumeEv = c.at(end, cevResume, 0)
 		}
+		if c.s.Tracing() { // told to a reader only: the merge changes nothing else the trace folds
+			c.s.Aside(c.cfg.Name, "pause-merged", sim.Dur("mono", c.mono(now)), sim.Dur("for", d),
+				sim.Dur("until", time.Duration(c.resumeAt)))
+		}
 		return
 	}
 	c.paused, c.resumeAt = true, end
