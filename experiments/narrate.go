@@ -211,16 +211,23 @@ func (n *narrator) Record(r *sim.Record) {
 	if n.err != nil {
 		return
 	}
-	n.release()
+	// The oracle judges a write as the storage takes it, before the storage traces its
+	// verdict: the verdict reads better first.
+	verdict := n.held != nil && r.Kind == "write" && r.At == n.held.at && n.kinds[r.Actor] == actorStorage
+	if !verdict {
+		n.release()
+	}
 	l := line{at: r.At, actor: r.Actor, marker: "  "}
-	if !n.describe(r, &l) {
-		return
+	if n.describe(r, &l) {
+		if l.viol > 0 {
+			n.held = &l // the oracle lists the violation's faults just after tracing it
+			return
+		}
+		n.write(&l)
 	}
-	if l.viol > 0 {
-		n.held = &l // the oracle lists the violation's faults just after tracing it
-		return
+	if verdict {
+		n.release()
 	}
-	n.write(&l)
 }
 
 // finish writes what is still held back, at the end of the run.
@@ -467,11 +474,11 @@ func (n *narrator) describeClient(r *sim.Record, l *line) bool {
 		l.marker, l.kind = "!!", lineFault
 		d := time.Duration(field(r, "for").Int)
 		until := time.Duration(field(r, "until").Int)
-		l.text = "pause for=" + n.dur(d) + " while paused: "
+		l.text = "pause for=" + n.dur(d) + " while already paused: "
 		if r.At.Duration()+d == until {
 			l.text += "pause extended to " + n.clock(until)
 		} else {
-			l.text += "merged, still until " + n.clock(until)
+			l.text += "inside the pause in progress, which ends at " + n.clock(until)
 		}
 		return true
 	case "resume", "crash":

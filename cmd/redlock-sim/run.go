@@ -29,6 +29,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the run record as one JSON object")
 	window := fs.String("window", "", "limit --trace and --timeline to a true-time window FROM:TO, e.g. 1s:2.5s (either side may be empty)")
 	timeline := fs.String("timeline", "", "draw the run as a space-time diagram into FILE.png or FILE.svg")
+	var narrate experiments.TraceOptions
+	fs.StringSliceVar(&narrate.Actors, "actor", nil, "trace only the lines by or about these `ACTORS`, e.g. client1,redis3 (the clients, the nodes, storage, net, oracle; implies --trace)")
+	fs.StringSliceVar(&narrate.Only, "only", nil, "trace only these `KINDS` of line, e.g. faults,violations (implies --trace):\n"+traceKindsHelp())
+	fs.BoolVar(&narrate.HideCleanup, "hide-cleanup", false, "leave cleanup traffic out of the trace: the release round a client sends after an attempt\nended without the lock, and replies that arrive after the attempt, extension or release\nthey answer has ended (implies --trace)")
+	fs.BoolVar(&narrate.Precise, "precise", false, "trace times and durations to the nanosecond (default: times to the millisecond,\ndurations to the microsecond; implies --trace)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlock-sim run [--scenario NAME] [--seed N] [--set name=value ...] [--trace] [--json] [--timeline FILE.png|FILE.svg [--window FROM:TO]]")
 		fs.PrintDefaults()
@@ -47,6 +52,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if opts.From, opts.To, err = parseWindow(*window); err != nil {
 		return err
 	}
+	for _, name := range []string{"actor", "only", "hide-cleanup", "precise"} {
+		*trace = *trace || fs.Changed(name)
+	}
+	opts.Narrate = narrate
 	if *trace {
 		opts.Trace = stdout
 		if *asJSON {
@@ -104,6 +113,18 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, sets []s
 	}
 	fmt.Fprintf(stderr, "timeline of %s to %s written to %s\n", span.From, span.To, path)
 	return nil
+}
+
+// traceKindsHelp lists the kinds --only selects, one a line, for the flag's help.
+func traceKindsHelp() string {
+	var b strings.Builder
+	for i, k := range experiments.TraceKinds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %-10s %s", k.Name, k.Help)
+	}
+	return b.String()
 }
 
 // parseSets turns --set name=value flags into knob settings.

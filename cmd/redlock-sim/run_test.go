@@ -125,3 +125,35 @@ func TestParamsListsEveryKnob(t *testing.T) {
 		assert.Contains(t, out, "\n"+name+" ", "the issue's knob %s", name)
 	}
 }
+
+func TestRunTraceFiltersImplyTrace(t *testing.T) {
+	code, out, errOut := cli("run", "--scenario", "gc-pause", "--actor", "client1", "--only", "faults,violations")
+	require.Equal(t, 0, code, errOut)
+	trace, _, ok := strings.Cut(out, "# summary")
+	require.True(t, ok, out)
+	assert.Contains(t, trace, "!! client1   [mono 0.100s]    pause for=1.5s, until 1.600s")
+	assert.Contains(t, trace, "** oracle")
+	assert.NotContains(t, trace, "SET lock")
+	assert.NotContains(t, trace, "   client2   ")
+
+	code, full, errOut := cli("run", "--scenario", "gc-pause", "--trace")
+	require.Equal(t, 0, code, errOut)
+	code, short, errOut := cli("run", "--scenario", "gc-pause", "--hide-cleanup")
+	require.Equal(t, 0, code, errOut)
+	assert.Less(t, strings.Count(short, "\n"), strings.Count(full, "\n")*3/4)
+	assert.Contains(t, full, "validity=986.779ms")
+
+	code, out, errOut = cli("run", "--scenario", "gc-pause", "--precise", "--only", "lock")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "validity=986.779293ms")
+}
+
+func TestRunTraceFilterErrorsExitTwo(t *testing.T) {
+	code, _, errOut := cli("run", "--scenario", "gc-pause", "--only", "fault")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown kind of trace line "fault"; did you mean faults?`)
+	code, _, errOut = cli("run", "--scenario", "gc-pause", "--actor", "client9")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown actor "client9"`)
+	assert.Contains(t, errOut, "client1, client2")
+}
