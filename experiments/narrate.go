@@ -154,9 +154,13 @@ type queued struct {
 
 type pendingWrite struct{ from, msg string }
 
-// maxQueued bounds the commands remembered per node between delivery and exec: a node
-// runs them in order, so only a paused or queue-bound node keeps any waiting.
-const maxQueued = 256
+// maxQueued bounds the commands remembered per node between delivery and exec (a node
+// runs them in order, so only a paused node keeps many waiting); maxReqs bounds the
+// requests remembered until their reply (only lost replies keep one long).
+const (
+	maxQueued = 256
+	maxReqs   = 4096
+)
 
 func newNarrator(w *World, out io.Writer, from, to sim.Time, opts TraceOptions) (*narrator, error) {
 	n := &narrator{w: w, out: out, from: from, to: to, opts: opts,
@@ -427,6 +431,7 @@ func (n *narrator) describe(r *sim.Record, l *line) bool {
 }
 
 func (n *narrator) describeNode(r *sim.Record, l *line) {
+	l.peers[1] = n.groupOf[r.Actor] // --actor redis1 shows the nodes of group redis1
 	switch r.Kind {
 	case "exec":
 		f := field(r, "cmd")
@@ -437,6 +442,12 @@ func (n *narrator) describeNode(r *sim.Record, l *line) {
 		l.text = strings.Replace(text, " reply=", " → ", 1)
 		if rf := field(r, "reply"); rf != nil {
 			l.text += " → " + string(rf.AppendValue(nil))
+		}
+	case "drop": // a command the node did not run: it is down, or its queue is full
+		if f := field(r, "cmd"); f != nil {
+			if q, ok := n.dequeue(r.Actor, string(f.AppendValue(nil))); ok {
+				l.peers[0], l.cleanup = q.from, q.cleanup
+			}
 		}
 	case "expire":
 		l.kind = lineLock
@@ -532,10 +543,15 @@ func (n *narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 			return false
 		}
 		cleanup := ct.failed && isRelease(msg)
-		n.reqs[reqKey{from, id}] = reqTrack{ends: ct.ends, cleanup: cleanup}
-		if q := n.queued[to]; len(q) < maxQueued {
-			n.queued[to] = append(q, queued{cmd: msg, from: from, cleanup: cleanup})
+		if len(n.reqs) >= maxReqs {
+			n.forgetEnded()
 		}
+		n.reqs[reqKey{from, id}] = reqTrack{ends: ct.ends, cleanup: cleanup}
+		q := n.queued[to]
+		if len(q) == maxQueued { // commands a crash lost: the oldest are the likeliest
+			q = slices.Delete(q, 0, 1)
+		}
+		n.queued[to] = append(q, queued{cmd: msg, from: from, cleanup: cleanup})
 		return false
 	case actorStorage:
 		n.pending = pendingWrite{from: from, msg: msg}
@@ -555,6 +571,16 @@ func (n *narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 		return true
 	}
 	return false
+}
+
+// forgetEnded forgets the requests of operations that have ended, whose replies were
+// lost: a reply that still comes is then shown, not hidden as cleanup.
+func (n *narrator) forgetEnded() {
+	for k, rq := range n.reqs { // determinism:allow deletes only; the order reaches nothing
+		if rq.ends < n.clients[k.client].ends {
+			delete(n.reqs, k)
+		}
+	}
 }
 
 // isRelease reports whether a command is a lock release (the release script, or a plain

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -199,12 +200,27 @@ func TestNarrateListsEachFaultOnce(t *testing.T) {
 	assert.Contains(t, sum.String(), "faults in effect:\n  [1] net cut client1↔redis4 from 0s to never\n")
 }
 
-func TestNarrateFaultsOfHiddenViolationsAreSpelledOutWhereShown(t *testing.T) {
-	// With only client2's lines... every violation names client2 here, so filter by time.
+func TestNarrateSpellsOutFaultsUnderTheFirstViolationShown(t *testing.T) {
+	// In the window after the first violations, the later one's faults are new to the
+	// reader: spelled out there, numbered from one.
 	var buf bytes.Buffer
-	_, err := Run(context.Background(), "clock-jump", nil, 1, Options{Trace: &buf, From: 0, To: 1})
+	_, err := Run(context.Background(), "clock-jump", nil, 1, Options{Trace: &buf, From: 301 * time.Millisecond})
+	require.NoError(t, err)
+	out := buf.String()
+	assert.Contains(t, out, "VIOLATION stale_write on lock: client1 and client2; faults [1]-[5]\n")
+	assert.Equal(t, 1, strings.Count(out, "redis3 wall clock jumped"), out)
+
+	buf.Reset()
+	_, err = Run(context.Background(), "clock-jump", nil, 1, Options{Trace: &buf, To: 250 * time.Millisecond})
 	require.NoError(t, err)
 	assert.NotContains(t, buf.String(), "[1]", "no violation shown, no fault spelled out")
+}
+
+func TestNarrateByGroup(t *testing.T) {
+	out, _ := narrate(t, "failover-race", nil, TraceOptions{Actors: []string{"redis1"}})
+	assert.Contains(t, out, "redis1.0  [wall")
+	assert.Contains(t, out, "redis1.1  [wall")
+	assert.Contains(t, out, "!! redis1                     failover")
 }
 
 func TestSummaryListsEachViolationOnce(t *testing.T) {
