@@ -539,8 +539,14 @@ func (n *narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 	switch n.kinds[to] {
 	case actorGroup, actorNode:
 		ct := n.clients[from]
-		if ct == nil {
-			return false
+		if ct == nil { // between nodes: a replica's stream, shown as the node receives it
+			if n.kinds[to] == actorGroup {
+				return false
+			}
+			l.actor, l.peers = to, [2]string{from, n.groupOf[to]}
+			l.local = n.local(&sim.Record{At: l.at, Actor: to})
+			l.text = "← " + from + ": " + msg
+			return true
 		}
 		cleanup := ct.failed && isRelease(msg)
 		if len(n.reqs) >= maxReqs {
