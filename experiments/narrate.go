@@ -63,7 +63,11 @@ func parseTraceKinds(names []string) (lineKind, error) {
 		known = append(known, k.Name)
 	}
 	for _, name := range names {
-		i := slices.Index(known, strings.TrimSpace(name))
+		name = strings.TrimSpace(name)
+		i := slices.Index(known, name)
+		if name == "" { // a trailing comma
+			continue
+		}
 		if i < 0 {
 			return 0, fmt.Errorf("trace filter: %w (the kinds are %s)", unknown("kind of trace line", name, known), strings.Join(known, ", "))
 		}
@@ -201,10 +205,16 @@ func newNarrator(w *World, out io.Writer, from, to sim.Time, opts TraceOptions) 
 		n.actors = map[string]bool{}
 		for _, a := range opts.Actors {
 			a = strings.TrimSpace(a)
+			if a == "" { // a trailing comma
+				continue
+			}
 			if !slices.Contains(known, a) {
 				return nil, fmt.Errorf("trace filter: %w (the actors of this run are %s)", unknown("actor", a, known), strings.Join(known, ", "))
 			}
 			n.actors[a] = true
+		}
+		if len(n.actors) == 0 {
+			n.actors = nil
 		}
 	}
 	return n, nil

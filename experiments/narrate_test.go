@@ -278,3 +278,8 @@ func TestNarrateMergedPause(t *testing.T) {
 	assert.Positive(t, resumed)
 	assert.Regexp(t, `while already paused: inside the pause in progress, which ends at [0-9.]+s`, out)
 }
+
+func TestNarrateFiltersIgnoreATrailingComma(t *testing.T) {
+	out, _ := narrate(t, "gc-pause", nil, TraceOptions{Actors: []string{"client1", ""}, Only: []string{"faults", " "}})
+	assert.Contains(t, out, "pause for=1.5s, until 1.600s")
+}
