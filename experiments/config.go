@@ -494,7 +494,8 @@ func Canonical(name, value string) (string, error) {
 }
 
 // Validate checks what single knobs cannot: the algorithm's own validation, and the
-// limits on how many faults the rates generate over the run.
+// limits a run would otherwise hit part way through (faults drawn from the rates over the
+// run, messages in flight), as a *LimitError naming the knobs, their values and the limit.
 func (c *Config) Validate() error {
 	if err := c.Lock.Validate(); err != nil {
 		var pe *redlock.ParamError
@@ -503,21 +504,7 @@ func (c *Config) Validate() error {
 		}
 		return err
 	}
-	secs := c.Duration.Seconds()
-	for _, r := range []struct {
-		name string
-		rate float64
-		max  int
-	}{
-		{"node_clock_jump_rate", c.NodeJumpRate, maxJumps},
-		{"node_crash_rate", c.NodeCrashRate, maxCrashes},
-	} {
-		if r.rate*secs > float64(r.max)/2 {
-			return &sim.ParamError{Param: r.name, Value: r.rate,
-				Allowed: fmt.Sprintf("at most %g per second over a %v run (%d events per node)", float64(r.max)/2/secs, c.Duration, r.max/2)}
-		}
-	}
-	return nil
+	return c.checkLimits()
 }
 
 // Limits on the faults drawn from rates per node, far beyond what a meaningful run uses.
