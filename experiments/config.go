@@ -418,6 +418,15 @@ func Params() []Param {
 	return out
 }
 
+// LookupParam returns the knob called name, or an *UnknownError with close matches.
+func LookupParam(name string) (Param, error) {
+	k, err := findKnob(knobTable, name)
+	if err != nil {
+		return Param{}, err
+	}
+	return k.Param, nil
+}
+
 // KnobNames returns the knob names in registry order.
 func KnobNames() []string {
 	ks := knobTable
