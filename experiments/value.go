@@ -31,7 +31,7 @@ type ValueError struct {
 func (e *ValueError) Error() string {
 	msg := fmt.Sprintf("%s = %s: %s", e.Knob, quoteValue(e.Value), e.Problem)
 	if e.Hint != "" {
-		msg += "; did you mean " + e.Knob + "=" + e.Hint + "?"
+		msg += "; did you mean " + e.Hint + "?"
 	}
 	if e.Allowed != "" {
 		msg += " (allowed: " + e.Allowed + ")"
@@ -131,7 +131,7 @@ func parseWhole(s string) (int, error) {
 }
 
 // durationUnits is what time.ParseDuration accepts, for messages.
-const durationUnits = "ns, us (or µs), ms, s, m, h"
+const durationUnits = "ns, us, µs, ms, s, m or h"
 
 // parseDur parses a Go duration, saying what is wrong in the user's words: a bare number
 // is missing its unit (and 10 suggests 10s), an unknown unit is named.
