@@ -114,7 +114,8 @@ func (c *Config) checkLimits() error {
 // to retry as fast as its timeout and retry pause allow, sending a request and an unlock
 // to every node (plus a fencing request and a storage write) per attempt and getting a
 // reply to each; and it is capped by every message the run can send, since no more can be
-// in flight than were sent.
+// in flight than were sent. A holder that extends every extend_every sends a round as
+// often, and counts as a retrying client with that pause if it is the shorter.
 func (c *Config) inFlightEstimate() float64 {
 	lock := c.Lock.Effective()
 	perAttempt := float64(2*lock.Nodes + 2)
@@ -122,7 +123,11 @@ func (c *Config) inFlightEstimate() float64 {
 	// An attempt ends when every reply is in or the timeout fires: with replies slower than
 	// the timeout, a client starts a new attempt every timeout + retry pause.
 	wait := min(lock.NodeTimeout().Seconds(), 2*w)
-	period := wait + retryPauseMean(lock.RetryDelay, lock.RetryJitter).Seconds()
+	pause := retryPauseMean(lock.RetryDelay, lock.RetryJitter)
+	if c.ExtendEvery > 0 { // a holder extends (a round to every node) this often
+		pause = min(pause, c.ExtendEvery)
+	}
+	period := wait + pause.Seconds()
 	if period <= 0 { // instant delivery, no pause: nothing stays in flight past its event
 		return float64(c.Clients) * 2 * perAttempt
 	}
