@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// WriteSummary writes a short human summary of a record: what ran, the safety verdict, the
-// liveness figures and the first violations.
+// WriteSummary writes a short human summary of a record: what ran, the two safety verdicts
+// (the lock's and the protected resource's), the liveness figures and the first violations.
 func WriteSummary(w io.Writer, r *Record) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %s, seed %d, %gs simulated, %d events, trace %s\n",
 		r.Scenario, r.Seed, r.SimTimeS, r.Events, r.TraceHash)
 	l := &r.Liveness
-	fmt.Fprintf(&b, "safety:   %v\n", r.Safety)
+	fmt.Fprintf(&b, "lock:     %s\nresource: %s\n", r.Safety.LockVerdict(), r.Safety.ResourceVerdict())
 	f := &l.FailuresByReason
 	fmt.Fprintf(&b, "liveness: %d attempts, %d acquired (%.3g/s), %d acquires failed; failed attempts: %d no quorum, %d timeout, %d validity expired, %d fence failed, %d aborted\n",
 		l.Attempts, l.Acquired, l.AcquisitionsPerS, l.Failed, f.NoQuorum, f.Timeout, f.ValidityExpired, f.FenceFailed, f.Aborted)
