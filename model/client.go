@@ -51,9 +51,11 @@ type ClientConfig struct {
 	StopAtDeadline bool          // a careful client stops working when validity runs out
 	ExtendEvery    time.Duration // while working, extend this often (local time); 0: never
 	// ReleaseAfterAck makes the client wait for the storage's acknowledgement of its last
-	// write before it releases, for as long as its lock is valid: otherwise the write can
-	// land after the next holder's (a stale write the workload made, not the lock). The
-	// storage must acknowledge writes (StorageConfig.Acknowledge).
+	// write before it releases: otherwise the write can land after the next holder's (a
+	// stale write the workload made, not the lock). It waits as long as it would for a
+	// Redis node's reply (Lock.NodeTimeout, on its own clock) and never past its lock's
+	// validity, then releases anyway. The storage must acknowledge writes
+	// (StorageConfig.Acknowledge).
 	ReleaseAfterAck bool
 
 	Pauses    []Pause      // stop-the-world pauses at given true times
@@ -502,7 +504,7 @@ func (c *Client) outcome(now sim.Time, o *redlock.Outcome) {
 	case redlock.Extended:
 		c.validUntil = c.trueDeadline(now, o.Deadline)
 		c.emit(now, EvExtended, o)
-		if c.cfg.StopAtDeadline {
+		if c.cfg.StopAtDeadline && c.state != csAcking { // awaitAck's give-up time stands
 			c.s.Cancel(c.deadlineEv)
 			c.deadlineEv = c.at(c.validUntil, cevDeadline, c.gen)
 		}
@@ -549,8 +551,8 @@ func (c *Client) acquired(now sim.Time, o *redlock.Outcome) {
 
 // endWork stops working, with a last storage write when the work completed (a careful
 // client that ran out of validity writes nothing), and releases the lock. With
-// ReleaseAfterAck it first waits for that write's acknowledgement while the lock is
-// valid; a deadline event in that wait gives up and releases.
+// ReleaseAfterAck it first waits for that write's acknowledgement (see awaitAck); a
+// deadline event in that wait gives up and releases.
 func (c *Client) endWork(now sim.Time, gen uint64, completed bool) {
 	if gen != c.gen {
 		return // an older cycle's timer, held back by a pause
@@ -565,22 +567,24 @@ func (c *Client) endWork(now sim.Time, gen uint64, completed bool) {
 	if completed {
 		c.write(now)
 		if c.cfg.ReleaseAfterAck && c.cfg.Storage != NoEndpoint && c.validUntil > now {
-			c.awaitAck()
+			c.awaitAck(now)
 			return
 		}
 	}
 	c.release(now)
 }
 
-// awaitAck waits for the acknowledgement of the write just sent, no later than the
-// validity deadline: the lock still keeps others off, and nothing is left to work on.
-func (c *Client) awaitAck() {
+// awaitAck waits for the acknowledgement of the write just sent, for as long as the
+// client would wait for a node's reply and no later than the validity deadline: a lost
+// acknowledgement must not keep the lock taken for a whole TTL.
+func (c *Client) awaitAck(now sim.Time) {
 	c.s.Cancel(c.workEv)
 	c.s.Cancel(c.deadlineEv)
 	c.s.Cancel(c.extendEv)
 	c.workEv, c.extendEv = 0, 0
 	c.state, c.ackID = csAcking, c.writeID
-	c.deadlineEv = c.at(c.validUntil, cevDeadline, c.gen)
+	giveUp := min(c.validUntil, c.clk.TimerFires(now, c.cfg.Lock.NodeTimeout()))
+	c.deadlineEv = c.at(giveUp, cevDeadline, c.gen)
 }
 
 // release ends the work and starts releasing the lock.

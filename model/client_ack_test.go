@@ -47,10 +47,11 @@ func TestReleaseAfterAckWaitsForTheStorage(t *testing.T) {
 }
 
 // TestReleaseAfterAckGivesUpAtTheDeadline: an acknowledgement that never comes is waited
-// for only while the lock is valid.
+// for only while the lock is valid: the work ends 2ms before validity does, and the node
+// timeout (5ms) would end later.
 func TestReleaseAfterAckGivesUpAtTheDeadline(t *testing.T) {
 	w := ackWorld(t, false)
-	cfg := w.clientCfg("alice", 100*ms, 5*ms)
+	cfg := w.clientCfg("alice", 100*ms, 95*ms)
 	cfg.MaxCycles, cfg.ReleaseAfterAck = 1, true
 	c := w.client(cfg)
 	w.run(time.Second)
@@ -66,8 +67,21 @@ func TestReleaseAfterAckCrashWhileWaiting(t *testing.T) {
 	cfg := w.clientCfg("alice", time.Second, 5*ms)
 	cfg.MaxCycles, cfg.ReleaseAfterAck = 1, true
 	c := w.client(cfg)
-	w.run(100 * ms)
+	w.run(30 * ms) // the write left at 7ms; the wait ends at 57ms
 	c.CrashNow()
 	assert.Len(t, w.log.of("alice", EvWorkEnd), 1)
 	assert.Empty(t, w.log.of("alice", EvReleaseStart))
+}
+
+// TestReleaseAfterAckGivesUpAfterANodeTimeout: with a long TTL, a lost acknowledgement
+// costs what a silent Redis node would (the node reply timeout), not the rest of the TTL.
+func TestReleaseAfterAckGivesUpAfterANodeTimeout(t *testing.T) {
+	w := ackWorld(t, false)
+	cfg := w.clientCfg("alice", 10*time.Second, 5*ms)
+	cfg.MaxCycles, cfg.ReleaseAfterAck = 1, true
+	w.client(cfg)
+	w.run(20 * time.Second)
+	write, release := lastWriteAndRelease(t, w)
+	assert.Equal(t, cfg.Lock.NodeTimeout(), release-write)
+	assert.Less(t, release, w.log.of("alice", EvAcquired)[0].validUntil.Duration())
 }
