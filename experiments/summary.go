@@ -20,8 +20,9 @@ func WriteSummary(w io.Writer, r *Record) error {
 	if p := l.AcquireLatencyMs; p.P50 != nil {
 		fmt.Fprintf(&b, "          time to acquire p50 %gms, p90 %gms, p99 %gms, max %gms\n", *p.P50, *p.P90, *p.P99, *p.Max)
 	}
-	fmt.Fprintf(&b, "          %d split-brain rounds, %gms unheld while waiting, %d/%d extensions succeeded\n",
-		l.SplitBrainRounds, l.UnheldWhileWaitingMs, l.Extensions.Succeeded, l.Extensions.Tried)
+	fmt.Fprintf(&b, "          %d split-brain rounds, %gms unheld while waiting%s, %d/%d extensions succeeded\n",
+		l.SplitBrainRounds, l.UnheldWhileWaitingMs, unheldNote(l.UnheldWhileWaitingMs, r.SimTimeS),
+		l.Extensions.Succeeded, l.Extensions.Tried)
 	for i, v := range r.Violations {
 		if i == 5 {
 			fmt.Fprintf(&b, "  ... %d more listed in --json\n", len(r.Violations)-i)
@@ -35,4 +36,15 @@ func WriteSummary(w io.Writer, r *Record) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// unheldNote puts the unheld-while-waiting time in proportion and names its two sources:
+// clients poll, so a released lock sits free until a waiter's next try (most of it in a
+// healthy run, where it read as alarming without a word of why), and a crashed or cut-off
+// holder's keys block everyone until they expire.
+func unheldNote(ms, runS float64) string {
+	if ms <= 0 || runS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.2g%% of the run: waiters sleeping between tries, or blocked by a lost holder's keys)", 100*ms/1000/runS)
 }
