@@ -22,7 +22,10 @@ const (
 	// KindUsageOverlap: two clients worked on one resource at the same true time.
 	KindUsageOverlap = "usage_overlap"
 	// KindStaleWrite: the storage accepted a write from a client that was no longer the
-	// latest to acquire the resource.
+	// latest to acquire the resource. The protected resource's failure, whoever caused it:
+	// the lock (a holder that outlived its lock) or the workload (a client that releases as
+	// it sends its last write, which can then land after the next holder acquired;
+	// release_after_ack removes those).
 	KindStaleWrite = "stale_write"
 	// KindFencedRejected: the storage rejected a fenced write. Not a violation but its
 	// prevention; listed so the trace and the timeline can point at it.
@@ -57,7 +60,13 @@ const (
 //
 // Stale write accepted: the storage accepts a write whose writer is not the client that
 // acquired the resource last (another client acquired it after the writer did). A fenced
-// write rejected is counted separately: fencing at work.
+// write rejected is counted separately: fencing at work. The faults listed with either
+// are those from the writer's acquisition (or the write's send time, if earlier) to its
+// arrival: a pause that ended as the write left is the cause even if it was over when
+// the storage judged the write.
+//
+// The two verdicts (Safety): the lock's counts validity and usage overlaps, the
+// resource's counts stale writes accepted.
 //
 // Attempts and failures: every attempt ends with an AttemptEnded; failed attempts count by
 // reason. A no-quorum loss is a "timeout" when the nodes that never answered could have
