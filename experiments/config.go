@@ -153,7 +153,7 @@ func registry() []knob {
 			func(c *Config) *time.Duration { return &c.ExtendEvery }),
 		boolKnob("stop_at_deadline", "workload", "a careful client stops working (and writing) when validity runs out",
 			func(c *Config) *bool { return &c.StopAtDeadline }),
-		boolKnob("release_after_ack", "workload", "a client releases only once the storage acknowledged its last write (else its last write can land after the next holder's)",
+		boolKnob("release_after_ack", "workload", "before releasing, wait for the storage to acknowledge the last write (at most a node reply timeout); else it can land after the next holder's",
 			func(c *Config) *bool { return &c.ReleaseAfterAck }),
 		intKnob("max_cycles", "workload", "acquires each client starts", 0, MaxCycles, " (0 = unlimited)",
 			func(c *Config) *int { return &c.MaxCycles }),
