@@ -45,7 +45,11 @@ type Config struct {
 	StartSpread    time.Duration // clients start at uniform times in [0, StartSpread]
 	ExtendEvery    time.Duration
 	StopAtDeadline bool
-	MaxCycles      int
+	// ReleaseAfterAck: clients release only once the storage acknowledged their last
+	// write (else at once after sending it, and the write can land after the next
+	// holder's: a stale write the workload made, not the lock).
+	ReleaseAfterAck bool
+	MaxCycles       int
 
 	ClientDriftPPM, NodeDriftPPM float64       // each process draws its drift in [−v, +v]
 	ClientOffset, NodeOffset     time.Duration // and its wall-clock offset in [−v, +v]
@@ -150,6 +154,8 @@ func registry() []knob {
 			func(c *Config) *time.Duration { return &c.ExtendEvery }),
 		boolKnob("stop_at_deadline", "workload", "a careful client stops working (and writing) when validity runs out",
 			func(c *Config) *bool { return &c.StopAtDeadline }),
+		boolKnob("release_after_ack", "workload", "before releasing, wait for the storage to acknowledge the last write (at most a node reply timeout); else it can land after the next holder's",
+			func(c *Config) *bool { return &c.ReleaseAfterAck }),
 		intKnob("max_cycles", "workload", "acquires each client starts", 0, MaxCycles, " (0 = unlimited)",
 			func(c *Config) *int { return &c.MaxCycles }),
 		floatKnob("client_clock_drift_ppm", "clocks", "ppm", "each client's clock drifts at a uniform rate in [-v, +v] ppm", 0, MaxSpreadPPM,

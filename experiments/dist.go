@@ -43,7 +43,7 @@ func ParseDist(s string) (network.Dist, error) {
 	}
 	if len(args) < len(kind.args)-kind.optional || len(args) > len(kind.args) {
 		return network.Dist{}, &problem{what: fmt.Sprintf("%s takes %s, got %d argument%s",
-			kind.name, kind.form(), len(args), plural(len(args)))}
+			kind.name, kind.form(), len(args), pluralS(len(args)))}
 	}
 	durs := make([]time.Duration, len(args))
 	var sigma float64
@@ -138,7 +138,8 @@ func distRange(what string, d time.Duration) error {
 	return nil
 }
 
-func plural(n int) string {
+// pluralS is the "s" a count of n takes in English.
+func pluralS(n int) string {
 	if n == 1 {
 		return ""
 	}

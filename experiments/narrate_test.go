@@ -229,7 +229,7 @@ func TestSummaryListsEachViolationOnce(t *testing.T) {
 	var sum bytes.Buffer
 	require.NoError(t, WriteSummary(&sum, rec))
 	assert.Equal(t, 1, strings.Count(sum.String(), "stale_write on lock"), sum.String())
-	assert.Contains(t, sum.String(), "  stale_write on lock: client1 and client2 at 1.601s, 2 times\n")
+	assert.Contains(t, sum.String(), "  stale_write on lock: client1 and client2 at 1.601s, 2 times; fault [2]\n")
 	assert.Contains(t, sum.String(), "  usage_overlap on lock: client1 and client2, 1.214s to 1.600s; fault [1]\n")
 }
 
