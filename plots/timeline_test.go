@@ -169,7 +169,9 @@ func TestTimelineRenders(t *testing.T) {
 
 	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "t.jpg"), TimelineOptions{}), `unknown extension ".jpg"`)
 	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "t.png"), TimelineOptions{Width: -1, Height: 5}), "figure size")
-	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "no", "such", "t.png"), TimelineOptions{}), "no such file")
+	err = Timeline(tl, filepath.Join(dir, "no", "such", "t.png"), TimelineOptions{})
+	assert.EqualError(t, err, "figure "+filepath.Join(dir, "no", "such", "t.png")+": no such file or directory",
+		"the path asked for and the cause, never the temporary file's name")
 }
 
 func TestRoundDur(t *testing.T) {

@@ -64,6 +64,24 @@ func TestRunTimelineBadInputExitsTwo(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "nothing drawn")
 }
 
+// TestRunTimelineChecksTheFolderFirst: a figure path in a folder that does not exist is a
+// usage error found before the run, naming the folder, never a temporary file.
+func TestRunTimelineChecksTheFolderFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexistent", "x.png")
+	code, out, errOut := cli("run", "--scenario", "gc-pause", "--timeline", missing)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out, "refused before the run: no summary")
+	assert.Contains(t, errOut, "--timeline "+missing+": folder "+filepath.Dir(missing)+" does not exist")
+	assert.NotContains(t, errOut, ".tmp")
+
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	code, _, errOut = cli("run", "--scenario", "gc-pause", "--timeline", filepath.Join(file, "x.png"))
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, file+" is not a folder")
+}
+
 func TestPlotDrawsASweepFolder(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, errOut := cli("plot", "--in", filepath.Join("..", "..", "plots", "testdata", "sweep-two"), "--out", out)

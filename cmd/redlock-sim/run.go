@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -57,6 +60,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if _, err := plots.FormatOf(*timeline); err != nil {
 			return fmt.Errorf("%w: --timeline: %v", errUsage, err)
 		}
+		if err := checkFolder(*timeline); err != nil {
+			return fmt.Errorf("%w: --timeline %s: %v", errUsage, *timeline, err)
+		}
 		opts.Timeline = &experiments.Timeline{}
 	}
 	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
@@ -103,6 +109,27 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, sets []s
 		return err
 	}
 	fmt.Fprintf(stderr, "timeline of %s to %s written to %s\n", span.From, span.To, path)
+	return nil
+}
+
+// checkFolder refuses a figure path whose folder does not exist or is not a folder, before
+// the run, so that a typo costs no simulated time and is a usage error (exit 2), not a
+// failure to write after the fact.
+func checkFolder(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("folder %s does not exist", dir)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("folder %s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
 	return nil
 }
 
