@@ -561,40 +561,65 @@ func isOverlap(kind string) bool {
 	return kind == experiments.KindValidityOverlap || kind == experiments.KindUsageOverlap
 }
 
-// timelineTitle names the run and says what went wrong in it.
+// timelineTitle names the run and gives its two verdicts: the lock's (did two clients
+// hold it at once: validity or usage overlaps) and the protected resource's (did the
+// storage accept a stale write). They differ when fencing works: the lock fails, the
+// resource is safe because the storage rejected the late writes, and a single "UNSAFE"
+// would say fencing did not help.
 func timelineTitle(tl *experiments.Timeline, win experiments.Span) string {
-	counts := map[string]int{}
-	for _, v := range tl.Violations {
-		counts[v.Kind]++
-	}
-	var bad []string
-	for _, k := range []struct{ kind, one, many string }{
-		{experiments.KindValidityOverlap, "validity overlap", "validity overlaps"},
-		{experiments.KindUsageOverlap, "usage overlap", "usage overlaps"},
-		{experiments.KindStaleWrite, "stale write accepted", "stale writes accepted"},
-		{experiments.KindFencedRejected, "write rejected by fencing", "writes rejected by fencing"},
-	} {
-		switch n := counts[k.kind]; n {
-		case 0:
-		case 1:
-			bad = append(bad, "1 "+k.one)
-		default:
-			bad = append(bad, strconv.Itoa(n)+" "+k.many)
-		}
-	}
-	verdict := "safe"
-	if counts[experiments.KindValidityOverlap]+counts[experiments.KindUsageOverlap]+counts[experiments.KindStaleWrite] > 0 {
-		verdict = "UNSAFE"
-	}
-	if len(bad) > 0 {
-		verdict += ": " + strings.Join(bad, ", ")
-	}
 	name := tl.Scenario
 	if name == "" {
 		name = "run"
 	}
-	return fmt.Sprintf("%s, seed %d: %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdict,
+	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdicts(tl.Violations),
 		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), roundDur(tl.TTL))
+}
+
+// verdicts says the lock's and the resource's verdicts with their counts, e.g.
+// "lock: UNSAFE (1 usage overlap) · resource: SAFE (fencing rejected 2 writes)".
+func verdicts(vs []experiments.Violation) string {
+	counts := map[string]int{}
+	for _, v := range vs {
+		counts[v.Kind]++
+	}
+	count := func(kind, one, many string) string {
+		switch n := counts[kind]; n {
+		case 0:
+			return ""
+		case 1:
+			return "1 " + one
+		default:
+			return strconv.Itoa(n) + " " + many
+		}
+	}
+	verdict := func(unsafe bool, notes ...string) string {
+		var ns []string
+		for _, n := range notes {
+			if n != "" {
+				ns = append(ns, n)
+			}
+		}
+		v := "SAFE"
+		if unsafe {
+			v = "UNSAFE"
+		}
+		if len(ns) > 0 {
+			v += " (" + strings.Join(ns, ", ") + ")"
+		}
+		return v
+	}
+	lock := verdict(counts[experiments.KindValidityOverlap]+counts[experiments.KindUsageOverlap] > 0,
+		count(experiments.KindValidityOverlap, "validity overlap", "validity overlaps"),
+		count(experiments.KindUsageOverlap, "usage overlap", "usage overlaps"))
+	fenced := ""
+	if n := counts[experiments.KindFencedRejected]; n == 1 {
+		fenced = "fencing rejected 1 write"
+	} else if n > 1 {
+		fenced = "fencing rejected " + strconv.Itoa(n) + " writes"
+	}
+	resource := verdict(counts[experiments.KindStaleWrite] > 0,
+		count(experiments.KindStaleWrite, "stale write accepted", "stale writes accepted"), fenced)
+	return "lock: " + lock + " · resource: " + resource
 }
 
 // WriteTimeline draws tl as a space-time diagram in format to w.

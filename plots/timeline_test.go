@@ -45,7 +45,7 @@ func TestTimelineLayoutGCPause(t *testing.T) {
 		names = append(names, l.Label)
 	}
 	assert.Equal(t, []string{"violations", "redis1 (A)", "redis2 (B)", "redis3 (C)", "redis4 (D)", "redis5 (E)", "client1", "client2"}, names)
-	assert.Contains(t, L.Title, "gc-pause, seed 1: UNSAFE: 1 usage overlap, 2 stale writes accepted")
+	assert.Contains(t, L.Title, "gc-pause, seed 1 — lock: UNSAFE (1 usage overlap) · resource: UNSAFE (2 stale writes accepted)")
 	assert.Contains(t, L.Subtitle, "client1 pauses (GC)")
 
 	pause := shapesOf(L, shPause, "client1")
@@ -75,6 +75,22 @@ func TestTimelineLayoutGCPause(t *testing.T) {
 	require.Len(t, won, 1)
 	assert.Equal(t, "5/5", won[0].Label)
 	assert.Len(t, shapesOf(L, shAttemptLost, "client2"), 6)
+}
+
+// TestTimelineTitleTwoVerdicts: with fencing, the lock still fails (a usage overlap) but
+// the resource is safe (the storage rejected the late writes); the title says both.
+func TestTimelineTitleTwoVerdicts(t *testing.T) {
+	tl := timeline(t, "gc-pause-fenced")
+	L := layoutTimeline(tl, DefaultWindow(tl), "")
+	assert.Contains(t, L.Title, "gc-pause-fenced, seed 1 — lock: UNSAFE (1 usage overlap) · resource: SAFE (fencing rejected 2 writes)")
+
+	tl = timeline(t, "baseline", experiments.KV{Name: "duration", Value: "2s"})
+	L = layoutTimeline(tl, DefaultWindow(tl), "")
+	assert.Contains(t, L.Title, "baseline, seed 1 — lock: SAFE · resource: SAFE   [")
+
+	assert.Equal(t, "lock: UNSAFE (2 validity overlaps, 1 usage overlap) · resource: UNSAFE (1 stale write accepted, fencing rejected 1 write)",
+		verdicts([]experiments.Violation{{Kind: experiments.KindValidityOverlap}, {Kind: experiments.KindValidityOverlap},
+			{Kind: experiments.KindUsageOverlap}, {Kind: experiments.KindStaleWrite}, {Kind: experiments.KindFencedRejected}}))
 }
 
 func TestTimelineLayoutWindowClips(t *testing.T) {
