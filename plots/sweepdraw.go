@@ -148,18 +148,20 @@ func panelGrid(n int) (rows, cols int) {
 	return (n + 2) / 3, 3
 }
 
-// drawLineKey writes, under the title, what the colours and dashes of the lines mean,
-// wrapping onto more rows when the entries do not fit on one, and returns the height left
-// below it.
-func drawLineKey(area draw.Canvas, f *KnobFigure) vg.Length {
-	type entry struct {
-		c      color.Color
-		dashed bool
-		label  string
-	}
-	var es []entry
+// keyEntry is one entry of a knob figure's line key: a line style and its meaning.
+type keyEntry struct {
+	c      color.Color
+	dashed bool
+	label  string
+}
+
+// keyEntries lists what the colours and dashes of a knob figure's lines mean: one colour
+// per value of the line knob, then, for a panel that tells two kinds apart by dashes, what
+// each dash is.
+func keyEntries(f *KnobFigure) []keyEntry {
+	var es []keyEntry
 	for i, v := range f.Lines {
-		es = append(es, entry{lineColor(i), false, f.LineBy + " = " + v})
+		es = append(es, keyEntry{lineColor(i), false, f.LineBy + " = " + v})
 	}
 	for _, pn := range f.Panels {
 		if !twoKinds(pn) {
@@ -167,35 +169,66 @@ func drawLineKey(area draw.Canvas, f *KnobFigure) vg.Length {
 		}
 		for _, s := range pn.Series {
 			if s.Line == 0 && s.Dashed {
-				es = append(es, entry{darkGrey, true, s.Kind + " (dashed, ■) in “" + pn.Title + "”"})
+				es = append(es, keyEntry{darkGrey, true, s.Kind + " (dashed, ■) in “" + pn.Title + "”"})
 			} else if s.Line == 0 {
-				es = append(es, entry{darkGrey, false, s.Kind + " (solid, ●) in “" + pn.Title + "”"})
+				es = append(es, keyEntry{darkGrey, false, s.Kind + " (solid, ●) in “" + pn.Title + "”"})
 			}
 		}
 	}
-	sty := textStyle(legendSize+0.5, black)
-	sty.YAlign = draw.YCenter
-	rowH := vg.Points(18)
-	y := area.Max.Y - vg.Points(8)
-	x := area.Min.X + vg.Points(4)
-	seg := vg.Points(26)
+	return es
+}
+
+// The line key's geometry: a line segment, the gap to its label, the gap to the next
+// entry, and the height of a row.
+var (
+	keySeg   = vg.Points(26)
+	keyGap   = vg.Points(5)
+	keySpace = vg.Points(22)
+	keyRow   = vg.Points(18)
+)
+
+// placeKey places the key's entries left to right from (x0, y), starting a new row when
+// the next entry would pass x1, so that no label is ever cut off. It returns each entry's
+// left end and the y of its row.
+func placeKey(es []keyEntry, sty draw.TextStyle, x0, x1, y vg.Length) []vg.Point {
+	var at []vg.Point
+	x := x0
 	for _, e := range es {
-		w := seg + vg.Points(5) + sty.Width(e.label)
-		if x > area.Min.X+vg.Points(4) && x+w > area.Max.X {
-			x, y = area.Min.X+vg.Points(4), y-rowH
+		w := keySeg + keyGap + sty.Width(e.label)
+		if x > x0 && x+w > x1 {
+			x, y = x0, y-keyRow
 		}
+		at = append(at, vg.Point{X: x, Y: y})
+		x += w + keySpace
+	}
+	return at
+}
+
+// drawLineKey writes, under the title, what the colours and dashes of the lines mean,
+// on as many rows as it takes, and returns the height left below it.
+func drawLineKey(area draw.Canvas, f *KnobFigure) vg.Length {
+	es := keyEntries(f)
+	if len(es) == 0 {
+		return area.Max.Y
+	}
+	sty := keyStyle()
+	at := placeKey(es, sty, area.Min.X+vg.Points(4), area.Max.X, area.Max.Y-vg.Points(8))
+	for i, e := range es {
 		ls := draw.LineStyle{Color: e.c, Width: vg.Points(2.5)}
 		if e.dashed {
 			ls.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
-		area.StrokeLine2(ls, x, y, x+seg, y)
-		area.FillText(sty, vg.Point{X: x + seg + vg.Points(5), Y: y}, e.label)
-		x += w + vg.Points(22)
+		x, y := at[i].X, at[i].Y
+		area.StrokeLine2(ls, x, y, x+keySeg, y)
+		area.FillText(sty, vg.Point{X: x + keySeg + keyGap, Y: y}, e.label)
 	}
-	if len(es) == 0 {
-		return area.Max.Y
-	}
-	return y - vg.Points(12)
+	return at[len(at)-1].Y - vg.Points(12)
+}
+
+func keyStyle() draw.TextStyle {
+	sty := textStyle(legendSize+0.5, black)
+	sty.YAlign = draw.YCenter
+	return sty
 }
 
 // twoKinds reports whether a panel draws more than one kind, told apart by dashes.
@@ -413,6 +446,9 @@ func addSeries(p *plot.Plot, pn *Panel, s Series, shift func(float64) float64) {
 func drawHeatmapFigure(dc draw.Canvas, f *HeatmapFigure) {
 	area := drawFrame(dc, f.Title, f.Caption)
 	cols := min(len(f.Maps), 3)
+	if len(f.Maps) == 4 {
+		cols = 2
+	}
 	rows := (len(f.Maps) + cols - 1) / cols
 	// Each heatmap takes most of its tile; its colour bar a narrow strip beside it.
 	// One map alone takes half the width: wider, its cells would be strips.
