@@ -70,7 +70,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return userError(err)
 	}
 	if *timeline != "" {
-		if err := drawTimeline(*timeline, *window != "", opts, *sets, stderr); err != nil {
+		if err := drawTimeline(*timeline, *window != "", opts, rec.Safety, *sets, stderr); err != nil {
 			return err
 		}
 	}
@@ -88,8 +88,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // drawTimeline draws the run's timeline into path, in the --window when one was given
 // (else the default window around the first violation), and says where it went on stderr
 // (stdout may be carrying JSON). The figure's subtitle is the scenario's story, followed by
-// the --set flags that changed it, so a picture never passes for the plain scenario.
-func drawTimeline(path string, windowed bool, opts experiments.Options, sets []string, stderr io.Writer) error {
+// the --set flags that changed it, so a picture never passes for the plain scenario. The
+// title's verdicts use the run's counts (the timeline lists only the first violations).
+func drawTimeline(path string, windowed bool, opts experiments.Options, counts experiments.Safety, sets []string, stderr io.Writer) error {
 	var win *experiments.Span
 	if windowed {
 		win = &experiments.Span{From: opts.From, To: opts.To}
@@ -105,7 +106,7 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, sets []s
 	if len(sets) > 0 {
 		subtitle += "  [with --set " + strings.Join(sets, " --set ") + "]"
 	}
-	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle}); err != nil {
+	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle, Counts: &counts}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "timeline of %s to %s written to %s\n", span.From, span.To, path)
