@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -110,4 +111,23 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want)
 	}
+}
+
+// TestRunTimelineTitleHasTheRunsCounts: the timeline keeps only the first violations;
+// the title's verdicts are the run's own counts, as the summary prints them.
+func TestRunTimelineTitleHasTheRunsCounts(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "busy.svg")
+	code, out, errOut := cli("run", "--set", "duration=5m", "--set", "ttl=1s", "--set", "pause_rate=0.05",
+		"--set", "pause_len=exp(0s,2s)", "--json", "--timeline", svg)
+	require.Equal(t, 0, code, errOut)
+	var rec struct {
+		Safety struct {
+			Usage int64 `json:"usage_overlaps"`
+		} `json:"safety"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rec))
+	require.Greater(t, rec.Safety.Usage, int64(64), "more than a record lists")
+	data, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), fmt.Sprintf("(%d usage", rec.Safety.Usage))
 }
