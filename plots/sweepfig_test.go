@@ -173,3 +173,15 @@ func TestNothingToPlot(t *testing.T) {
 	_, err := SweepFigures(dir, t.TempDir())
 	assert.ErrorIs(t, err, ErrNothingToPlot)
 }
+
+// TestLowSuccessIsExplained: a success rate of 0.14 reads as a broken lock; the caption
+// says what it counts.
+func TestLowSuccessIsExplained(t *testing.T) {
+	c := func(acq, failed int64) Cell {
+		return Cell{Runs: 5, Acquired: acq, Failed: failed, P50Ms: []float64{1, 2}, P99Ms: []float64{5, 6}}
+	}
+	f := KnobFigures(synth([]string{"1s", "2s"}, c(14, 86), c(20, 80)))[0]
+	assert.Contains(t, f.Caption, "a low rate is waiting, not failure")
+	f = KnobFigures(synth([]string{"1s", "2s"}, c(90, 10), c(95, 5)))[0]
+	assert.NotContains(t, f.Caption, "a low rate is waiting")
+}
