@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,4 +185,30 @@ func TestLowSuccessIsExplained(t *testing.T) {
 	assert.Contains(t, f.Caption, "a low rate is waiting, not failure")
 	f = KnobFigures(synth([]string{"1s", "2s"}, c(90, 10), c(95, 5)))[0]
 	assert.NotContains(t, f.Caption, "a low rate is waiting")
+}
+
+// TestRoundedSummaryIsAccepted: summary.csv may round its fractions (no float noise); the
+// check against runs.csv still tells k/n apart, and still refuses another sweep's summary
+// (TestSweepBadInput).
+func TestRoundedSummaryIsAccepted(t *testing.T) {
+	dir := copyFixture(t, "sweep-two")
+	path := filepath.Join(dir, "summary.csv")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	header := strings.Split(lines[0], ",")
+	for i := 1; i < len(lines); i++ {
+		f := strings.Split(lines[i], ",")
+		for j, h := range header {
+			if strings.HasSuffix(h, "_frac") || strings.HasSuffix(h, "_lo") || strings.HasSuffix(h, "_hi") {
+				if v, err := strconv.ParseFloat(f[j], 64); err == nil {
+					f[j] = strconv.FormatFloat(v, 'f', 1, 64) // coarser than any summary rounds: 0.25 of 4 runs becomes 0.2
+				}
+			}
+		}
+		lines[i] = strings.Join(f, ",")
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	_, err = ReadSweep(dir)
+	assert.NoError(t, err)
 }
