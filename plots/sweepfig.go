@@ -599,7 +599,8 @@ type HeatmapFigure struct {
 	Notes   []string // what is not drawn and why, as KnobFigure.Notes
 }
 
-// HeatmapFigures computes one figure per pair of swept knobs, in the spec's order.
+// HeatmapFigures computes one figure per pair of swept knobs, in the spec's order, but
+// none for a pair over which nothing varies: a map of one colour says nothing.
 func HeatmapFigures(sw *Sweep) []HeatmapFigure {
 	var out []HeatmapFigure
 	swept := sweptAxes(sw)
@@ -658,7 +659,20 @@ func HeatmapFigures(sw *Sweep) []HeatmapFigure {
 					}
 				}
 			}
-			f.Maps = append(f.Maps, p99)
+			switch v, same := constant(p99.Z); {
+			case !same:
+				f.Maps = append(f.Maps, p99)
+			case math.IsNaN(v):
+				notes.add("Time to acquire: nothing acquired in any cell")
+			default:
+				notes.add("Time to acquire, 99th percentile: " + short(v) + " " + strings.TrimSuffix(strings.TrimPrefix(p99.Unit, "p99 time to acquire ("), ", median over runs)") + " in every cell")
+			}
+			if len(f.Maps) == 0 {
+				continue // nothing varies over this pair: the knob figures' captions say what never happened
+			}
+			if !f.Maps[0].Red {
+				f.Title = "p99 time to acquire over " + f.X.Knob + " × " + f.Y.Knob + " (no safety failure of any kind)"
+			}
 			noteUnacquired(cells, notes)
 			f.Notes = append(notes.all(), sw.Notes...)
 			f.Caption = caption(sw, f.Pooled, "Safety: a cell's count of that kind over all its acquisitions, per 10,000; p99: each run's 99th percentile, median over runs; –: nothing measured", f.Notes)

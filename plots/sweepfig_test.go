@@ -213,3 +213,26 @@ func TestRoundedSummaryIsAccepted(t *testing.T) {
 	_, err = ReadSweep(dir)
 	assert.NoError(t, err)
 }
+
+// TestHeatmapDropsUniformMaps: a map whose every cell is the same is not drawn (the old
+// all-zero violation map with a 0–1 colour bar); a pair over which nothing varies gets no
+// figure.
+func TestHeatmapDropsUniformMaps(t *testing.T) {
+	sw := &Sweep{Axes: []Axis{{Knob: "ttl", Values: []string{"1s", "2s"}}, {Knob: "nodes", Values: []string{"3", "5"}}}, Replicates: 1}
+	add := func(i int, ttl, nodes string, p99 float64) {
+		sw.Points = append(sw.Points, &SweepPoint{Point: i, Values: []string{ttl, nodes},
+			Cell: Cell{Runs: 1, Acquired: 10, P50Ms: []float64{1}, P99Ms: []float64{p99}}})
+	}
+	add(0, "1s", "3", 5)
+	add(1, "1s", "5", 5)
+	add(2, "2s", "3", 5)
+	add(3, "2s", "5", 7)
+	hs := HeatmapFigures(sw)
+	require.Len(t, hs, 1)
+	require.Len(t, hs[0].Maps, 1)
+	assert.Equal(t, "Time to acquire, 99th percentile", hs[0].Maps[0].Title)
+	assert.Contains(t, hs[0].Caption, "No validity overlap, usage overlap, stale write accepted or write rejected by fencing in any run.")
+
+	sw.Points[3].Cell.P99Ms = []float64{5}
+	assert.Empty(t, HeatmapFigures(sw))
+}
