@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -505,7 +506,8 @@ func noteLowSuccess(pn Panel, notes *noteList) {
 // never acquired have no time to acquire.
 func noteUnacquired(cells map[string]*Cell, notes *noteList) {
 	fewest, of := -1, 0
-	for _, c := range cells {
+	for _, k := range slices.Sorted(maps.Keys(cells)) { // in order: equal shares (1 of 2, 2 of 4) always name the same
+		c := cells[k]
 		if n := len(c.P50Ms); n < c.Runs && (fewest < 0 || n*of < fewest*c.Runs) {
 			fewest, of = n, c.Runs
 		}
