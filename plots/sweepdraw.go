@@ -433,7 +433,11 @@ func addSeries(p *plot.Plot, pn *Panel, s Series, shift func(float64) float64) {
 	if s.Dashed {
 		points.Shape = draw.BoxGlyph{}
 	}
-	p.Add(line, points)
+	if pn.Unjoined {
+		p.Add(points)
+	} else {
+		p.Add(line, points)
+	}
 	if pn.Bars {
 		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs,
 			LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.3)}, CapWidth: vg.Points(6)}

@@ -172,6 +172,8 @@ type Panel struct {
 	Counted bool
 	// Ms marks a time in milliseconds, drawn in seconds when it passes 10 s.
 	Ms bool
+	// Unjoined draws points and bars without lines between them.
+	Unjoined bool
 }
 
 // KnobFigure is the safety and liveness of a sweep against one swept knob.
@@ -305,7 +307,7 @@ func knobPanels(sw *Sweep, f *KnobFigure, keys []int, lines []string) []Panel {
 			toSeconds(&pn)
 		}
 		if pn.Title == "Time to acquire: median (p50)" {
-			noteBimodal(pn, notes)
+			pn.Unjoined = noteBimodal(pn, notes)
 		}
 		if pn.Title == "Acquire success rate" {
 			noteLowSuccess(pn, notes)
@@ -468,17 +470,20 @@ const bimodalSpread = 100
 
 // noteBimodal explains a median time to acquire that jumps by orders of magnitude: the
 // acquisitions of a run are of two kinds, and the run's median falls on either side.
-func noteBimodal(pn Panel, notes *noteList) {
+// It reports whether it did: the panel then draws its points unjoined, since a line
+// between two modes draws a trend that is not there.
+func noteBimodal(pn Panel, notes *noteList) bool {
 	for _, s := range pn.Series {
 		for _, p := range s.Points {
 			if p.Lo > 0 && p.Hi/p.Lo >= bimodalSpread {
 				notes.add("Time to acquire is bimodal: an acquire that finds the lock free takes milliseconds, one that " +
-					"waits out a holder takes up to a TTL; each run's median falls on either side, so the p50 line jumps " +
-					"and its bars span both (hence its log scale); p99 shows the waits")
-				return
+					"waits out a holder takes up to a TTL; each run's median falls on either side, so the p50 points jump " +
+					"(not joined by lines) and their bars span both (hence the log scale); p99 shows the waits")
+				return true
 			}
 		}
 	}
+	return false
 }
 
 // lowSuccess is the acquire success rate below which the caption says what the rate

@@ -115,10 +115,12 @@ func TestBimodalMedianIsExplained(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1 ms", "10 ms", "100 ms", "1 s", "10 s", "100 s"}, labels)
 	assert.Contains(t, strings.Join(f.Notes, ". "), "Time to acquire is bimodal")
-	assert.Contains(t, f.Caption, "the p50 line jumps")
+	assert.Contains(t, f.Caption, "the p50 points jump")
+	assert.True(t, p50.Unjoined, "no line drawn between the two modes")
 
-	f = KnobFigures(synth([]string{"5s", "10s"}, c(1.5, 1.6, 1.4), c(1.5, 1.7, 1.5)))[0]
+	f = KnobFigures(synth([]string{"5s", "10s"}, c(1.5, 1.6, 1.4), c(1.5, 1.7, 1.6)))[0]
 	assert.NotContains(t, strings.Join(f.Notes, ". "), "bimodal", "no note where runs agree")
+	assert.False(t, panel(t, f, "Time to acquire: median (p50)").Unjoined)
 }
 
 // TestLineKeyWraps: the jitter study's key (six jitter values and the two overlap kinds)
