@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -62,6 +65,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if _, err := plots.FormatOf(*timeline); err != nil {
 			return fmt.Errorf("%w: --timeline: %v", errUsage, err)
 		}
+		if err := checkFolder(*timeline); err != nil {
+			return fmt.Errorf("%w: --timeline %s: %v", errUsage, *timeline, err)
+		}
 		opts.Timeline = &experiments.Timeline{}
 	}
 	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
@@ -69,7 +75,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return userError(err)
 	}
 	if *timeline != "" {
-		if err := drawTimeline(*timeline, *window != "", opts, *sets, stderr); err != nil {
+		if err := drawTimeline(*timeline, *window != "", opts, rec.Safety, *sets, stderr); err != nil {
 			return err
 		}
 	}
@@ -87,8 +93,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // drawTimeline draws the run's timeline into path, in the --window when one was given
 // (else the default window around the first violation), and says where it went on stderr
 // (stdout may be carrying JSON). The figure's subtitle is the scenario's story, followed by
-// the --set flags that changed it, so a picture never passes for the plain scenario.
-func drawTimeline(path string, windowed bool, opts experiments.Options, sets []string, stderr io.Writer) error {
+// the --set flags that changed it, so a picture never passes for the plain scenario. The
+// title's verdicts use the run's counts (the timeline lists only the first violations).
+func drawTimeline(path string, windowed bool, opts experiments.Options, counts experiments.Safety, sets []string, stderr io.Writer) error {
 	var win *experiments.Span
 	if windowed {
 		win = &experiments.Span{From: opts.From, To: opts.To}
@@ -104,7 +111,7 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, sets []s
 	if len(sets) > 0 {
 		subtitle += "  [with --set " + strings.Join(sets, " --set ") + "]"
 	}
-	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle}); err != nil {
+	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle, Counts: &counts}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "timeline of %s to %s written to %s\n", span.From, span.To, path)
@@ -121,6 +128,27 @@ func traceKindsHelp() string {
 		fmt.Fprintf(&b, "  %-10s %s", k.Name, k.Help)
 	}
 	return b.String()
+}
+
+// checkFolder refuses a figure path whose folder does not exist or is not a folder, before
+// the run, so that a typo costs no simulated time and is a usage error (exit 2), not a
+// failure to write after the fact.
+func checkFolder(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("folder %s does not exist", dir)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("folder %s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
 }
 
 // parseSets turns --set name=value flags into knob settings. It is the one parser of
