@@ -70,6 +70,14 @@ func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) 
 	}
 	m := newManifest(spec, l, opt.Shard, opt.Tool, opt.Commit)
 	st := Stats{Runs: m.ShardRuns}
+	if err := checkFolder(opt.Dir); err != nil {
+		return st, err
+	}
+	lock, err := lockFolder(opt.Dir, "sweep")
+	if err != nil {
+		return st, err
+	}
+	defer lock.unlock()
 	out, err := openOutput(opt.Dir, l, m, opt.Shard, opt.Resume, opt.Overwrite)
 	if err != nil || out == nil {
 		if err == nil { // resumed a complete sweep: nothing to do
