@@ -33,6 +33,13 @@ type Stats struct {
 	Runs    int // runs of this shard (of the whole sweep when unsharded)
 	Resumed int // runs found already written in runs.csv
 	Ran     int // runs executed and written by this call
+	// Rederived counts the kept rows that resume ran again to check them (see SumsFile).
+	Rederived int
+	// Afresh is set when Resume found no sweep in the folder and started one.
+	Afresh bool
+	// SummaryRewritten is set when resuming a complete sweep rewrote its summary.csv,
+	// which was missing or did not match runs.csv.
+	SummaryRewritten bool
 }
 
 // Run runs the sweep spec with r into opt.Dir and returns when every run of the shard is
@@ -78,15 +85,16 @@ func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) 
 		return st, err
 	}
 	defer lock.unlock()
-	out, err := openOutput(opt.Dir, l, m, opt.Shard, opt.Resume, opt.Overwrite)
-	if err != nil || out == nil {
-		if err == nil { // resumed a complete sweep: nothing to do
-			st.Resumed = st.Runs
-		}
+	out, err := openOutput(ctx, r, opt.Dir, l, m, opt.Shard, opt.Resume, opt.Overwrite)
+	if err != nil {
 		return st, err
 	}
+	if out.done { // resumed a complete sweep: nothing to run
+		st.Resumed, st.SummaryRewritten = st.Runs, out.rewrote
+		return st, nil
+	}
 	defer out.close()
-	st.Resumed = out.written
+	st.Resumed, st.Rederived, st.Afresh = out.written, out.rederived, out.afresh
 	p := opt.Progress
 	if p == nil {
 		p = nopProgress{}

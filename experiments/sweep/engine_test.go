@@ -343,7 +343,8 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, RunsFile), runs[:cut], 0o644))
 		r := &fakeRunner{}
 		st := runSweep(t, r, s, Options{Dir: dir, Workers: 3, Resume: true})
-		assert.Equal(t, int64(st.Ran), r.calls.Load(), "cut at %d: only missing runs run", cut)
+		assert.Equal(t, int64(st.Ran+st.Rederived), r.calls.Load(), "cut at %d: only missing runs run, and kept rows are re-derived", cut)
+		assert.Equal(t, st.Resumed, st.Rederived, "cut at %d: without runs.csv.sums every kept row is re-run", cut)
 		requireSameResults(t, ref, dir)
 	}
 }
@@ -496,14 +497,14 @@ func TestFreshSweepRefusesAFolderWithResults(t *testing.T) {
 	_, err := Run(context.Background(), &fakeRunner{}, other, Options{Dir: dir, Tool: "test"})
 	require.Error(t, err)
 	assert.True(t, IsUsage(err))
-	assert.Contains(t, err.Error(), "already holds a sweep (manifest.json, runs.csv, summary.csv)")
+	assert.Contains(t, err.Error(), "already holds a complete sweep (12 runs); to go on: --resume to keep it (it checks the files and reruns nothing), --out DIR to write this sweep elsewhere, or --overwrite to replace it")
 	assert.Equal(t, before, snapshot(t, dir))
 
 	// A stray runs.csv alone is enough to refuse, and resume refuses it too.
 	stray := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(stray, RunsFile), []byte("mine\n"), 0o644))
 	_, err = Run(context.Background(), &fakeRunner{}, s, Options{Dir: stray, Tool: "test"})
-	assert.ErrorContains(t, err, "already holds a sweep (runs.csv)")
+	assert.ErrorContains(t, err, "already holds sweep files (runs.csv) but no readable manifest.json")
 	_, err = Run(context.Background(), &fakeRunner{}, s, Options{Dir: stray, Tool: "test", Resume: true})
 	assert.ErrorContains(t, err, "no manifest.json")
 
