@@ -55,19 +55,10 @@ type Stats struct {
 // the spec, the options or the folder are *UsageError values returned before any file is
 // touched.
 func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) {
-	workers, err := opt.workers()
-	if err != nil {
+	if err := opt.Validate(); err != nil {
 		return Stats{}, err
 	}
-	if !opt.Shard.valid() {
-		return Stats{}, badParam("shard", opt.Shard.String(), fmt.Sprintf("i/n with 1 ≤ i ≤ n ≤ %d", MaxShards))
-	}
-	if opt.Dir == "" {
-		return Stats{}, usagef("no output folder given")
-	}
-	if opt.Resume && opt.Overwrite {
-		return Stats{}, usagef("resume and overwrite exclude each other: continue the sweep in %s, or replace it", opt.Dir)
-	}
+	workers, _ := opt.workers()
 	if err := spec.Validate(r); err != nil {
 		return Stats{}, err
 	}
@@ -107,6 +98,24 @@ func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) 
 		return st, err
 	}
 	return st, out.finish()
+}
+
+// Validate checks the options alone, as Run does first, so that a dry run refuses what a
+// real run would. The error is a *UsageError.
+func (opt Options) Validate() error {
+	if _, err := opt.workers(); err != nil {
+		return err
+	}
+	if !opt.Shard.valid() {
+		return badParam("shard", opt.Shard.String(), fmt.Sprintf("i/n with 1 ≤ i ≤ n ≤ %d", MaxShards))
+	}
+	if opt.Dir == "" {
+		return usagef("no output folder given")
+	}
+	if opt.Resume && opt.Overwrite {
+		return usagef("resume and overwrite exclude each other: continue the sweep in %s, or replace it", opt.Dir)
+	}
+	return nil
 }
 
 func (opt Options) workers() (int, error) {
