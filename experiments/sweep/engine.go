@@ -62,7 +62,7 @@ func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) 
 	if err := spec.Validate(r); err != nil {
 		return Stats{}, err
 	}
-	l, err := newLayout(spec, r.Columns())
+	l, err := newLayout(spec, r.Columns(), ratiosOf(r))
 	if err != nil {
 		return Stats{}, err
 	}

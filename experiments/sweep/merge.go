@@ -48,7 +48,7 @@ func Merge(out string, dirs []string, opt MergeOptions) error {
 	if err := spec.validateShape(); err != nil {
 		return usagef("merge: %s: recorded spec: %v", shards[0].dir, err)
 	}
-	l, err := newLayout(&spec, first.Columns)
+	l, err := newLayout(&spec, first.Columns, first.Ratios)
 	if err != nil {
 		return usagef("merge: %s: recorded columns: %v", shards[0].dir, err)
 	}
