@@ -42,7 +42,7 @@ type Manifest struct {
 	Runs       int      `json:"runs"`       // runs of the whole sweep
 	ShardRuns  int      `json:"shard_runs"` // runs this folder holds when complete
 	Columns    []Column `json:"columns"`
-	Ratios     []Ratio  `json:"ratios,omitempty"` // derived summary.csv columns
+	Ratios     []Ratio  `json:"ratios,omitempty"`          // derived summary.csv columns
 	RunsSHA256 string   `json:"runs_csv_sha256,omitempty"` // hex SHA-256 of runs.csv
 	Spec       Spec     `json:"spec"`
 }
