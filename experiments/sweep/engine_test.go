@@ -236,9 +236,7 @@ func TestMergeRefusesBadShards(t *testing.T) {
 			assert.True(t, IsUsage(err), "%v", err)
 			assert.Contains(t, err.Error(), tc.says)
 			assert.Empty(t, resultFiles(out), "nothing written")
-			if ents, err := os.ReadDir(out); err == nil {
-				assert.Empty(t, ents, "no temporary files left")
-			}
+			assert.NoDirExists(t, out, "no folder, no temporary files left")
 		})
 	}
 

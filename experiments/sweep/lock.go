@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,14 +21,18 @@ const LockFile = ".sweep.lock"
 
 // folderLock is a held lock on a folder; release it with unlock.
 type folderLock struct {
-	f    *os.File
-	path string
+	f       *os.File
+	path    string
+	dir     string
+	created bool // dir did not exist before: unlock removes it if it is still empty
 }
 
 // lockFolder creates dir if needed and takes its lock without waiting. A folder locked by
 // another process (or another open of the lock file in this one) is a *UsageError naming
 // the folder and the holder's PID.
 func lockFolder(dir, what string) (*folderLock, error) {
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, usagef("output folder %s: cannot create: %v", dir, unwrapPath(err))
 	}
@@ -56,7 +61,7 @@ func lockFolder(dir, what string) (*folderLock, error) {
 		if err := f.Truncate(0); err == nil {
 			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
-		return &folderLock{f: f, path: path}, nil
+		return &folderLock{f: f, path: path, dir: dir, created: created}, nil
 	}
 	return nil, fmt.Errorf("output folder %s: the lock file %s keeps changing under this process", dir, LockFile)
 }
@@ -78,6 +83,9 @@ func (l *folderLock) unlock() {
 	if l != nil && l.f != nil {
 		os.Remove(l.path)
 		l.f.Close()
+		if l.created {
+			os.Remove(l.dir) // only if empty: a refused merge leaves no folder behind
+		}
 		l.f = nil
 	}
 }
