@@ -85,10 +85,12 @@ type output struct {
 // row against it, so a row edited after it was written (attempts+1, a flipped bool, a
 // changed trace_hash) is caught without re-running it; a row with no sum (a kill between
 // the two appends, or a folder from before this file existed) is re-derived by running it
-// again. Re-running every kept row would be the surest check, but a resume would then cost
-// as much as the runs it saves, which defeats resuming an hour-long sweep; a sum per row
-// catches every accidental edit for 17 bytes a row, and the deterministic sample of re-runs
-// (see resampleEvery) catches the rest: a program that changed under the same version.
+// again. Re-running every kept row would be the surest check and is cheap for the default
+// study (measured on 2 cores: 0.2 to 7 ms a run, 1.8 to 6.7 s for a whole sweep), but a
+// resume would then cost as much as the runs it saves, and a sweep of hour-long worlds is
+// exactly what one resumes; a sum per row catches every edit of a kept row for 17 bytes a
+// row, and the deterministic sample of re-runs (see resampleRows) catches the rest: a
+// program that gives other rows under the same version and commit.
 // The file is removed when the sweep completes, whose manifest then records the SHA-256
 // of the whole of runs.csv instead.
 const SumsFile = "runs.csv.sums"
