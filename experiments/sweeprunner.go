@@ -24,6 +24,23 @@ func (sweepRunner) Columns() []sweep.Column {
 	return out
 }
 
+// acqPer10k is the scale of the violation rates: per 10,000 acquisitions, so that a rate
+// reads as a whole number in the regimes worth studying and compares across sweeps whose
+// runs acquire more or less often.
+const acqPer10k = 10_000
+
+// Ratios declares summary.csv's derived columns: the acquire success rate (acquisitions
+// per attempt, a proportion of attempts, with its Wilson interval) and each violation
+// kind per 10,000 acquisitions, each a ratio of sums over the point's runs. The kinds stay
+// separate: an overlap is the lock's failure, a stale write the workload's.
+func (sweepRunner) Ratios() []sweep.Ratio {
+	r := []sweep.Ratio{{Name: "acquired_per_attempt", Num: "acquired", Den: "attempts", Proportion: true}}
+	for _, kind := range []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
+		r = append(r, sweep.Ratio{Name: kind + "_per_10k_acq", Num: kind, Den: "acquired", Scale: acqPer10k})
+	}
+	return r
+}
+
 func (sweepRunner) Run(ctx context.Context, knobs []sweep.KV, seed uint64) ([]sweep.Value, error) {
 	kvs := make([]KV, len(knobs))
 	for i, kv := range knobs {

@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,4 +102,57 @@ func TestRecycledHistogramsChangeNothing(t *testing.T) {
 	require.NotNil(t, first.Liveness.AcquireLatencyMs.P99)
 	first.WallTimeS, again.WallTimeS = 0, 0
 	assert.Equal(t, first, again)
+}
+
+// TestSummaryHasRatesPerKind checks the derived columns of the world's summary.csv: the
+// acquire success rate with its interval and each violation kind per 10,000 acquisitions,
+// recomputed here as ratios of sums from runs.csv.
+func TestSummaryHasRatesPerKind(t *testing.T) {
+	spec, err := sweep.ParseSpec("issue.yaml", []byte(issueSpec), SweepRunner())
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, err = sweep.Run(context.Background(), SweepRunner(), spec, sweep.Options{Dir: dir, Workers: 2, Tool: "test"})
+	require.NoError(t, err)
+	runs, sum := readCSVFile(t, filepath.Join(dir, "runs.csv")), readCSVFile(t, filepath.Join(dir, "summary.csv"))
+	idx := func(head []string, name string) int {
+		for i, h := range head {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s in %v", name, head)
+		return -1
+	}
+	for p, row := range sum[1:] {
+		sums := map[string]int64{}
+		for _, r := range runs[1:] {
+			if r[0] != row[0] {
+				continue
+			}
+			for _, c := range []string{"acquired", "attempts", "validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
+				n, err := strconv.ParseInt(r[idx(runs[0], c)], 10, 64)
+				require.NoError(t, err)
+				sums[c] += n
+			}
+		}
+		require.Positive(t, sums["acquired"], "point %d", p)
+		want := strconv.FormatFloat(float64(sums["acquired"])/float64(sums["attempts"]), 'g', sweep.SummaryDigits, 64)
+		assert.Equal(t, want, row[idx(sum[0], "acquired_per_attempt")], "point %d", p)
+		lo, hi := sweep.Wilson(int(sums["acquired"]), int(sums["attempts"]))
+		assert.Equal(t, strconv.FormatFloat(lo, 'g', 6, 64), row[idx(sum[0], "acquired_per_attempt_lo")])
+		assert.Equal(t, strconv.FormatFloat(hi, 'g', 6, 64), row[idx(sum[0], "acquired_per_attempt_hi")])
+		for _, kind := range []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
+			want := strconv.FormatFloat(10000*float64(sums[kind])/float64(sums["acquired"]), 'g', 6, 64)
+			assert.Equal(t, want, row[idx(sum[0], kind+"_per_10k_acq")], "point %d %s", p, kind)
+		}
+	}
+}
+
+func readCSVFile(t *testing.T, path string) [][]string {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return recs
 }

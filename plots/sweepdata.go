@@ -378,10 +378,10 @@ func checkPoint(rec []string, col map[string]int, points map[int]*Cell) error {
 		name string
 		ones int
 	}{{"any_validity_overlap_frac", c.ValidityRuns}, {"any_usage_overlap_frac", c.UsageRuns}} {
-		// summary.csv may round its fractions; neighbouring fractions k/n differ by 1/n,
-		// so half of that still tells k apart.
+		// summary.csv rounds its statistics to 6 significant digits (sweep.SummaryDigits), so
+		// a fraction may be off by 5e-7; 1e-5 allows that and still refuses a wrong one.
 		v, err := strconv.ParseFloat(field(k.name), 64)
-		if err != nil || math.Abs(v-float64(k.ones)/float64(c.Runs)) > max(0.5/float64(c.Runs), 1e-3) {
+		if err != nil || math.Abs(v-float64(k.ones)/float64(c.Runs)) > 1e-5 {
 			return fmt.Errorf("point %d: %s = %q, runs.csv gives %d/%d", p, k.name, field(k.name), k.ones, c.Runs)
 		}
 	}

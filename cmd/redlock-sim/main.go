@@ -174,6 +174,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp): // --help printed the usage: not an error
 			return 0
+		case errors.Is(err, errInterrupted): // stopped by a signal, resumable
+			fmt.Fprintln(stderr, "redlock-sim:", err)
+			return 130
 		case errors.Is(err, errUsage):
 			fmt.Fprintln(stderr, "redlock-sim:", err)
 			return 2

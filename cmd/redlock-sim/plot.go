@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/plots"
 )
 
@@ -15,7 +17,7 @@ import (
 func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	in := fs.String("in", "", "the sweep folder `DIR` (holding runs.csv, summary.csv, manifest.json)")
+	in := fs.String("in", "", "the sweep folder `DIR` (holding runs.csv, summary.csv, manifest.json), or a folder of sweep folders (as the default study writes)")
 	out := fs.String("out", "", "the folder `DIR` to write the figures to (default: the sweep folder)")
 	format := fs.String("format", "png", "`FORMAT` of the figures: png or svg")
 	width := fs.Int("width", plots.DefaultWidth, "figure width, `PX` pixels")
@@ -38,16 +40,56 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if st, err := os.Stat(*in); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: --in %s: not a folder", errUsage, *in)
 	}
-	if _, err := os.Stat(filepath.Join(*in, "runs.csv")); err != nil {
-		return fmt.Errorf("%w: --in %s: no runs.csv: not a folder written by redlock-sim sweep", errUsage, *in)
+	opt := plots.SweepOptions{Format: plots.Format(*format), Width: *width, Height: *height}
+	if _, err := os.Stat(filepath.Join(*in, sweep.RunsFile)); err == nil {
+		return plotOne(*in, orDefault(*out, *in), opt, stdout)
 	}
-	dst := *out
-	if dst == "" {
-		dst = *in
+	// The folder the default study writes holds one sweep folder per question.
+	subs, err := sweepSubfolders(*in)
+	if err != nil {
+		return fmt.Errorf("%w: --in %s: %v", errUsage, *in, err)
 	}
-	files, err := plots.SweepFiguresWith(*in, dst, plots.SweepOptions{Format: plots.Format(*format), Width: *width, Height: *height})
+	if len(subs) == 0 {
+		return fmt.Errorf("%w: --in %s: no runs.csv, and no subfolder holding one: not a folder written by redlock-sim sweep", errUsage, *in)
+	}
+	for _, name := range subs {
+		fmt.Fprintf(stdout, "drawing %s\n", filepath.Join(*in, name))
+		dst := filepath.Join(orDefault(*out, *in), name)
+		if err := plotOne(filepath.Join(*in, name), dst, opt, stdout); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "drew %s in %s: %s\n", plural(len(subs), "sweep folder"), *in, strings.Join(subs, ", "))
+	return nil
+}
+
+// plotOne draws one sweep folder's figures into dst and lists them, or says why there are
+// none when no knob varies.
+func plotOne(in, dst string, opt plots.SweepOptions, stdout io.Writer) error {
+	if m, err := sweep.ReadManifest(in); err == nil && m.Points <= 1 {
+		fmt.Fprintf(stdout, "%s: nothing to plot against: every knob has one value\n", in)
+		return nil
+	}
+	files, err := plots.SweepFiguresWith(in, dst, opt)
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
 	return err
+}
+
+// sweepSubfolders lists, sorted, the subfolders of dir (one level down) that hold a sweep.
+func sweepSubfolders(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var subs []string
+	for _, e := range ents { // os.ReadDir sorts by name
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), sweep.RunsFile)); err == nil {
+				subs = append(subs, e.Name())
+			}
+		}
+	}
+	return subs, nil
 }

@@ -102,7 +102,7 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 	}{
 		{nil, "--in DIR is required"},
 		{[]string{"--in", filepath.Join(empty, "missing")}, "not a folder"},
-		{[]string{"--in", empty}, "no runs.csv"},
+		{[]string{"--in", empty}, "no runs.csv, and no subfolder holding one"},
 		{[]string{"--in", empty, "--format", "gif"}, `--format "gif"`},
 		{[]string{"--in", empty, "--width", "0"}, "--width"},
 		{[]string{"stray"}, "no arguments"},
@@ -130,4 +130,21 @@ func TestRunTimelineTitleHasTheRunsCounts(t *testing.T) {
 	data, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), fmt.Sprintf("(%d usage", rec.Safety.Usage))
+}
+
+// TestPlotDrawsEverySweepInAParentFolder: `plot --in out` on the folder the default study
+// writes draws each sweep folder one level down and says which.
+func TestPlotDrawsEverySweepInAParentFolder(t *testing.T) {
+	parent, out := t.TempDir(), t.TempDir()
+	src := filepath.Join("..", "..", "plots", "testdata", "sweep-two")
+	for _, name := range []string{"jitter", "ttl"} {
+		require.NoError(t, os.CopyFS(filepath.Join(parent, name), os.DirFS(src)))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(parent, "not-a-sweep"), 0o755))
+	code, stdout, errOut := cli("plot", "--in", parent, "--out", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "drew 2 sweep folders in "+parent+": jitter, ttl")
+	for _, name := range []string{"jitter", "ttl"} {
+		assert.FileExists(t, filepath.Join(out, name, "knob-ttl.png"))
+	}
 }

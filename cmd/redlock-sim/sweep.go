@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	flag "github.com/spf13/pflag"
@@ -25,13 +26,25 @@ type sweepPlan struct {
 	spec *sweep.Spec
 }
 
+// errInterrupted marks a sweep stopped by SIGINT or SIGTERM; it exits with status 130
+// (128 + SIGINT) for both signals: what matters to a shell or a scheduler is "stopped
+// from outside, resumable", and one code is simpler to script against than two.
+var errInterrupted = errors.New("interrupted")
+
 func runSweep(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runSweepCtx(ctx, args, stdout, stderr)
+}
+
+// runSweepCtx is runSweep under ctx, whose cancellation stands for the signal.
+func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	specPath := fs.String("spec", "", "sweep spec (YAML); without it, the embedded default study")
 	out := fs.StringP("out", "o", "out", "output folder (the default study writes one subfolder per sweep)")
 	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel; results do not depend on it")
-	resume := fs.Bool("resume", false, "continue an interrupted sweep in the output folder")
+	resume := fs.Bool("resume", false, "continue an interrupted sweep in the output folder (checking what it keeps), or start it")
 	overwrite := fs.Bool("overwrite", false, "replace results already in the output folder")
 	shard := fs.String("shard", "", "run only shard i/n (1-based), or auto (index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)")
 	shards := fs.Int("shards", 0, "the number of shards, for --shard auto")
@@ -40,7 +53,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	dryRun := fs.Bool("dry-run", false, "check everything and print what would run, without running or writing anything")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures when a sweep ends")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim sweep [--spec FILE] [--out DIR] [--workers K] [--resume] [--shard i/n|auto] [--set name=value ...] [--dry-run]")
+		fmt.Fprintln(stderr, "usage: redlock-sim sweep [--spec FILE] [--out DIR] [--workers K] [--resume | --overwrite] [--shard i/n|auto [--shards N]] [--set name=value ...] [--dry-run] [--no-plots] [-q]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -60,6 +73,17 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	options := func(p sweepPlan) sweep.Options {
+		return sweep.Options{Dir: p.dir, Workers: *workers, Shard: sh, Resume: *resume,
+			Overwrite: *overwrite, Tool: "redlock-sim " + version(), Progress: sweep.ProgressFor(os.Stderr, *quiet)}
+	}
+	// Every option is checked before the dry run prints, so that it refuses what a real
+	// run would refuse.
+	for _, p := range plans {
+		if err := options(p).Validate(); err != nil {
+			return usageIf(err)
+		}
+	}
 	if *dryRun {
 		for _, p := range plans {
 			fmt.Fprintf(stdout, "%s: %d points × %d replicates = %d runs; shard %v: %d runs → %s\n",
@@ -73,37 +97,87 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: output folder: %v", errUsage, err)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	for _, p := range plans {
-		opts := sweep.Options{Dir: p.dir, Workers: *workers, Shard: sh, Resume: *resume,
-			Overwrite: *overwrite, Tool: "redlock-sim " + version(), Progress: sweep.ProgressFor(os.Stderr, *quiet)}
 		if !*quiet {
 			fmt.Fprintf(stderr, "sweep %s: %d points × %d replicates = %d runs → %s\n",
 				orDefault(p.name, filepath.Base(*specPath)), p.spec.Points(), p.spec.Replicates, p.spec.Runs(), p.dir)
 		}
-		st, err := sweep.Run(ctx, experiments.SweepRunner(), p.spec, opts)
+		st, err := sweep.Run(ctx, experiments.SweepRunner(), p.spec, options(p))
 		switch {
 		case errors.Is(err, context.Canceled):
-			return fmt.Errorf("sweep interrupted after %d runs; the folder %s is resumable: rerun with --resume", st.Resumed+st.Ran, p.dir)
+			return fmt.Errorf("%w: sweep stopped after %d runs; %s is resumable, continue with:\n  %s",
+				errInterrupted, st.Resumed+st.Ran, p.dir, resumeCommand(args))
 		case sweep.IsUsage(err):
 			return fmt.Errorf("%w: %w", errUsage, err)
 		case err != nil:
 			return err
 		}
+		if st.Afresh {
+			fmt.Fprintf(stderr, "nothing to resume in %s: starting afresh\n", p.dir)
+		}
 		fmt.Fprintf(stdout, "%s: %d runs (%d resumed, %d run now) in %s\n",
 			orDefault(p.name, "sweep"), st.Runs, st.Resumed, st.Ran, p.dir)
+		if st.Rederived > 0 {
+			fmt.Fprintf(stdout, "%s: checked the %d kept runs (%d re-run to re-derive them)\n",
+				orDefault(p.name, "sweep"), st.Resumed, st.Rederived)
+		}
+		if st.SummaryRewritten {
+			fmt.Fprintf(stdout, "%s: %s was missing or did not match %s: rewritten\n",
+				orDefault(p.name, "sweep"), sweep.SummaryFile, sweep.RunsFile)
+		}
 		// A shard holds only part of each point: its figures are drawn after merge.
 		if *noPlots || sh.Count > 1 {
 			continue
 		}
-		figs, err := plots.SweepFigures(p.dir, p.dir)
-		if err != nil {
-			return fmt.Errorf("%s: figures: %w", p.dir, err)
+		if err := drawSweep(p.dir, stdout, orDefault(p.name, "sweep")+": "); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "%s: %s in %s\n", orDefault(p.name, "sweep"), plural(len(figs), "figure"), p.dir)
 	}
 	return nil
+}
+
+// drawSweep draws the figures of the sweep folder dir, or says why there are none when
+// no knob varies (results without figures are a success, not a failure).
+func drawSweep(dir string, stdout io.Writer, prefix string) error {
+	if m, err := sweep.ReadManifest(dir); err == nil && m.Points <= 1 {
+		fmt.Fprintf(stdout, "%snothing to plot against: every knob has one value; the results are in %s\n", prefix, dir)
+		return nil
+	}
+	figs, err := plots.SweepFigures(dir, dir)
+	if err != nil {
+		return fmt.Errorf("%s: figures: %w", dir, err)
+	}
+	fmt.Fprintf(stdout, "%s%s in %s\n", prefix, plural(len(figs), "figure"), dir)
+	return nil
+}
+
+// resumeCommand is the command line that continues the sweep run with args: the same
+// flags, without --overwrite (the folder now holds the partial sweep to keep), with
+// --resume.
+func resumeCommand(args []string) string {
+	parts := []string{"redlock-sim", "sweep"}
+	hasResume := false
+	for _, a := range args {
+		switch {
+		case a == "--overwrite" || strings.HasPrefix(a, "--overwrite="):
+			continue
+		case a == "--resume" || a == "--resume=true":
+			hasResume = true
+		}
+		parts = append(parts, shellQuote(a))
+	}
+	if !hasResume {
+		parts = append(parts, "--resume")
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,@+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // planSweeps parses every spec and applies every --set before anything runs, so a typo in
@@ -164,11 +238,9 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 			return usageIf(err)
 		}
 		fmt.Fprintf(stdout, "merged %d shards into %s\n", len(p.dirs), p.out)
-		figs, err := plots.SweepFigures(p.out, p.out)
-		if err != nil {
-			return fmt.Errorf("%s: figures: %w", p.out, err)
+		if err := drawSweep(p.out, stdout, ""); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "%s in %s\n", plural(len(figs), "figure"), p.out)
 	}
 	return nil
 }

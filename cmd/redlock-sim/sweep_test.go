@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
 const smallSpec = `base:
@@ -51,7 +55,10 @@ func TestSweepWritesResultsAndRefusesToClobber(t *testing.T) {
 
 	code, _, stderr = runCLI("sweep", "--spec", spec, "--out", dir, "-q")
 	assert.Equal(t, 2, code, "a second sweep into a results folder is refused")
-	assert.NotEmpty(t, stderr)
+	assert.Contains(t, stderr, "already holds a complete sweep (12 runs)")
+	for _, way := range []string{"--resume", "--out", "--overwrite"} {
+		assert.Contains(t, stderr, way, "the refusal names the ways on")
+	}
 	code, stdout, _ = runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--resume")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "12 resumed")
@@ -95,6 +102,10 @@ func TestSweepBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"shard out of range", []string{"--shard", "3/2"}, "--shard"},
 		{"bad --set", []string{"--set", "ttl"}, "name=value"},
 		{"unknown --set knob", []string{"--set", "tll=1s"}, "did you mean ttl"},
+		{"negative workers in a dry run", []string{"--workers", "-3", "--dry-run"}, "workers = -3"},
+		{"resume and overwrite in a dry run", []string{"--resume", "--overwrite", "--dry-run"}, "exclude each other"},
+		{"seed 1.5", []string{"--spec", writeSpec(t, "replicates: 1\nseed: 1.5\n")}, "spec.yaml:2: seed = 1.5"},
+		{"tab", []string{"--spec", writeSpec(t, "axes:\n\tttl: [1s]\nreplicates: 1\nseed: 1\n")}, "spec.yaml:2: found character that cannot start any token (YAML does not allow tabs for indentation; use spaces)"},
 		{"unwritable folder", []string{"--spec", writeSpec(t, smallSpec), "--out", "/proc/redlock-sim-out"}, "output folder"},
 	}
 	for _, c := range cases {
@@ -157,5 +168,120 @@ func TestDeploymentCommandsAreAccepted(t *testing.T) {
 		require.Equal(t, 0, code, "%s: %v: %s", c.file, args, stderr)
 		// Kubernetes counts from 0 and this Slurm array from 1: both name shard 3 of 4.
 		assert.Contains(t, stdout, "shard 3/4", c.file)
+	}
+}
+
+// TestSweepIntoALockedFolderExitsTwo holds the folder's lock on another open file (flock
+// locks belong to open files, so this conflicts as another process would; the engine's
+// tests prove the cross-process case and kill -9) and checks that sweep, --resume,
+// --overwrite and merge refuse with exit 2, naming the folder and the PID.
+func TestSweepIntoALockedFolderExitsTwo(t *testing.T) {
+	spec, dir := writeSpec(t, smallSpec), filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	f, err := os.OpenFile(filepath.Join(dir, sweep.LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+	_, err = f.WriteString("4242\n")
+	require.NoError(t, err)
+	for _, extra := range [][]string{nil, {"--resume"}, {"--overwrite"}} {
+		args := append([]string{"sweep", "--spec", spec, "--out", dir, "-q"}, extra...)
+		code, _, stderr := runCLI(args...)
+		assert.Equal(t, 2, code, "%v: %s", extra, stderr)
+		assert.Contains(t, stderr, "output folder "+dir+" is in use by another sweep (PID 4242)", extra)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	code, _, stderr := runCLI("sweep", "--spec", spec, "--out", whole, "-q", "--no-plots")
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = runCLI("merge", "--out", dir, "--overwrite", whole)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "output folder "+dir+" is in use by another sweep or merge (PID 4242)")
+	assert.NoFileExists(t, filepath.Join(dir, sweep.ManifestFile))
+}
+
+// TestInterruptedSweepExits130WithTheResumeCommand stops a sweep (the cancelled context
+// stands for Ctrl-C or SIGTERM), checks the error maps to exit 130 and names the exact
+// command to continue, then runs that command and gets the uninterrupted results.
+func TestInterruptedSweepExits130WithTheResumeCommand(t *testing.T) {
+	spec, tmp := writeSpec(t, smallSpec), t.TempDir()
+	whole, dir := filepath.Join(tmp, "whole"), filepath.Join(tmp, "out")
+	require.Equal(t, 0, first(runCLI("sweep", "--spec", spec, "--out", whole, "-q", "--no-plots")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args := []string{"--spec", spec, "--out", dir, "-q", "--no-plots", "--overwrite"}
+	var stdout, stderr bytes.Buffer
+	err := runSweepCtx(ctx, args, &stdout, &stderr)
+	require.ErrorIs(t, err, errInterrupted)
+	want := "redlock-sim sweep --spec " + spec + " --out " + dir + " -q --no-plots --resume"
+	assert.Contains(t, err.Error(), dir+" is resumable, continue with:\n  "+want)
+
+	code, out, errOut := runCLI(strings.Fields(want)[1:]...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "12 runs")
+	for _, f := range []string{"runs.csv", "summary.csv"} {
+		assert.Equal(t, read(t, filepath.Join(whole, f)), read(t, filepath.Join(dir, f)), f)
+	}
+}
+
+func TestResumeIntoANewFolderSaysSo(t *testing.T) {
+	spec, dir := writeSpec(t, smallSpec), filepath.Join(t.TempDir(), "new")
+	code, _, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--resume")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "nothing to resume in "+dir+": starting afresh")
+}
+
+func TestResumeRefusesAnEditedFolderWithExitTwo(t *testing.T) {
+	spec, dir := writeSpec(t, smallSpec), filepath.Join(t.TempDir(), "out")
+	require.Equal(t, 0, first(runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots")))
+	runs := filepath.Join(dir, "runs.csv")
+	b := read(t, runs)
+	require.NoError(t, os.WriteFile(runs, []byte(b[:len(b)-500]), 0o644))
+	code, _, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--resume")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "the file changed after the sweep finished")
+
+	require.NoError(t, os.WriteFile(runs, []byte(b), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "summary.csv")))
+	code, stdout, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--resume")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "summary.csv was missing or did not match runs.csv: rewritten")
+	assert.FileExists(t, filepath.Join(dir, "summary.csv"))
+}
+
+func TestSweepWithNothingToPlotExitsZero(t *testing.T) {
+	for name, text := range map[string]string{
+		"no axes":         "base:\n  scenario: baseline\n  duration: 5s\nreplicates: 2\nseed: 1\n",
+		"one-valued axes": "base:\n  duration: 5s\naxes:\n  ttl: [1s]\n  nodes: [3]\nreplicates: 2\nseed: 1\n",
+	} {
+		dir := filepath.Join(t.TempDir(), "out")
+		code, stdout, stderr := runCLI("sweep", "--spec", writeSpec(t, text), "--out", dir, "-q")
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+		assert.Contains(t, stdout, "nothing to plot against: every knob has one value", name)
+		assert.FileExists(t, filepath.Join(dir, "summary.csv"), name)
+		code, stdout, stderr = runCLI("plot", "--in", dir)
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+		assert.Contains(t, stdout, "nothing to plot against", name)
+	}
+}
+
+// TestExamplesDoNotWriteIntoTheDefaultStudy checks that the command in each example's
+// comment writes to a folder the default study (redlock-sim sweep, --out out) does not
+// own, so following the example after the quick start is not refused.
+func TestExamplesDoNotWriteIntoTheDefaultStudy(t *testing.T) {
+	specs, err := filepath.Glob("../../examples/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, specs)
+	plans, err := planSweeps("", "out", nil)
+	require.NoError(t, err)
+	for _, f := range specs {
+		text := read(t, f)
+		i := strings.Index(text, "--out ")
+		require.GreaterOrEqual(t, i, 0, f)
+		dst := filepath.Clean(strings.Fields(text[i+len("--out "):])[0])
+		assert.NotEqual(t, "out", dst, f)
+		for _, p := range plans {
+			assert.False(t, dst == p.dir || strings.HasPrefix(p.dir, dst+"/") || strings.HasPrefix(dst, p.dir+"/"),
+				"%s writes to %s, inside the default study's %s", f, dst, p.dir)
+		}
 	}
 }

@@ -33,6 +33,13 @@ type Stats struct {
 	Runs    int // runs of this shard (of the whole sweep when unsharded)
 	Resumed int // runs found already written in runs.csv
 	Ran     int // runs executed and written by this call
+	// Rederived counts the kept rows that resume ran again to check them (see SumsFile).
+	Rederived int
+	// Afresh is set when Resume found no sweep in the folder and started one.
+	Afresh bool
+	// SummaryRewritten is set when resuming a complete sweep rewrote its summary.csv,
+	// which was missing or did not match runs.csv.
+	SummaryRewritten bool
 }
 
 // Run runs the sweep spec with r into opt.Dir and returns when every run of the shard is
@@ -48,37 +55,37 @@ type Stats struct {
 // the spec, the options or the folder are *UsageError values returned before any file is
 // touched.
 func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) {
-	workers, err := opt.workers()
-	if err != nil {
+	if err := opt.Validate(); err != nil {
 		return Stats{}, err
 	}
-	if !opt.Shard.valid() {
-		return Stats{}, badParam("shard", opt.Shard.String(), fmt.Sprintf("i/n with 1 ≤ i ≤ n ≤ %d", MaxShards))
-	}
-	if opt.Dir == "" {
-		return Stats{}, usagef("no output folder given")
-	}
-	if opt.Resume && opt.Overwrite {
-		return Stats{}, usagef("resume and overwrite exclude each other: continue the sweep in %s, or replace it", opt.Dir)
-	}
+	workers, _ := opt.workers()
 	if err := spec.Validate(r); err != nil {
 		return Stats{}, err
 	}
-	l, err := newLayout(spec, r.Columns())
+	l, err := newLayout(spec, r.Columns(), ratiosOf(r))
 	if err != nil {
 		return Stats{}, err
 	}
 	m := newManifest(spec, l, opt.Shard, opt.Tool, opt.Commit)
 	st := Stats{Runs: m.ShardRuns}
-	out, err := openOutput(opt.Dir, l, m, opt.Shard, opt.Resume, opt.Overwrite)
-	if err != nil || out == nil {
-		if err == nil { // resumed a complete sweep: nothing to do
-			st.Resumed = st.Runs
-		}
+	if err := checkFolder(opt.Dir); err != nil {
 		return st, err
 	}
+	lock, err := lockFolder(opt.Dir, "sweep")
+	if err != nil {
+		return st, err
+	}
+	defer lock.unlock()
+	out, err := openOutput(ctx, r, opt.Dir, l, m, opt.Shard, opt.Resume, opt.Overwrite)
+	if err != nil {
+		return st, err
+	}
+	if out.done { // resumed a complete sweep: nothing to run
+		st.Resumed, st.SummaryRewritten = st.Runs, out.rewrote
+		return st, nil
+	}
 	defer out.close()
-	st.Resumed = out.written
+	st.Resumed, st.Rederived, st.Afresh = out.written, out.rederived, out.afresh
 	p := opt.Progress
 	if p == nil {
 		p = nopProgress{}
@@ -91,6 +98,24 @@ func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) 
 		return st, err
 	}
 	return st, out.finish()
+}
+
+// Validate checks the options alone, as Run does first, so that a dry run refuses what a
+// real run would. The error is a *UsageError.
+func (opt Options) Validate() error {
+	if _, err := opt.workers(); err != nil {
+		return err
+	}
+	if !opt.Shard.valid() {
+		return badParam("shard", opt.Shard.String(), fmt.Sprintf("i/n with 1 ≤ i ≤ n ≤ %d", MaxShards))
+	}
+	if opt.Dir == "" {
+		return usagef("no output folder given")
+	}
+	if opt.Resume && opt.Overwrite {
+		return usagef("resume and overwrite exclude each other: continue the sweep in %s, or replace it", opt.Dir)
+	}
+	return nil
 }
 
 func (opt Options) workers() (int, error) {

@@ -91,14 +91,14 @@ func TestSummaryMatchesRuns(t *testing.T) {
 		lo, hi := Wilson(ones, 7)
 		assert.Equal(t, fmt.Sprint(p), row[0])
 		assert.Equal(t, "7", col(row, "runs"))
-		assert.Equal(t, formatFloat(float64(ones)/7), col(row, "validity_overlap_frac"))
-		assert.Equal(t, formatFloat(lo), col(row, "validity_overlap_lo"))
-		assert.Equal(t, formatFloat(hi), col(row, "validity_overlap_hi"))
-		assert.InDelta(t, float64(attempts)/7, atof(t, col(row, "attempts_mean")), 1e-12)
+		assert.Equal(t, formatStat(float64(ones)/7), col(row, "validity_overlap_frac"))
+		assert.Equal(t, formatStat(lo), col(row, "validity_overlap_lo"))
+		assert.Equal(t, formatStat(hi), col(row, "validity_overlap_hi"))
+		assert.Equal(t, formatStat(float64(attempts)/7), col(row, "attempts_mean"))
 		assert.Equal(t, fmt.Sprint(len(p99s)), col(row, "acquire_p99_ms_n"))
 		if len(p99s) > 0 {
 			sortFloats(p99s)
-			assert.Equal(t, formatFloat(quantile(p99s, 0.5)), col(row, "acquire_p99_ms_median"))
+			assert.Equal(t, formatStat(quantile(p99s, 0.5)), col(row, "acquire_p99_ms_median"))
 			assert.LessOrEqual(t, atof(t, col(row, "acquire_p99_ms_p10")), atof(t, col(row, "acquire_p99_ms_median")))
 		}
 	}
@@ -236,9 +236,7 @@ func TestMergeRefusesBadShards(t *testing.T) {
 			assert.True(t, IsUsage(err), "%v", err)
 			assert.Contains(t, err.Error(), tc.says)
 			assert.Empty(t, resultFiles(out), "nothing written")
-			if ents, err := os.ReadDir(out); err == nil {
-				assert.Empty(t, ents, "no temporary files left")
-			}
+			assert.NoDirExists(t, out, "no folder, no temporary files left")
 		})
 	}
 
@@ -343,7 +341,8 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, RunsFile), runs[:cut], 0o644))
 		r := &fakeRunner{}
 		st := runSweep(t, r, s, Options{Dir: dir, Workers: 3, Resume: true})
-		assert.Equal(t, int64(st.Ran), r.calls.Load(), "cut at %d: only missing runs run", cut)
+		assert.Equal(t, int64(st.Ran+st.Rederived), r.calls.Load(), "cut at %d: only missing runs run, and kept rows are re-derived", cut)
+		assert.Equal(t, st.Resumed, st.Rederived, "cut at %d: without runs.csv.sums every kept row is re-run", cut)
 		requireSameResults(t, ref, dir)
 	}
 }
@@ -496,14 +495,14 @@ func TestFreshSweepRefusesAFolderWithResults(t *testing.T) {
 	_, err := Run(context.Background(), &fakeRunner{}, other, Options{Dir: dir, Tool: "test"})
 	require.Error(t, err)
 	assert.True(t, IsUsage(err))
-	assert.Contains(t, err.Error(), "already holds a sweep (manifest.json, runs.csv, summary.csv)")
+	assert.Contains(t, err.Error(), "already holds a complete sweep (12 runs); to go on: --resume to keep it (it checks the files and reruns nothing), --out DIR to write this sweep elsewhere, or --overwrite to replace it")
 	assert.Equal(t, before, snapshot(t, dir))
 
 	// A stray runs.csv alone is enough to refuse, and resume refuses it too.
 	stray := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(stray, RunsFile), []byte("mine\n"), 0o644))
 	_, err = Run(context.Background(), &fakeRunner{}, s, Options{Dir: stray, Tool: "test"})
-	assert.ErrorContains(t, err, "already holds a sweep (runs.csv)")
+	assert.ErrorContains(t, err, "already holds sweep files (runs.csv) but no readable manifest.json")
 	_, err = Run(context.Background(), &fakeRunner{}, s, Options{Dir: stray, Tool: "test", Resume: true})
 	assert.ErrorContains(t, err, "no manifest.json")
 
@@ -700,7 +699,7 @@ func readCSV(t testing.TB, path string) [][]string {
 
 func mustLayout(t testing.TB, s *Spec) *layout {
 	t.Helper()
-	l, err := newLayout(s, (&fakeRunner{}).Columns())
+	l, err := newLayout(s, (&fakeRunner{}).Columns(), nil)
 	require.NoError(t, err)
 	return l
 }

@@ -65,10 +65,10 @@ seed: 7
 	summary, _ := os.ReadFile(filepath.Join(dir, sweep.SummaryFile))
 	fmt.Print(string(summary))
 	// Output:
-	// {Runs:6 Resumed:0 Ran:6}
+	// {Runs:6 Resumed:0 Ran:6 Rederived:0 Afresh:false SummaryRewritten:false}
 	// point,p,runs,any_heads_frac,any_heads_lo,any_heads_hi,heads_mean
-	// 0,0,3,0,0,0.5614970317550454,0
-	// 1,0.5,3,1,0.43850296824495455,1,2
+	// 0,0,3,0,0,0.561497,0
+	// 1,0.5,3,1,0.438503,1,2
 }
 
 func ExampleParseSpec_error() {

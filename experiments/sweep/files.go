@@ -42,6 +42,7 @@ type Manifest struct {
 	Runs       int      `json:"runs"`       // runs of the whole sweep
 	ShardRuns  int      `json:"shard_runs"` // runs this folder holds when complete
 	Columns    []Column `json:"columns"`
+	Ratios     []Ratio  `json:"ratios,omitempty"`          // derived summary.csv columns
 	RunsSHA256 string   `json:"runs_csv_sha256,omitempty"` // hex SHA-256 of runs.csv
 	Spec       Spec     `json:"spec"`
 }
@@ -50,7 +51,7 @@ func newManifest(spec *Spec, l *layout, sh Shard, tool, commit string) Manifest 
 	return Manifest{
 		Format: FormatVersion, Tool: tool, Commit: commit, GoVersion: runtime.Version(),
 		Shard: sh.String(), Seed: spec.Seed, Points: spec.Points(), Replicates: spec.Replicates,
-		Runs: spec.Runs(), ShardRuns: sh.size(spec.Runs()), Columns: slices.Clone(l.cols),
+		Runs: spec.Runs(), ShardRuns: sh.size(spec.Runs()), Columns: slices.Clone(l.cols), Ratios: slices.Clone(l.ratios),
 		Spec: spec.normalised(),
 	}
 }
@@ -101,6 +102,7 @@ func (m *Manifest) mismatch(o *Manifest, la, lb string, withShard bool) []string
 	field("replicates", fmt.Sprint(a.Replicates), fmt.Sprint(b.Replicates))
 	field("seed", fmt.Sprint(a.Seed), fmt.Sprint(b.Seed))
 	field("columns", columnsText(m.Columns), columnsText(o.Columns))
+	field("ratios", ratiosText(m.Ratios), ratiosText(o.Ratios))
 	return d
 }
 
@@ -116,6 +118,17 @@ func axesText(axes []Axis) string {
 	parts := make([]string, len(axes))
 	for i, a := range axes {
 		parts[i] = a.Knob + "=[" + strings.Join(a.Values, " ") + "]"
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func ratiosText(rs []Ratio) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s=%s/%s×%g", r.Name, r.Num, r.Den, r.Scale)
+		if r.Proportion {
+			parts[i] += "(proportion)"
+		}
 	}
 	return "{" + strings.Join(parts, " ") + "}"
 }

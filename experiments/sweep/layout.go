@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 )
 
@@ -13,6 +15,8 @@ import (
 type layout struct {
 	spec       *Spec
 	cols       []Column
+	ratios     []Ratio
+	ratioCols  [][2]int // indexes in cols of each ratio's Num and Den
 	runsHeader []string
 	sumHeader  []string
 }
@@ -25,11 +29,11 @@ const (
 	nFixed
 )
 
-func newLayout(spec *Spec, cols []Column) (*layout, error) {
+func newLayout(spec *Spec, cols []Column, ratios []Ratio) (*layout, error) {
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("the runner reports no columns")
 	}
-	l := &layout{spec: spec, cols: cols}
+	l := &layout{spec: spec, cols: cols, ratios: ratios}
 	l.runsHeader = []string{"point", "replicate", "seed"}
 	l.sumHeader = []string{"point"}
 	for _, a := range spec.Axes {
@@ -47,6 +51,14 @@ func newLayout(spec *Spec, cols []Column) (*layout, error) {
 		l.runsHeader = append(l.runsHeader, c.Name)
 		l.sumHeader = append(l.sumHeader, StatColumns(c)...)
 	}
+	for _, r := range ratios {
+		idx, err := l.ratioIndexes(r)
+		if err != nil {
+			return nil, err
+		}
+		l.ratioCols = append(l.ratioCols, idx)
+		l.sumHeader = append(l.sumHeader, RatioColumns(r)...)
+	}
 	for _, h := range [][]string{l.runsHeader, l.sumHeader} {
 		seen := map[string]bool{}
 		for _, name := range h {
@@ -57,6 +69,34 @@ func newLayout(spec *Spec, cols []Column) (*layout, error) {
 		}
 	}
 	return l, nil
+}
+
+// ratioIndexes checks ratio r against the columns and returns where its counts are.
+func (l *layout) ratioIndexes(r Ratio) ([2]int, error) {
+	var idx [2]int
+	if err := checkName(r.Name); err != nil {
+		return idx, fmt.Errorf("runner ratio: %w", err)
+	}
+	if r.Scale < 0 || math.IsNaN(r.Scale) || math.IsInf(r.Scale, 0) {
+		return idx, fmt.Errorf("runner ratio %s: scale %v: want a positive number", r.Name, r.Scale)
+	}
+	for i, name := range []string{r.Num, r.Den} {
+		c := slices.IndexFunc(l.cols, func(c Column) bool { return c.Name == name })
+		if c < 0 || l.cols[c].Kind != KindCount {
+			return idx, fmt.Errorf("runner ratio %s: %q is not a count column of the runner", r.Name, name)
+		}
+		idx[i] = c
+	}
+	return idx, nil
+}
+
+// RatioColumns returns the summary.csv columns of ratio r: r.Name, then r.Name_lo and
+// r.Name_hi (its 95% Wilson interval) when r is a proportion.
+func RatioColumns(r Ratio) []string {
+	if r.Proportion {
+		return []string{r.Name, r.Name + "_lo", r.Name + "_hi"}
+	}
+	return []string{r.Name}
 }
 
 // StatColumns returns the summary.csv columns that summarise column c across the

@@ -48,10 +48,18 @@ func Merge(out string, dirs []string, opt MergeOptions) error {
 	if err := spec.validateShape(); err != nil {
 		return usagef("merge: %s: recorded spec: %v", shards[0].dir, err)
 	}
-	l, err := newLayout(&spec, first.Columns)
+	l, err := newLayout(&spec, first.Columns, first.Ratios)
 	if err != nil {
 		return usagef("merge: %s: recorded columns: %v", shards[0].dir, err)
 	}
+	if err := checkFolder(out); err != nil {
+		return err
+	}
+	lock, err := lockFolder(out, "sweep or merge")
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
 	if err := checkMergeOut(out, dirs, opt.Overwrite); err != nil {
 		return err
 	}

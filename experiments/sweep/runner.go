@@ -40,6 +40,40 @@ type Runner interface {
 	Run(ctx context.Context, knobs []KV, seed uint64) ([]Value, error)
 }
 
+// Ratio is a summary.csv column derived from two KindCount columns over a point's runs:
+// Scale × Σ Num / Σ Den, the ratio of sums (not the mean of per-run ratios, which would
+// weigh a run with 2 acquisitions like one with 2,000). The engine knows columns, not
+// what they mean; a Runner declares the ratios worth reading (violations per 10,000
+// acquisitions) by implementing RatioRunner. The value is empty when Σ Den is 0.
+type Ratio struct {
+	// Name is the summary.csv column, with its unit in it (..._per_10k_acq).
+	Name string `json:"name"`
+	// Num and Den name KindCount columns of the runner.
+	Num string `json:"num"`
+	Den string `json:"den"`
+	// Scale multiplies the ratio (10000 for "per 10,000"); 0 means 1.
+	Scale float64 `json:"scale,omitempty"`
+	// Proportion says Num counts a subset of Den's trials (acquired of attempts): the
+	// summary then adds Name_lo and Name_hi, its 95% Wilson interval (of the unscaled
+	// proportion, times Scale).
+	Proportion bool `json:"proportion,omitempty"`
+}
+
+// RatioRunner is a Runner that declares derived ratio columns for summary.csv. Like
+// Columns, Ratios must return the same list every time; it is recorded in the manifest.
+type RatioRunner interface {
+	Runner
+	Ratios() []Ratio
+}
+
+// ratiosOf returns r's ratios, or none when r declares none.
+func ratiosOf(r Runner) []Ratio {
+	if rr, ok := r.(RatioRunner); ok {
+		return rr.Ratios()
+	}
+	return nil
+}
+
 // Kind is what a column holds in each run; it decides how the column is printed and
 // summarised across the replicates of a point.
 type Kind uint8
@@ -210,6 +244,24 @@ func (v Value) describe() string {
 	return "a missing value"
 }
 
-// formatFloat is the one way a float reaches a CSV file: the shortest decimal that reads
-// back to the same float64.
+// formatFloat is the one way a float reaches runs.csv: the shortest decimal that reads
+// back to the same float64, so a run's values are exact.
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// SummaryDigits is the number of significant digits of every statistic in summary.csv.
+// A mean or a quantile over replicates, or an interval, is not known to more than a few
+// digits, and printing the float64's shortest form shows binary noise instead
+// (3509.8614000000002, 0.07134759913335872); six digits keep every value a figure can
+// show (1/7 reads 0.142857, 23.714285714285715 reads 23.7143) and a ratio per 10,000
+// acquisitions keeps its fraction (4.98753). Counts (runs, _n) are integers and exact.
+const SummaryDigits = 6
+
+// formatStat renders a summary statistic to SummaryDigits significant digits, without an
+// exponent for everyday magnitudes ('g' switches to one below 1e-4 and from 1e6 on).
+func formatStat(f float64) string {
+	s := strconv.FormatFloat(f, 'g', SummaryDigits, 64)
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}

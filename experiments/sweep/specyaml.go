@@ -73,13 +73,13 @@ func parseYAML(file string, data []byte) (*yaml.Node, error) {
 		if err == io.EOF {
 			return nil, &SpecError{File: file, Err: errors.New("empty: want a mapping with base, axes, replicates and seed")}
 		}
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == io.EOF:
 	case err != nil:
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	default:
 		return nil, &SpecError{File: file, Line: extra.Line, Err: errors.New("a second YAML document: a spec is one document")}
 	}
@@ -89,7 +89,7 @@ func parseYAML(file string, data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-func yamlError(file string, err error) error {
+func yamlError(file string, data []byte, err error) error {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		msg := m[2]
@@ -100,9 +100,23 @@ func yamlError(file string, err error) error {
 			line++
 			msg += " (a [list] or {mapping} opened on this line is not closed)"
 		}
+		if strings.HasPrefix(msg, "found character that cannot start any token") && tabAt(data, line) {
+			msg += " (YAML does not allow tabs for indentation; use spaces)"
+		}
 		return &SpecError{File: file, Line: line, Err: errors.New(msg)}
 	}
 	return &SpecError{File: file, Err: errors.New(strings.TrimPrefix(err.Error(), "yaml: "))}
+}
+
+// tabAt reports whether the 1-based line of data holds a tab. yaml.v3 reports a tab in
+// indentation only as "found character that cannot start any token", which names neither
+// the tab nor the fix, so the message gets a hint when the line has one.
+func tabAt(data []byte, line int) bool {
+	lines := bytes.Split(data, []byte("\n"))
+	if line < 1 || line > len(lines) {
+		return false
+	}
+	return bytes.IndexByte(lines[line-1], '\t') >= 0
 }
 
 // specParser walks the YAML node tree itself rather than decoding into structs with
@@ -164,12 +178,12 @@ func (p *specParser) field(s *Spec, e entry) error {
 	case "axes":
 		err = p.axes(s, e.val)
 	case "replicates":
-		var n int64
 		text, err := p.scalar(e.val, "replicates")
 		if err != nil {
 			return err
 		}
-		if e.val.Decode(&n) != nil || n < 1 || n > MaxRuns {
+		n, perr := strconv.ParseInt(text, 10, 64)
+		if perr != nil || n < 1 || n > MaxRuns {
 			return p.wrap(e.val.Line, sim.BadParam("replicates", text, fmt.Sprintf("an integer in [1, %d]", MaxRuns)))
 		}
 		s.Replicates = int(n)
@@ -178,9 +192,13 @@ func (p *specParser) field(s *Spec, e entry) error {
 		if err != nil {
 			return err
 		}
-		if e.val.Decode(&s.Seed) != nil {
+		// Parsed from the text, not decoded: yaml.v3 decodes 1.5 into a uint64 as 1 and
+		// 2^64 as 2^63, silently running another sweep than the one written.
+		n, perr := strconv.ParseUint(text, 10, 64)
+		if perr != nil {
 			return p.wrap(e.val.Line, sim.BadParam("seed", text, "an integer in [0, 18446744073709551615]"))
 		}
+		s.Seed = n
 	case "combine":
 		text, err := p.scalar(e.val, "combine")
 		if err != nil {

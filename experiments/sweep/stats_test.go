@@ -1,9 +1,13 @@
 package sweep
 
 import (
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestWilson checks the interval against values computed independently from the closed
@@ -98,4 +102,77 @@ func TestValueText(t *testing.T) {
 	_, err := Kind(9).MarshalText()
 	assert.Error(t, err)
 	assert.Equal(t, "Kind(9)", Kind(9).String())
+}
+
+// ratioRunner is the fakeRunner declaring derived ratios, as the world's runner does.
+type ratioRunner struct{ fakeRunner }
+
+func (*ratioRunner) Ratios() []Ratio {
+	return []Ratio{
+		{Name: "overlaps_per_10_attempts", Num: "attempts", Den: "attempts", Scale: 10},
+		{Name: "attempts_per_attempt", Num: "attempts", Den: "attempts", Proportion: true},
+	}
+}
+
+// TestRatiosAreRatiosOfSums checks the derived columns a runner declares: Scale × Σnum /
+// Σden over the point's runs, a Wilson interval for a proportion, recorded in the manifest
+// so that a merge writes the same summary; and no statistic carries float noise.
+func TestRatiosAreRatiosOfSums(t *testing.T) {
+	dir := t.TempDir()
+	s := mustSpec(t, engineSpec)
+	runSweep(t, &ratioRunner{}, s, Options{Dir: dir, Workers: 2})
+	sum := readCSV(t, filepath.Join(dir, SummaryFile))
+	head := sum[0]
+	assert.Equal(t, []string{"overlaps_per_10_attempts", "attempts_per_attempt", "attempts_per_attempt_lo", "attempts_per_attempt_hi"}, head[len(head)-4:])
+	for _, row := range sum[1:] {
+		r := row[len(row)-4:]
+		assert.Equal(t, "10", r[0])
+		assert.Equal(t, "1", r[1])
+		assert.Equal(t, "1", r[3])
+		assert.Less(t, atof(t, r[2]), 1.0)
+		for i, f := range row {
+			if f != "" && i > len(s.Axes) { // statistics, not the point or its knob values
+				_, err := strconv.ParseFloat(f, 64)
+				require.NoError(t, err)
+				assert.LessOrEqual(t, len(strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(f, "-"), ".", ""), "0")), SummaryDigits,
+					"%s = %s: at most %d significant digits", head[i], f, SummaryDigits)
+			}
+		}
+	}
+	m, err := ReadManifest(dir)
+	require.NoError(t, err)
+	assert.Len(t, m.Ratios, 2)
+
+	var shards []string
+	for i := 1; i <= 2; i++ {
+		d := t.TempDir()
+		runSweep(t, &ratioRunner{}, s, Options{Dir: d, Workers: 2, Shard: Shard{i, 2}})
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(t.TempDir(), "m")
+	require.NoError(t, Merge(merged, shards, MergeOptions{}))
+	requireSameResults(t, dir, merged)
+}
+
+func TestRatioStatsEdgeCases(t *testing.T) {
+	r := Ratio{Name: "x", Num: "a", Den: "b", Scale: 10000, Proportion: true}
+	assert.Equal(t, []string{"", "", ""}, ratioStats(r, 0, 0, nil), "no acquisitions: no rate")
+	assert.Equal(t, []string{"0", "0", "0.277533"}, ratioStats(Ratio{Name: "x", Proportion: true}, 0, 10, nil), "0/10 with its Wilson interval")
+	assert.Equal(t, []string{"1.5", "", ""}, ratioStats(Ratio{Name: "x", Proportion: true}, 3, 2, nil), "more than the trials: no interval")
+	got := ratioStats(Ratio{Name: "x", Scale: 10000}, 1, 3, nil)
+	assert.Equal(t, []string{"3333.33"}, got)
+}
+
+func TestLayoutRefusesABadRatio(t *testing.T) {
+	s := mustSpec(t, engineSpec)
+	cols := (&fakeRunner{}).Columns()
+	for _, r := range []Ratio{
+		{Name: "r", Num: "nope", Den: "attempts"},
+		{Name: "r", Num: "attempts", Den: "validity_overlap"},
+		{Name: "R", Num: "attempts", Den: "attempts"},
+		{Name: "attempts_mean", Num: "attempts", Den: "attempts"},
+	} {
+		_, err := newLayout(s, cols, []Ratio{r})
+		assert.Error(t, err, "%+v", r)
+	}
 }

@@ -58,6 +58,11 @@ func (s *summarizer) add(fields []string) error {
 	row = append(row, strconv.Itoa(s.n))
 	for c, col := range s.l.cols {
 		row = s.acc[c].stats(col.Kind, s.n, row)
+	}
+	for i, r := range s.l.ratios {
+		row = ratioStats(r, s.acc[s.l.ratioCols[i][0]].isum, s.acc[s.l.ratioCols[i][1]].isum, row)
+	}
+	for c := range s.l.cols {
 		s.acc[c] = accum{vals: s.acc[c].vals[:0]}
 	}
 	s.n = 0
@@ -103,21 +108,44 @@ func (a *accum) stats(k Kind, n int, row []string) []string {
 	switch k {
 	case KindBool:
 		lo, hi := Wilson(a.ones, n)
-		return append(row, formatFloat(float64(a.ones)/float64(n)), formatFloat(lo), formatFloat(hi))
+		return append(row, formatStat(float64(a.ones)/float64(n)), formatStat(lo), formatStat(hi))
 	case KindCount:
-		return append(row, formatFloat(float64(a.isum)/float64(n)))
+		return append(row, formatStat(float64(a.isum)/float64(n)))
 	case KindMillis:
 		if a.present == 0 {
 			return append(row, "", "", "", "0")
 		}
 		slices.Sort(a.vals)
-		return append(row, formatFloat(quantile(a.vals, 0.5)), formatFloat(quantile(a.vals, 0.1)),
-			formatFloat(quantile(a.vals, 0.9)), strconv.Itoa(a.present))
+		return append(row, formatStat(quantile(a.vals, 0.5)), formatStat(quantile(a.vals, 0.1)),
+			formatStat(quantile(a.vals, 0.9)), strconv.Itoa(a.present))
 	case KindFloat:
 		if a.present == 0 {
 			return append(row, "", "0")
 		}
-		return append(row, formatFloat(a.fsum/float64(a.present)), strconv.Itoa(a.present))
+		return append(row, formatStat(a.fsum/float64(a.present)), strconv.Itoa(a.present))
 	}
 	return row
+}
+
+// ratioStats appends ratio r's columns (see RatioColumns) for the sums num and den.
+func ratioStats(r Ratio, num, den int64, row []string) []string {
+	scale := r.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	if den == 0 {
+		if r.Proportion {
+			return append(row, "", "", "")
+		}
+		return append(row, "")
+	}
+	row = append(row, formatStat(scale*float64(num)/float64(den)))
+	if !r.Proportion {
+		return row
+	}
+	if num > den || den > math.MaxInt32*int64(1<<31) {
+		return append(row, "", "") // not a proportion: no interval
+	}
+	lo, hi := Wilson(int(num), int(den))
+	return append(row, formatStat(scale*lo), formatStat(scale*hi))
 }
