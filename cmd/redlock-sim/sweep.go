@@ -40,22 +40,18 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 // runSweepCtx is runSweep under ctx, whose cancellation stands for the signal.
 func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "", "sweep spec (YAML); without it, the embedded default study")
-	out := fs.StringP("out", "o", "out", "output folder (the default study writes one subfolder per sweep)")
-	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel; results do not depend on it")
+	specPath := fs.String("spec", "", "sweep spec `FILE` (YAML); without it, the embedded default study")
+	out := fs.StringP("out", "o", "out", "output folder `DIR` (the default study writes one subfolder per sweep)")
+	workers := fs.Int("workers", runtime.NumCPU(), "run `K` runs in parallel; results do not depend on it")
 	resume := fs.Bool("resume", false, "continue an interrupted sweep in the output folder (checking what it keeps), or start it")
 	overwrite := fs.Bool("overwrite", false, "replace results already in the output folder")
-	shard := fs.String("shard", "", "run only shard i/n (1-based), or auto (index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)")
-	shards := fs.Int("shards", 0, "the number of shards, for --shard auto")
+	shard := fs.String("shard", "", "run only shard `i/n|auto` (1-based; auto takes the index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)")
+	shards := fs.Int("shards", 0, "the number of shards `N`, for --shard auto")
 	quiet := fs.BoolP("quiet", "q", false, "no progress output")
-	sets := fs.StringArray("set", nil, "set a base knob for every point: name=value (repeatable)")
+	sets := fs.StringArray("set", nil, "set a base knob for every point, `name=value` (repeatable)")
 	dryRun := fs.Bool("dry-run", false, "check everything and print what would run, without running or writing anything")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures when a sweep ends")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim sweep [--spec FILE] [--out DIR] [--workers K] [--resume | --overwrite] [--shard i/n|auto [--shards N]] [--set name=value ...] [--dry-run] [--no-plots] [-q]")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -210,18 +206,19 @@ func planSweeps(specPath, out string, sets []string) ([]sweepPlan, error) {
 			}
 		}
 	}
+	for _, p := range plans {
+		if err := experiments.CheckSpec(p.spec); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", errUsage, orDefault(p.name, specPath), err)
+		}
+	}
 	return plans, nil
 }
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	out := fs.StringP("out", "o", "out", "output folder for the merged results")
+	out := fs.StringP("out", "o", "out", "output folder `DIR` for the merged results")
 	overwrite := fs.Bool("overwrite", false, "replace results already in the output folder")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim merge --out DIR SHARD_DIR...")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, stderr, "SHARD_DIR...")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -285,3 +285,13 @@ func TestExamplesDoNotWriteIntoTheDefaultStudy(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunRefusesAPointThatWouldHitALimit: a point whose knobs would exceed a simulator
+// limit part way through its runs is refused by --dry-run, before any run, naming the point.
+func TestDryRunRefusesAPointThatWouldHitALimit(t *testing.T) {
+	spec := writeSpec(t, "base:\n  duration: 1h\naxes:\n  partition_rate: [0.01, 20]\nreplicates: 2\nseed: 1\n")
+	code, _, errOut := runCLI("sweep", "--spec", spec, "--dry-run")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "sweep point 2 of 2 (partition_rate=20)")
+	assert.Contains(t, errOut, "at most 65536")
+}
