@@ -59,6 +59,9 @@ type Spec struct {
 	Replicates int `json:"replicates"`
 	// Seed is the sweep seed from which every run's seed derives (see RunSeed).
 	Seed uint64 `json:"seed"`
+	// Notes are the spec author's words for the figures' captions: why a number that looks
+	// alarming is what it is. They change no run, so resume and merge do not compare them.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Points returns the number of points. An invalid spec gives 0.

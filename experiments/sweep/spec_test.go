@@ -126,11 +126,12 @@ func TestSpecErrorsNameTheLine(t *testing.T) {
 		{"unterminated string", "replicates: 1\nseed: \"1\n", 2, "found unexpected end of stream"},
 		{"tab indentation", "axes:\n\tttl: [1s]\n", 2, "found character that cannot start any token (YAML does not allow tabs for indentation; use spaces)"},
 		{"replicates zero", exampleSpec[:len(exampleSpec)-len("replicates: 3\nseed: 11\n")] + "replicates: 0\nseed: 11\n", 7, "replicates = 0: out of range, allowed an integer in [1, 1000000]"},
-		{"replicates text", "replicates: many\nseed: 1\n", 1, "replicates = many"},
-		{"replicates fraction", "replicates: 2.5\nseed: 1\n", 1, "replicates = 2.5: out of range, allowed an integer"},
-		{"seed fraction", "replicates: 1\nseed: 1.5\n", 2, "seed = 1.5: out of range, allowed an integer in [0, 18446744073709551615]"},
+		{"notes not a list", "replicates: 1\nseed: 1\nnotes: one sentence\n", 3, `notes: want a list of sentences, got the value "one sentence"`},
+		{"replicates text", "replicates: many\nseed: 1\n", 1, "replicates = many: not a number; allowed an integer"},
+		{"replicates fraction", "replicates: 2.5\nseed: 1\n", 1, "replicates = 2.5: not a whole number (write the digits, without a fraction or exponent); allowed an integer"},
+		{"seed fraction", "replicates: 1\nseed: 1.5\n", 2, "seed = 1.5: not a whole number (write the digits, without a fraction or exponent); allowed an integer in [0, 18446744073709551615]"},
 		{"seed above 2^64-1", "replicates: 1\nseed: 18446744073709551616\n", 2, "seed = 18446744073709551616: out of range"},
-		{"seed exponent", "replicates: 1\nseed: 1e3\n", 2, "seed = 1e3: out of range"},
+		{"seed exponent", "replicates: 1\nseed: 1e3\n", 2, "seed = 1e3: not a whole number"},
 		{"seed negative", "replicates: 1\nseed: -1\n", 2, "seed = -1: out of range"},
 		{"combine", "replicates: 1\nseed: 1\ncombine: mesh\n", 3, "combine = mesh: out of range, allowed grid or zip"},
 		{"zip lengths", "axes:\n  ttl: [1s, 2s]\n  nodes: [3, 5, 7]\ncombine: zip\nreplicates: 1\nseed: 1\n", 3, "zip needs axes of equal length: ttl has 2 values, nodes has 3"},
@@ -146,7 +147,7 @@ func TestSpecErrorsNameTheLine(t *testing.T) {
 		{"range out of knob range", "axes:\n  ttl: {from: 1s, to: 90m, steps: 2}\nreplicates: 1\nseed: 1\n", 2, "ttl = 1h30m0s: out of range"},
 		{"range rounds to duplicates", "axes:\n  nodes: {from: 1, to: 3, steps: 5}\nreplicates: 1\nseed: 1\n", 2, "the range gives 2 twice after rounding"},
 		{"second document", exampleSpec + "---\nseed: 2\n", 9, "a second YAML document"},
-		{"not a mapping", "- 1\n- 2\n", 1, "want a mapping with keys base, axes, replicates, seed, combine, got a list"},
+		{"not a mapping", "- 1\n- 2\n", 1, "want a mapping with keys base, axes, replicates, seed, combine, notes, got a list"},
 		{"bad knob name", "base:\n  TTL: 1s\nreplicates: 1\nseed: 1\n", 2, `name "TTL": want snake_case`},
 		{"value is a list", "base:\n  ttl: [1s]\nreplicates: 1\nseed: 1\n", 2, "knob ttl: want a single value, got a list"},
 		{"null base value", "base:\n  ttl:\nreplicates: 1\nseed: 1\n", 2, "knob ttl has no value"},
@@ -227,4 +228,14 @@ func TestValidateCatchesHandBuiltSpecs(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.says)
 		})
 	}
+}
+
+// TestNotesAreReadAndChangeNoRun: a spec's notes reach the Spec (and so the manifest and the
+// captions) and do not make two specs different sweeps.
+func TestNotesAreReadAndChangeNoRun(t *testing.T) {
+	s := mustSpec(t, exampleSpec+"notes:\n  - Time to acquire is about one TTL by design.\n  - Second.\n")
+	assert.Equal(t, []string{"Time to acquire is about one TTL by design.", "Second."}, s.Notes)
+	plain := mustSpec(t, exampleSpec)
+	a, b := &Manifest{Spec: *s}, &Manifest{Spec: *plain}
+	assert.Empty(t, a.mismatch(b, "recorded", "now", false))
 }

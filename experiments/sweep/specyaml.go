@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -137,7 +138,7 @@ func (p *specParser) wrap(line int, err error) error {
 	return &SpecError{File: p.file, Line: line, Err: err}
 }
 
-var topKeys = []string{"base", "axes", "replicates", "seed", "combine"}
+var topKeys = []string{"base", "axes", "replicates", "seed", "combine", "notes"}
 
 func (p *specParser) parse(root *yaml.Node) (*Spec, error) {
 	root = resolve(root)
@@ -184,7 +185,7 @@ func (p *specParser) field(s *Spec, e entry) error {
 		}
 		n, perr := strconv.ParseInt(text, 10, 64)
 		if perr != nil || n < 1 || n > MaxRuns {
-			return p.wrap(e.val.Line, sim.BadParam("replicates", text, fmt.Sprintf("an integer in [1, %d]", MaxRuns)))
+			return p.wrap(e.val.Line, wholeNumberError("replicates", text, fmt.Sprintf("an integer in [1, %d]", MaxRuns)))
 		}
 		s.Replicates = int(n)
 	case "seed":
@@ -196,9 +197,11 @@ func (p *specParser) field(s *Spec, e entry) error {
 		// 2^64 as 2^63, silently running another sweep than the one written.
 		n, perr := strconv.ParseUint(text, 10, 64)
 		if perr != nil {
-			return p.wrap(e.val.Line, sim.BadParam("seed", text, "an integer in [0, 18446744073709551615]"))
+			return p.wrap(e.val.Line, wholeNumberError("seed", text, "an integer in [0, 18446744073709551615]"))
 		}
 		s.Seed = n
+	case "notes":
+		err = p.notes(s, e.val)
 	case "combine":
 		text, err := p.scalar(e.val, "combine")
 		if err != nil {
@@ -225,6 +228,25 @@ func (p *specParser) checkCombined(s *Spec, got map[string]int) error {
 	if pts := s.Points(); pts == 0 || pts > MaxRuns/s.Replicates {
 		return p.errf(got["replicates"], "%s runs (points × replicates): too many, at most %d allowed",
 			s.runsText(), MaxRuns)
+	}
+	return nil
+}
+
+// notes reads the figures' caption notes: a list of sentences.
+func (p *specParser) notes(s *Spec, n *yaml.Node) error {
+	n = resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return p.errf(n.Line, "notes: want a list of sentences, got %s", describe(n))
+	}
+	for _, item := range n.Content {
+		text, err := p.scalar(resolve(item), "notes")
+		if err != nil {
+			return err
+		}
+		s.Notes = append(s.Notes, text)
 	}
 	return nil
 }
@@ -469,4 +491,17 @@ func describe(n *yaml.Node) string {
 		return fmt.Sprintf("the value %q", n.Value)
 	}
 	return "something else"
+}
+
+// wholeNumberError says why text is not an allowed whole number, in the user's words: not
+// a number at all, a number with a fraction or an exponent, or a whole number outside the
+// range (the only case that is "out of range").
+func wholeNumberError(field, text, allowed string) error {
+	if strings.ContainsAny(text, "0123456789") && strings.Trim(text, "+-0123456789") == "" {
+		return sim.BadParam(field, text, allowed)
+	}
+	if f, err := strconv.ParseFloat(text, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return fmt.Errorf("%s = %s: not a whole number (write the digits, without a fraction or exponent); allowed %s", field, text, allowed)
+	}
+	return fmt.Errorf("%s = %s: not a number; allowed %s", field, text, allowed)
 }
