@@ -577,7 +577,9 @@ func caption(sw *Sweep, pooled []string, bars string, notes []string) string {
 		parts = append(parts, "Pooled over "+strings.Join(pooled, ", "))
 	}
 	parts = append(parts, bars)
-	parts = append(parts, notes...)
+	for _, n := range notes { // a spec's own sentences may end in a full stop already
+		parts = append(parts, strings.TrimRight(n, ". "))
+	}
 	if !sw.Complete && sw.Replicates > 0 {
 		parts = append(parts, "INCOMPLETE sweep: not every run is in")
 	}

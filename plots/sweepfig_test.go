@@ -151,7 +151,7 @@ func TestSweepNotesInCaptions(t *testing.T) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(data, &m))
 	m["spec"].(map[string]any)["notes"] = []string{"Clients hold the lock for an hour, so most acquires give up"}
-	m["notes"] = []string{"Drawn for a test"}
+	m["notes"] = []string{"Drawn for a test."} // a full stop of its own is not doubled
 	data, err = json.Marshal(m)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
