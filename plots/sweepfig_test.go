@@ -157,7 +157,7 @@ func TestSweepNotesInCaptions(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	sw, err := ReadSweep(dir)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"Clients hold the lock for an hour, so most acquires give up", "Drawn for a test"}, sw.Notes)
+	assert.Equal(t, []string{"Clients hold the lock for an hour, so most acquires give up", "Drawn for a test."}, sw.Notes)
 	for _, f := range KnobFigures(sw) {
 		assert.Contains(t, f.Caption, ". Clients hold the lock for an hour, so most acquires give up. Drawn for a test.")
 	}
