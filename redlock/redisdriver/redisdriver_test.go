@@ -72,7 +72,7 @@ func newClientWith(t *testing.T, addrs []string, opts redisdriver.Options, edit 
 
 // safetyBound is how long a test may wait for work bounded by count before it gives up:
 // far beyond what any machine needs, so that reaching it means a hang, not a slow machine.
-const safetyBound = 5 * time.Minute
+const safetyBound = 2 * time.Minute
 
 func assertNoLockKey(t *testing.T, servers []*redistest.Server) {
 	t.Helper()
