@@ -293,9 +293,7 @@ func drive(ctx context.Context, spec Spec, addrs []string) (*Result, []ServerFai
 		cfg = redlock.DefaultConfig()
 	}
 	cfg.Nodes = spec.Nodes
-	runCtx, cancel := context.WithTimeout(ctx, spec.Duration)
-	defer cancel()
-	log := &failureLog{nodes: make([]ServerFailure, len(addrs)), stop: cancel}
+	log := &failureLog{nodes: make([]ServerFailure, len(addrs))}
 	for i, a := range addrs {
 		log.nodes[i].Node, log.nodes[i].Addr = i+1, a
 	}
@@ -312,6 +310,12 @@ func drive(ctx context.Context, spec Spec, addrs []string) (*Result, []ServerFai
 	var done atomic.Uint64 // cycles of all clients, for Spec.Cycles
 	var wg sync.WaitGroup
 	start := time.Now()
+	// The deadline counts from start, so that a run that ends with it lasted Duration.
+	runCtx, cancel := context.WithTimeout(ctx, spec.Duration)
+	defer cancel()
+	log.mu.Lock()
+	log.stop = cancel
+	log.mu.Unlock()
 	for j, c := range clients {
 		cl := &client{c: c, resource: "lock", log: log, done: &done, limit: spec.Cycles, stop: cancel, t: &tallies[j]}
 		if spec.OwnLocks {
