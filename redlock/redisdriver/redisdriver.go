@@ -364,9 +364,23 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 	now := func() time.Duration { return time.Since(c.base) }
 
 	nerrs := make([]*NodeError, len(c.nodes))
+	// pending is each node's command still awaiting its reply, and when it was sent. A
+	// command the machine gave up on may end the operation before its own goroutine
+	// notices the timeout; failures counts it all the same, so that which nodes an error
+	// names does not depend on which goroutine ran first.
+	type sent struct {
+		req redlock.Req
+		at  time.Duration
+	}
+	pending := make([]sent, len(c.nodes))
+	timeout := c.cfg.NodeTimeout()
 	failures := func() []*NodeError {
 		var out []*NodeError
-		for _, ne := range nerrs {
+		t := now()
+		for i, ne := range nerrs {
+			if ne == nil && pending[i].req != 0 && t-pending[i].at >= timeout {
+				ne = c.timeoutError(i, context.DeadlineExceeded)
+			}
 			if ne != nil {
 				out = append(out, ne)
 			}
@@ -382,6 +396,7 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 		for _, out := range m.Outputs() {
 			switch out.Kind {
 			case redlock.OutSend:
+				pending[out.Node] = sent{out.Req, now()}
 				go c.exec(cmdCtx, out, replies, done)
 			case redlock.OutSetTimer:
 				id := out.Timer
@@ -411,6 +426,9 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 			if r.err != nil && nerrs[r.node] == nil {
 				nerrs[r.node] = r.err
 			}
+			if pending[r.node].req == r.req {
+				pending[r.node] = sent{}
+			}
 			err = m.Reply(now(), r.node, r.req, r.reply)
 		case id := <-fired:
 			delete(timers, id)
@@ -426,15 +444,14 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 // unless the operation has ended meanwhile. A command with no answer is reported to
 // OnNodeError even then: the server failed all the same.
 func (c *Client) exec(ctx context.Context, out redlock.Output, replies chan<- nodeReply, done <-chan struct{}) {
-	timeout := c.cfg.NodeTimeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout())
 	defer cancel()
 	r, err := execErr(ctx, c.nodes[out.Node], out.Command)
 	var ne *NodeError
 	if err != nil && !errors.Is(err, redis.ErrClosed) { // closed by Close: ours, not the server's
 		ne = &NodeError{Node: out.Node, Addr: c.addrs[out.Node], Err: err}
 		if ne.Timeout() {
-			ne.Err = fmt.Errorf("no answer within %v: %w", timeout, err)
+			ne = c.timeoutError(out.Node, err)
 		}
 		if c.onNodeError != nil {
 			c.onNodeError(ne)
@@ -444,6 +461,13 @@ func (c *Client) exec(ctx context.Context, out redlock.Output, replies chan<- no
 	case replies <- nodeReply{node: out.Node, req: out.Req, reply: r, err: ne}:
 	case <-done:
 	}
+}
+
+// timeoutError is the NodeError of a command node did not answer within the per-node
+// timeout.
+func (c *Client) timeoutError(node int, cause error) *NodeError {
+	return &NodeError{Node: node, Addr: c.addrs[node],
+		Err: fmt.Errorf("no answer within %v: %w", c.cfg.NodeTimeout(), cause)}
 }
 
 // Doer is what Exec needs of a go-redis client (*redis.Client, *redis.Conn, ...).

@@ -188,9 +188,10 @@ func TestQuorumWithServersDown(t *testing.T) {
 }
 
 // TestNodeErrorsNameAddressAndCause: a server that never ran (a closed port), one that
-// accepts but never answers, and what OnNodeError and Unlock report about them.
+// accepts but never answers, and what Lock and OnNodeError report about them. No live
+// server takes part: its reply would have to beat the short timeout, a race with the
+// machine's speed (TestQuorumWithServersDown shows that live nodes are not blamed).
 func TestNodeErrorsNameAddressAndCause(t *testing.T) {
-	live := redistest.Start(t)
 	refused := closedAddr(t)
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	require.NoError(t, err)
@@ -204,7 +205,7 @@ func TestNodeErrorsNameAddressAndCause(t *testing.T) {
 			t.Cleanup(func() { _ = conn.Close() })
 		}
 	}()
-	addrs := []string{live.Addr(), refused, silent.Addr().String()}
+	addrs := []string{refused, silent.Addr().String()}
 
 	var mu sync.Mutex
 	seen := map[string]*redisdriver.NodeError{}
@@ -222,17 +223,20 @@ func TestNodeErrorsNameAddressAndCause(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, "redis "+refused+": dial tcp "+refused+": connect: connection refused")
 	assert.Contains(t, msg, "redis "+silent.Addr().String()+": no answer within 200ms")
-	assert.NotContains(t, msg, live.Addr())
 	var ne *redisdriver.NodeError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, 1, ne.Node, "the first failure in node order")
+	assert.Equal(t, 0, ne.Node, "the first failure in node order")
 	assert.False(t, ne.Timeout())
 
+	// The silent node's command may time out on its goroutine only after Lock returned.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == 2
+	}, safetyBound, time.Millisecond, "OnNodeError did not see both failing nodes")
 	mu.Lock()
-	assert.Len(t, seen, 2, "OnNodeError saw both failing nodes, and only them")
-	if assert.Contains(t, seen, silent.Addr().String()) {
-		assert.True(t, seen[silent.Addr().String()].Timeout())
-	}
+	assert.True(t, seen[silent.Addr().String()].Timeout())
+	assert.False(t, seen[refused].Timeout())
 	mu.Unlock()
 }
 
