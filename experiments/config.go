@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +45,11 @@ type Config struct {
 	StartSpread    time.Duration // clients start at uniform times in [0, StartSpread]
 	ExtendEvery    time.Duration
 	StopAtDeadline bool
-	MaxCycles      int
+	// ReleaseAfterAck: clients release only once the storage acknowledged their last
+	// write (else at once after sending it, and the write can land after the next
+	// holder's: a stale write the workload made, not the lock).
+	ReleaseAfterAck bool
+	MaxCycles       int
 
 	ClientDriftPPM, NodeDriftPPM float64       // each process draws its drift in [−v, +v]
 	ClientOffset, NodeOffset     time.Duration // and its wall-clock offset in [−v, +v]
@@ -149,6 +154,8 @@ func registry() []knob {
 			func(c *Config) *time.Duration { return &c.ExtendEvery }),
 		boolKnob("stop_at_deadline", "workload", "a careful client stops working (and writing) when validity runs out",
 			func(c *Config) *bool { return &c.StopAtDeadline }),
+		boolKnob("release_after_ack", "workload", "before releasing, wait for the storage to acknowledge the last write (at most a node reply timeout); else it can land after the next holder's",
+			func(c *Config) *bool { return &c.ReleaseAfterAck }),
 		intKnob("max_cycles", "workload", "acquires each client starts", 0, MaxCycles, " (0 = unlimited)",
 			func(c *Config) *int { return &c.MaxCycles }),
 		floatKnob("client_clock_drift_ppm", "clocks", "ppm", "each client's clock drifts at a uniform rate in [-v, +v] ppm", 0, MaxSpreadPPM,
@@ -171,7 +178,7 @@ func registry() []knob {
 					err = l.Validate("latency")
 				}
 				if err != nil {
-					return knobErr("latency", v, latencySyntax, err)
+					return asValueError("latency", v, latencySyntax, err)
 				}
 				c.Latency = l
 				return nil
@@ -192,7 +199,8 @@ func registry() []knob {
 			set: func(c *Config, v string) error {
 				p, err := model.ParsePersistence(v)
 				if err != nil {
-					return knobErr("persistence", v, "one of none, aof-everysec, aof-always", nil)
+					return asValueError("persistence", v, "one of none, aof-everysec, aof-always",
+						unknownChoice(v, []string{"none", "aof-everysec", "aof-always"}))
 				}
 				c.Persistence = p
 				return nil
@@ -275,6 +283,9 @@ func variantNames() []string {
 func lockKnob(name, group, unit, allowed, help string, get func(c *Config) string) knob {
 	return knob{Param: Param{Name: name, Group: group, Unit: unit, Allowed: allowed, Help: help},
 		set: func(c *Config, v string) error {
+			if err := checkSyntax(unit, v, allowed); err != nil {
+				return asValueError(name, v, allowed, err)
+			}
 			l := c.Lock
 			err := l.Set(name, v)
 			if err == nil {
@@ -285,7 +296,7 @@ func lockKnob(name, group, unit, allowed, help string, get func(c *Config) strin
 				if errors.As(err, &pe) && pe.Param != name {
 					return fmt.Errorf("%s = %s: %w", name, v, &sim.ParamError{Param: pe.Param, Value: pe.Value, Allowed: pe.Allowed})
 				}
-				return knobErr(name, v, allowed, nil)
+				return outOfRange(name, v, allowed)
 			}
 			c.Lock = l
 			return nil
@@ -293,13 +304,39 @@ func lockKnob(name, group, unit, allowed, help string, get func(c *Config) strin
 		get: get}
 }
 
+// checkSyntax parses v as a value of unit only to say, in the user's words, why it is not
+// one; the algorithm's knobs are then set through redlock.Config.Set, so that both layers
+// agree on what a value means.
+func checkSyntax(unit, v, allowed string) error {
+	var err error
+	switch unit {
+	case "duration":
+		_, err = parseDur(v)
+	case "count":
+		_, err = parseWhole(v)
+	case "number":
+		_, err = parseNumber(v)
+	case "bool":
+		_, err = parseBoolValue(v)
+	case "enum":
+		names := strings.Split(strings.TrimPrefix(allowed, "one of "), ", ")
+		if !slices.Contains(names, v) {
+			err = unknownChoice(v, names)
+		}
+	}
+	return err
+}
+
 func durKnob(name, group, help string, lo, hi time.Duration, note string, field func(*Config) *time.Duration) knob {
 	allowed := fmt.Sprintf("[%v, %v]%s", lo, hi, note)
 	return knob{Param: Param{Name: name, Group: group, Unit: "duration", Allowed: allowed, Help: help},
 		set: func(c *Config, v string) error {
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			if err != nil || d < lo || d > hi {
-				return knobErr(name, v, allowed, nil)
+			d, err := parseDur(v)
+			if err != nil {
+				return asValueError(name, v, allowed, err)
+			}
+			if d < lo || d > hi {
+				return outOfRange(name, v, allowed)
 			}
 			*field(c) = d
 			return nil
@@ -311,9 +348,12 @@ func intKnob(name, group, help string, lo, hi int, note string, field func(*Conf
 	allowed := fmt.Sprintf("[%d, %d]%s", lo, hi, note)
 	return knob{Param: Param{Name: name, Group: group, Unit: "count", Allowed: allowed, Help: help},
 		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < lo || n > hi {
-				return knobErr(name, v, allowed, nil)
+			n, err := parseWhole(v)
+			if err != nil {
+				return asValueError(name, v, allowed, err)
+			}
+			if n < lo || n > hi {
+				return outOfRange(name, v, allowed)
 			}
 			*field(c) = n
 			return nil
@@ -325,9 +365,12 @@ func floatKnob(name, group, unit, help string, lo, hi float64, field func(*Confi
 	allowed := fmt.Sprintf("[%g, %g]", lo, hi)
 	return knob{Param: Param{Name: name, Group: group, Unit: unit, Allowed: allowed, Help: help},
 		set: func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || !(f >= lo && f <= hi) {
-				return knobErr(name, v, allowed, nil)
+			f, err := parseNumber(v)
+			if err != nil {
+				return asValueError(name, v, allowed, err)
+			}
+			if !(f >= lo && f <= hi) {
+				return outOfRange(name, v, allowed)
 			}
 			*field(c) = f
 			return nil
@@ -343,9 +386,9 @@ func probKnob(name, group, help string, field func(*Config) *float64) knob {
 func boolKnob(name, group, help string, field func(*Config) *bool) knob {
 	return knob{Param: Param{Name: name, Group: group, Unit: "bool", Allowed: "true or false", Help: help},
 		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			b, err := parseBoolValue(v)
 			if err != nil {
-				return knobErr(name, v, "true or false", nil)
+				return asValueError(name, v, "true or false", err)
 			}
 			*field(c) = b
 			return nil
@@ -358,29 +401,15 @@ func distKnob(name, group, help string, field func(*Config) *network.Dist) knob 
 		set: func(c *Config, v string) error {
 			d, err := ParseDist(v)
 			if err == nil {
-				err = d.Validate(name)
+				err = d.Validate(name) // a backstop: ParseDist checks every range in the user's words
 			}
 			if err != nil {
-				return knobErr(name, v, DistSyntax, err)
+				return asValueError(name, v, DistSyntax, err)
 			}
 			*field(c) = d
 			return nil
 		},
 		get: func(c *Config) string { return FormatDist(*field(c)) }}
-}
-
-// knobErr is the error for a bad value: a *sim.ParamError naming the knob, the value and
-// what it allows, with the parser's detail (if any) in front.
-func knobErr(name, value, allowed string, detail error) error {
-	pe := &sim.ParamError{Param: name, Value: strconv.Quote(value), Allowed: allowed}
-	var inner *sim.ParamError
-	if detail != nil && errors.As(detail, &inner) {
-		return fmt.Errorf("%s = %q: %w", name, value, inner)
-	}
-	if detail != nil {
-		return fmt.Errorf("%w (%v)", pe, detail)
-	}
-	return pe
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -393,6 +422,15 @@ func Params() []Param {
 		out[i] = ks[i].Param
 	}
 	return out
+}
+
+// LookupParam returns the knob called name, or an *UnknownError with close matches.
+func LookupParam(name string) (Param, error) {
+	k, err := findKnob(knobTable, name)
+	if err != nil {
+		return Param{}, err
+	}
+	return k.Param, nil
 }
 
 // KnobNames returns the knob names in registry order.
@@ -471,7 +509,8 @@ func Canonical(name, value string) (string, error) {
 }
 
 // Validate checks what single knobs cannot: the algorithm's own validation, and the
-// limits on how many faults the rates generate over the run.
+// limits a run would otherwise hit part way through (faults drawn from the rates over the
+// run, messages in flight), as a *LimitError naming the knobs, their values and the limit.
 func (c *Config) Validate() error {
 	if err := c.Lock.Validate(); err != nil {
 		var pe *redlock.ParamError
@@ -480,21 +519,7 @@ func (c *Config) Validate() error {
 		}
 		return err
 	}
-	secs := c.Duration.Seconds()
-	for _, r := range []struct {
-		name string
-		rate float64
-		max  int
-	}{
-		{"node_clock_jump_rate", c.NodeJumpRate, maxJumps},
-		{"node_crash_rate", c.NodeCrashRate, maxCrashes},
-	} {
-		if r.rate*secs > float64(r.max)/2 {
-			return &sim.ParamError{Param: r.name, Value: r.rate,
-				Allowed: fmt.Sprintf("at most %g per second over a %v run (%d events per node)", float64(r.max)/2/secs, c.Duration, r.max/2)}
-		}
-	}
-	return nil
+	return c.checkLimits()
 }
 
 // Limits on the faults drawn from rates per node, far beyond what a meaningful run uses.

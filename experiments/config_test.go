@@ -85,7 +85,7 @@ func TestBadValuesNameKnobValueAndRange(t *testing.T) {
 		{"duration", "0s", "[1ms,"},
 		{"variant", "redlok", "one of redlock"},
 		{"persistence", "always", "aof-always"},
-		{"hold", "uniform(2ms,1ms)", "hold.max"},
+		{"hold", "uniform(2ms,1ms)", "lo 2ms > hi 1ms"},
 		{"latency", "gauss(1ms)", "tail(FAST,p,SLOW)"},
 		{"node_clock_drift_ppm", "1e6", "[0, 100000]"},
 	}

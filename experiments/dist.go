@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/internal/suggest"
 	"github.com/redlock-sim/redlock-sim/network"
 )
 
@@ -18,89 +19,131 @@ const latencySyntax = DistSyntax + ", or tail(FAST,p,SLOW)"
 
 // ParseDist parses a distribution written as a plain duration ("10ms", a constant),
 // const(d), uniform(lo,hi), exp(base,mean) (base plus an exponential draw of that mean)
-// or lognormal(median,sigma[,base]). Durations are Go durations. Spaces are ignored.
+// or lognormal(median,sigma[,base]). Durations are Go durations. Spaces are ignored. It
+// checks ranges too, so that every complaint is in the words the user wrote ("lo 5ms > hi
+// 1ms"), never in the network's field names.
 func ParseDist(s string) (network.Dist, error) {
 	name, args, err := splitCall(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
 	if err != nil {
 		return network.Dist{}, err
 	}
 	if args == nil { // a bare duration
-		d, err := time.ParseDuration(name)
+		d, err := parseDur(name)
 		if err != nil {
-			return network.Dist{}, fmt.Errorf("%q is not a duration or a distribution", name)
+			return network.Dist{}, err
+		}
+		if err := distRange("the duration", d); err != nil {
+			return network.Dist{}, err
 		}
 		return network.Constant(d), nil
 	}
-	want := func(n ...int) error {
-		for _, k := range n {
-			if len(args) == k {
-				return nil
-			}
-		}
-		return fmt.Errorf("%s takes %v arguments, got %d", name, n, len(args))
+	kind, ok := distForms[strings.ToLower(name)]
+	if !ok {
+		return network.Dist{}, unknownDist(name, false)
 	}
-	durs := func(idx ...int) ([]time.Duration, error) {
-		out := make([]time.Duration, len(idx))
-		for i, k := range idx {
-			d, err := time.ParseDuration(args[k])
-			if err != nil {
-				return nil, fmt.Errorf("%s: argument %d %q is not a duration", name, k+1, args[k])
-			}
-			out[i] = d
-		}
-		return out, nil
+	if len(args) < len(kind.args)-kind.optional || len(args) > len(kind.args) {
+		return network.Dist{}, &problem{what: fmt.Sprintf("%s takes %s, got %d argument%s",
+			kind.name, kind.form(), len(args), pluralS(len(args)))}
 	}
-	switch strings.ToLower(name) {
-	case "const", "constant":
-		if err := want(1); err != nil {
+	durs := make([]time.Duration, len(args))
+	var sigma float64
+	for i, a := range args {
+		what := kind.name + "'s " + kind.args[i]
+		if kind.args[i] == "sigma" {
+			if sigma, err = parseNumber(a); err != nil {
+				return network.Dist{}, &problem{what: fmt.Sprintf("%s %s: %v", what, quoteValue(a), err)}
+			}
+			if !(sigma >= 0 && sigma <= network.MaxSigma) {
+				return network.Dist{}, &problem{what: fmt.Sprintf("out of range: %s %s, allowed [0, %g]", what, a, network.MaxSigma)}
+			}
+			continue
+		}
+		if durs[i], err = parseDur(a); err != nil {
+			return network.Dist{}, &problem{what: fmt.Sprintf("%s %s: %v", what, quoteValue(a), err)}
+		}
+		if err := distRange(what, durs[i]); err != nil {
 			return network.Dist{}, err
 		}
-		d, err := durs(0)
-		if err != nil {
-			return network.Dist{}, err
-		}
-		return network.Constant(d[0]), nil
+	}
+	switch kind.name {
+	case "const":
+		return network.Constant(durs[0]), nil
 	case "uniform":
-		if err := want(2); err != nil {
-			return network.Dist{}, err
+		if durs[0] > durs[1] {
+			return network.Dist{}, &problem{what: fmt.Sprintf("uniform's lo %v > hi %v", durs[0], durs[1]),
+				hint: "uniform(" + args[1] + "," + args[0] + ")"}
 		}
-		d, err := durs(0, 1)
-		if err != nil {
-			return network.Dist{}, err
-		}
-		return network.Uniform(d[0], d[1]), nil
-	case "exp", "exponential":
-		if err := want(2); err != nil {
-			return network.Dist{}, err
-		}
-		d, err := durs(0, 1)
-		if err != nil {
-			return network.Dist{}, err
-		}
-		return network.Exponential(d[0], d[1]), nil
-	case "lognormal":
-		if err := want(2, 3); err != nil {
-			return network.Dist{}, err
-		}
-		d, err := durs(0)
-		if err != nil {
-			return network.Dist{}, err
-		}
-		sigma, err := strconv.ParseFloat(args[1], 64)
-		if err != nil {
-			return network.Dist{}, fmt.Errorf("lognormal: sigma %q is not a number", args[1])
-		}
-		out := network.Lognormal(d[0], sigma)
-		if len(args) == 3 {
-			b, err := durs(2)
-			if err != nil {
-				return network.Dist{}, err
-			}
-			out.Base = b[0]
-		}
-		return out, nil
+		return network.Uniform(durs[0], durs[1]), nil
+	case "exp":
+		return network.Exponential(durs[0], durs[1]), nil
 	}
-	return network.Dist{}, fmt.Errorf("unknown distribution %q", name)
+	out := network.Lognormal(durs[0], sigma)
+	if len(args) == 3 {
+		out.Base = durs[2]
+	}
+	return out, nil
+}
+
+// distForm is one distribution's call syntax.
+type distForm struct {
+	name     string
+	args     []string // argument names, as the help writes them
+	optional int      // how many trailing arguments may be left out
+}
+
+func (f distForm) form() string {
+	req := f.args[:len(f.args)-f.optional]
+	s := f.name + "(" + strings.Join(req, ",")
+	if f.optional > 0 {
+		s += "[," + strings.Join(f.args[len(req):], ",") + "]"
+	}
+	n := fmt.Sprint(len(req))
+	if f.optional > 0 {
+		n += " or " + fmt.Sprint(len(f.args))
+	}
+	return n + " arguments, " + s + ")"
+}
+
+// distForms are the distributions by every name ParseDist accepts.
+var distForms = map[string]distForm{
+	"const":       {name: "const", args: []string{"d"}},
+	"constant":    {name: "const", args: []string{"d"}},
+	"uniform":     {name: "uniform", args: []string{"lo", "hi"}},
+	"exp":         {name: "exp", args: []string{"base", "mean"}},
+	"exponential": {name: "exp", args: []string{"base", "mean"}},
+	"lognormal":   {name: "lognormal", args: []string{"median", "sigma", "base"}, optional: 1},
+}
+
+// unknownDist is the problem for a call of an unknown distribution, with the closest name.
+func unknownDist(name string, latency bool) *problem {
+	names := []string{"const", "uniform", "exp", "lognormal"}
+	if latency {
+		names = append(names, "tail")
+	}
+	p := &problem{what: fmt.Sprintf("unknown distribution %q: want %s", name, strings.Join(names, ", "))}
+	if c := suggest.Closest(name, append(names, "constant", "exponential"), 1); len(c) == 1 {
+		p.what += "; did you mean " + c[0] + "?"
+	}
+	return p
+}
+
+// distRange checks one duration of a distribution against what the network can draw.
+func distRange(what string, d time.Duration) error {
+	switch {
+	case d < 0:
+		return &problem{what: fmt.Sprintf("out of range: %s %v is negative", what, d)}
+	case d > network.MaxDuration:
+		return &problem{what: fmt.Sprintf("out of range: %s %v is above %v", what, d, network.MaxDuration)}
+	}
+	return nil
+}
+
+// pluralS is the "s" a count of n takes in English.
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // FormatDist writes d in the syntax ParseDist reads, canonically: the text of a knob value
@@ -131,23 +174,29 @@ func ParseLatency(s string) (network.Latency, error) {
 		return network.Latency{}, err
 	}
 	if !strings.EqualFold(name, "tail") {
+		if _, ok := distForms[strings.ToLower(name)]; args != nil && !ok {
+			return network.Latency{}, unknownDist(name, true)
+		}
 		d, err := ParseDist(s)
 		return network.Latency{Fast: d}, err
 	}
 	if len(args) != 3 {
-		return network.Latency{}, fmt.Errorf("tail takes 3 arguments (FAST,p,SLOW), got %d", len(args))
+		return network.Latency{}, &problem{what: fmt.Sprintf("tail takes 3 arguments, tail(FAST,p,SLOW), got %d", len(args))}
 	}
 	fast, err := ParseDist(args[0])
 	if err != nil {
-		return network.Latency{}, fmt.Errorf("tail: fast: %w", err)
+		return network.Latency{}, &problem{what: fmt.Sprintf("tail's FAST %s: %v", args[0], err)}
 	}
-	p, err := strconv.ParseFloat(args[1], 64)
+	p, err := parseNumber(args[1])
 	if err != nil {
-		return network.Latency{}, fmt.Errorf("tail: p %q is not a number", args[1])
+		return network.Latency{}, &problem{what: fmt.Sprintf("tail's p %s: %v", quoteValue(args[1]), err)}
+	}
+	if !(p >= 0 && p <= 1) {
+		return network.Latency{}, &problem{what: fmt.Sprintf("out of range: tail's p %s, allowed [0, 1]", args[1])}
 	}
 	slow, err := ParseDist(args[2])
 	if err != nil {
-		return network.Latency{}, fmt.Errorf("tail: slow: %w", err)
+		return network.Latency{}, &problem{what: fmt.Sprintf("tail's SLOW %s: %v", args[2], err)}
 	}
 	return network.Tail(fast, p, slow), nil
 }
@@ -162,19 +211,29 @@ func FormatLatency(l network.Latency) string {
 }
 
 // splitCall splits "name(a,b(c,d),e)" into name and its top-level arguments; a string
-// without parentheses comes back as the name with nil arguments.
+// without parentheses comes back as the name with nil arguments. Its complaints name the
+// slip a person makes: a trailing comma, a list where one value goes, a missing ")".
 func splitCall(s string) (string, []string, error) {
+	if s == "" {
+		return "", nil, &problem{what: "empty value: want " + DistSyntax}
+	}
+	if strings.HasSuffix(s, ",") {
+		return "", nil, &problem{what: "a trailing comma", hint: strings.TrimRight(s, ",")}
+	}
 	open := strings.IndexByte(s, '(')
 	if open < 0 {
-		if strings.ContainsAny(s, "),") {
-			return "", nil, fmt.Errorf("unbalanced parentheses in %q", s)
+		switch {
+		case strings.Contains(s, ","):
+			return "", nil, &problem{what: "a comma outside parentheses: one value goes here (a sweep spec lists several)"}
+		case strings.Contains(s, ")"):
+			return "", nil, &problem{what: "a \")\" without its \"(\""}
 		}
 		return s, nil, nil
 	}
-	if !strings.HasSuffix(s, ")") {
-		return "", nil, fmt.Errorf("missing closing parenthesis in %q", s)
+	if open == 0 {
+		return "", nil, &problem{what: "a distribution name is missing before \"(\", e.g. uniform(1ms,2ms)"}
 	}
-	name, body := s[:open], s[open+1:len(s)-1]
+	name, body := s[:open], s[open+1:]
 	args := []string{}
 	depth, start := 0, 0
 	for i := 0; i < len(body); i++ {
@@ -183,8 +242,17 @@ func splitCall(s string) (string, []string, error) {
 			depth++
 		case ')':
 			depth--
-			if depth < 0 {
-				return "", nil, fmt.Errorf("unbalanced parentheses in %q", s)
+			if depth < 0 { // the call's own ")": nothing may follow it
+				if rest := body[i+1:]; rest != "" {
+					return "", nil, &problem{what: fmt.Sprintf("unexpected %q after the closing \")\"", rest)}
+				}
+				args = append(args, body[start:i])
+				for k, a := range args {
+					if a == "" {
+						return "", nil, &problem{what: fmt.Sprintf("%s: argument %d is empty", name, k+1)}
+					}
+				}
+				return name, args, nil
 			}
 		case ',':
 			if depth == 0 {
@@ -193,14 +261,5 @@ func splitCall(s string) (string, []string, error) {
 			}
 		}
 	}
-	if depth != 0 {
-		return "", nil, fmt.Errorf("unbalanced parentheses in %q", s)
-	}
-	args = append(args, body[start:])
-	for _, a := range args {
-		if a == "" {
-			return "", nil, fmt.Errorf("empty argument in %q", s)
-		}
-	}
-	return name, args, nil
+	return "", nil, &problem{what: "a \"(\" without its \")\"", hint: s + strings.Repeat(")", depth+1)}
 }

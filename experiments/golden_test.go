@@ -37,6 +37,7 @@ func golden(t *testing.T, sc Scenario) []byte {
 	out.WriteString("# expect: " + sc.Expect + "\n")
 	out.WriteString("# seed 1, trace of " + window + "; regenerate: go test ./experiments -rewrite\n")
 	out.WriteString("# columns: true time, !! fault / ** violation, actor, the actor's own clock, event\n")
+	out.WriteString("# under a violation, [n] spells out a fault in effect, once; later lines refer to it by number\n")
 	out.Write(trace.Bytes())
 	out.WriteString("# summary\n")
 	require.NoError(t, WriteSummary(&out, rec))

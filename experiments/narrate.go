@@ -1,7 +1,9 @@
 package experiments
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,26 +12,102 @@ import (
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
+// TraceOptions says which lines of the narrated trace to show and how precisely. The zero
+// value shows every line, with times to the millisecond and durations to the microsecond:
+// what a reader can follow; the nanoseconds are there on request.
+type TraceOptions struct {
+	// Actors keeps the lines by or about these actors (client1, redis3, storage, net,
+	// oracle): an actor's own events, the commands a client sent as the nodes ran them,
+	// the replies from a node, the network faults on an actor's links, the violations
+	// that name a client. Empty: every actor.
+	Actors []string
+	// Only keeps the lines of these kinds (see TraceKinds). Empty: every kind.
+	Only []string
+	// HideCleanup leaves out cleanup traffic (see TraceKinds' note).
+	HideCleanup bool
+	// Precise shows times and durations to the nanosecond.
+	Precise bool
+}
+
+// TraceKinds are the kinds of line TraceOptions.Only selects, with what each covers, for
+// help texts. Cleanup traffic, which HideCleanup hides whatever the kinds, is the traffic
+// of a client's requests that no longer matter to it: the release round it sends after
+// an acquire attempt ended without the lock (the commands as the nodes run them and
+// their replies), and replies that reach it after the attempt, extension or release they
+// answer has ended.
+var TraceKinds = []struct{ Name, Help string }{
+	{"faults", "what went wrong: pauses, crashes, restarts, failovers, cuts, drops, clogs (the !! lines)"},
+	{"violations", "the oracle's verdicts (the ** lines), each with the faults in effect"},
+	{"lock", "the clients' lock steps (acquire, attempt ended, acquired, extend, release) and keys expiring on nodes"},
+	{"commands", "Redis commands as the nodes run them, the replies the clients receive, the nodes' fsyncs and replication"},
+	{"writes", "the clients' writes to the protected storage and the storage's verdicts"},
+}
+
+// lineKind is a TraceKinds entry as a bit.
+type lineKind uint8
+
+const (
+	lineFault lineKind = 1 << iota
+	lineViolation
+	lineLock
+	lineCommand
+	lineWrite
+)
+
+// ParseTraceKinds turns a list of TraceKinds names into a mask; an unknown name is an
+// *UnknownError.
+func parseTraceKinds(names []string) (lineKind, error) {
+	var mask lineKind
+	var known []string
+	for _, k := range TraceKinds {
+		known = append(known, k.Name)
+	}
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		i := slices.Index(known, name)
+		if name == "" { // a trailing comma
+			continue
+		}
+		if i < 0 {
+			return 0, fmt.Errorf("trace filter: %w (the kinds are %s)", unknown("kind of trace line", name, known), strings.Join(known, ", "))
+		}
+		mask |= 1 << i
+	}
+	return mask, nil
+}
+
 // narrator is the trace sink of `redlock-sim run --trace` and of the golden files: it turns
 // the kernel's trace records into a transcript a person can follow, one line per event:
 //
-//	0.001234s    redis3    [wall 0.001234s]  SET lock Zm9v... NX PX 10000 → OK
-//	0.001780s    client1   [mono 0.001780s]  ← redis3: OK
-//	1.500000s !! redis3    [wall 2.500000s]  crash keys=1 dropped=0 lost_writes=1
-//	2.000102s ** oracle                      VIOLATION validity_overlap on lock: client1 and client2
+//	0.001s    redis3    [wall 0.001s]  SET lock Zm9v... NX PX 10000 → OK
+//	0.002s    client1   [mono 0.002s]  ← redis3: OK
+//	1.500s !! redis3    [wall 2.500s]  crash keys=1 dropped=0 lost_writes=1
+//	2.000s ** oracle                   VIOLATION validity_overlap on lock: client1 and client2; fault [1]
+//	                                   [1] redis3 lost 1 unsynced write(s) in crashes
 //
 // The columns are the true time, a marker (!! a fault, ** a violation), the actor, the
 // actor's own clock where it has one (a client's monotonic reading, a node's wall reading:
 // what each of them believes), and the event with commands in redis-cli syntax. Deliveries
 // of commands to nodes and of writes to the storage are folded into the lines of the
-// node's exec and the storage's verdict, which say the same thing.
+// node's exec and the storage's verdict, which say the same thing. A violation's faults
+// are numbered and spelled out once, under the first violation they are in effect for.
 type narrator struct {
 	w        *World
 	out      io.Writer
 	from, to sim.Time
+	opts     TraceOptions
+	only     lineKind // 0: every kind
+	actors   map[string]bool
 	kinds    map[string]actorKind
 	clocks   map[string]*clock.Clock
-	pending  string // the last write delivered to the storage, shown with its verdict
+	groupOf  map[string]string // a node's group, when the group has another name
+	pending  pendingWrite      // the last write delivered to the storage, shown with its verdict
+	clients  map[string]*clientTrack
+	reqs     map[reqKey]reqTrack // requests delivered to nodes, awaiting their reply
+	queued   map[string][]queued // per node or group: commands delivered, awaiting exec
+	faultNo  map[string]int      // a fault's number, once spelled out
+	viols    int                 // violation records seen: the index of the next in the oracle's list
+	held     *line               // a violation line, until the oracle has listed its faults
 	buf      []byte
 	err      error
 }
@@ -44,26 +122,102 @@ const (
 	actorStorage
 )
 
-func newNarrator(w *World, out io.Writer, from, to sim.Time) *narrator {
-	n := &narrator{w: w, out: out, from: from, to: to,
-		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}}
+// line is one narrated line before it is filtered and written.
+type line struct {
+	at      sim.Time
+	actor   string
+	marker  string
+	local   string
+	text    string
+	kind    lineKind
+	peers   [2]string // other actors the line is about
+	cleanup bool
+	viol    int // a violation line: its index in the oracle's list, plus one
+}
+
+// clientTrack is what the narrator follows of a client to tell its cleanup traffic.
+type clientTrack struct {
+	failed bool // its last attempt ended without the lock, and it holds nothing since
+	ends   int  // operations (attempts, extensions, releases) ended so far
+}
+
+type reqKey struct {
+	client string
+	id     uint64
+}
+
+type reqTrack struct {
+	ends    int // the client's ends when the request reached its node
+	cleanup bool
+}
+
+type queued struct {
+	cmd, from string
+	cleanup   bool
+}
+
+type pendingWrite struct{ from, msg string }
+
+// maxQueued bounds the commands remembered per node between delivery and exec (a node
+// runs them in order, so only a paused node keeps many waiting); maxReqs bounds the
+// requests remembered until their reply (only lost replies keep one long).
+const (
+	maxQueued = 256
+	maxReqs   = 4096
+)
+
+func newNarrator(w *World, out io.Writer, from, to sim.Time, opts TraceOptions) (*narrator, error) {
+	n := &narrator{w: w, out: out, from: from, to: to, opts: opts,
+		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}, groupOf: map[string]string{},
+		clients: map[string]*clientTrack{}, reqs: map[reqKey]reqTrack{}, queued: map[string][]queued{},
+		faultNo: map[string]int{}}
 	if to == 0 {
 		n.to = sim.Never
 	}
+	known := []string{}
 	for _, c := range w.Clients {
 		n.kinds[c.Name()] = actorClient
 		n.clocks[c.Name()] = c.Clock()
+		n.clients[c.Name()] = &clientTrack{}
+		known = append(known, c.Name())
 	}
 	for _, g := range w.Groups {
 		for i := range g.Len() {
 			nd := g.Node(i)
 			n.kinds[nd.Name()] = actorNode
 			n.clocks[nd.Name()] = nd.Clock()
+			if nd.Name() != g.Name() {
+				n.groupOf[nd.Name()] = g.Name()
+				known = append(known, nd.Name())
+			}
 		}
 		n.kinds[g.Name()] = actorGroup // a group of one node shares its node's name
+		known = append(known, g.Name())
 	}
-	n.kinds[w.Net.Name(w.Storage.Endpoint())] = actorStorage
-	return n
+	storage := w.Net.Name(w.Storage.Endpoint())
+	n.kinds[storage] = actorStorage
+	known = append(known, storage, "net", "oracle")
+	var err error
+	if n.only, err = parseTraceKinds(opts.Only); err != nil {
+		return nil, err
+	}
+	if len(opts.Actors) > 0 {
+		n.actors = map[string]bool{}
+		for _, a := range opts.Actors {
+			a = strings.TrimSpace(a)
+			if a == "" { // a trailing comma
+				continue
+			}
+			if !slices.Contains(known, a) {
+				return nil, fmt.Errorf("trace filter: %w (the actors of this run are %s)", unknown("actor", a, known), strings.Join(known, ", "))
+			}
+			n.actors[a] = true
+		}
+		if len(n.actors) == 0 {
+			n.actors = nil
+		}
+	}
+	return n, nil
 }
 
 // Record narrates one trace record.
@@ -71,132 +225,407 @@ func (n *narrator) Record(r *sim.Record) {
 	if n.err != nil {
 		return
 	}
-	actor, marker, text, skip := n.describe(r)
-	if skip || r.At < n.from || r.At >= n.to {
+	// The oracle judges a write as the storage takes it, before the storage traces its
+	// verdict: the verdict reads better first.
+	verdict := n.held != nil && r.Kind == "write" && r.At == n.held.at && n.kinds[r.Actor] == actorStorage
+	if !verdict {
+		n.release()
+	}
+	l := line{at: r.At, actor: r.Actor, marker: "  "}
+	if n.describe(r, &l) {
+		if l.viol > 0 {
+			n.held = &l // the oracle lists the violation's faults just after tracing it
+			return
+		}
+		n.write(&l)
+	}
+	if verdict {
+		n.release()
+	}
+}
+
+// finish writes what is still held back, at the end of the run.
+func (n *narrator) finish() { n.release() }
+
+// release writes the violation line held back, now that the oracle has listed its faults:
+// each fault gets a number the first time a shown violation is under it, and is spelled
+// out under that violation only.
+func (n *narrator) release() {
+	if n.held == nil {
 		return
 	}
+	l := n.held
+	n.held = nil
+	if !n.shown(l) {
+		return
+	}
+	var notes []string
+	var nums []int
+	if vs := n.w.Oracle.violations; l.viol <= len(vs) {
+		for _, f := range vs[l.viol-1].Faults {
+			no, ok := n.faultNo[f]
+			if !ok {
+				no = len(n.faultNo) + 1
+				n.faultNo[f] = no
+				notes = append(notes, "["+strconv.Itoa(no)+"] "+f)
+			}
+			nums = append(nums, no)
+		}
+	}
+	l.text += faultRefs(nums)
+	n.write(l)
+	for _, note := range notes {
+		n.writeNote(note)
+	}
+}
+
+// faultRefs renders fault numbers as "; faults [1]-[4], [6]".
+func faultRefs(nums []int) string {
+	if len(nums) == 0 {
+		return ""
+	}
+	s := "; fault"
+	if len(nums) > 1 {
+		s += "s"
+	}
+	sorted := slices.Clone(nums)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	for i := 0; i < len(sorted); {
+		j := i
+		for j+1 < len(sorted) && sorted[j+1] == sorted[j]+1 {
+			j++
+		}
+		if i > 0 {
+			s += ","
+		}
+		s += " [" + strconv.Itoa(sorted[i]) + "]"
+		if j > i+1 {
+			s += "-[" + strconv.Itoa(sorted[j]) + "]"
+		} else if j == i+1 {
+			s += ", [" + strconv.Itoa(sorted[j]) + "]"
+		}
+		i = j + 1
+	}
+	return s
+}
+
+// shown reports whether the options keep l.
+func (n *narrator) shown(l *line) bool {
+	if l.at < n.from || l.at >= n.to {
+		return false
+	}
+	if n.opts.HideCleanup && l.cleanup {
+		return false
+	}
+	if n.only != 0 && n.only&l.kind == 0 {
+		return false
+	}
+	if n.actors != nil && !n.actors[l.actor] && !n.actors[l.peers[0]] && !n.actors[l.peers[1]] {
+		return false
+	}
+	return true
+}
+
+// write writes l if the options keep it, and says whether it did.
+func (n *narrator) write(l *line) bool {
+	if !n.shown(l) {
+		return false
+	}
 	b := n.buf[:0]
-	b = appendLeft(b, strconv.FormatFloat(r.At.Duration().Seconds(), 'f', 6, 64)+"s", 11)
+	b = appendLeft(b, n.clock(l.at.Duration()), n.timeWidth())
 	b = append(b, ' ')
-	b = append(b, marker...)
+	b = append(b, l.marker...)
 	b = append(b, ' ')
-	b = appendRight(b, actor, 9)
+	b = appendRight(b, l.actor, 9)
 	b = append(b, ' ')
-	b = appendRight(b, n.local(r, actor), 18)
+	b = appendRight(b, l.local, n.timeWidth()+8)
 	b = append(b, ' ')
+	b = append(b, l.text...)
+	b = append(b, '\n')
+	n.buf = b
+	_, n.err = n.out.Write(b)
+	return n.err == nil
+}
+
+// writeNote writes a line of the event column only: a fault spelled out under a violation.
+func (n *narrator) writeNote(text string) {
+	b := n.buf[:0]
+	for range n.timeWidth() + 4 + 10 + n.timeWidth() + 8 + 1 {
+		b = append(b, ' ')
+	}
 	b = append(b, text...)
 	b = append(b, '\n')
 	n.buf = b
 	_, n.err = n.out.Write(b)
 }
 
+func (n *narrator) timeWidth() int {
+	if n.opts.Precise {
+		return 14
+	}
+	return 8
+}
+
+// clock renders a time or a clock reading in seconds, to the millisecond unless precise.
+func (n *narrator) clock(d time.Duration) string {
+	if n.opts.Precise {
+		return strconv.FormatFloat(d.Seconds(), 'f', 9, 64) + "s"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + "s"
+}
+
+// dur renders a duration, to the microsecond unless precise: 986.779ms, not 986.779293ms.
+func (n *narrator) dur(d time.Duration) string {
+	if !n.opts.Precise {
+		d = d.Round(time.Microsecond)
+	}
+	return d.String()
+}
+
 // local returns the actor's own reading of its clock: the monotonic reading a client
 // traces, or a node's wall clock (on which its keys expire).
-func (n *narrator) local(r *sim.Record, actor string) string {
-	switch n.kinds[actor] {
+func (n *narrator) local(r *sim.Record) string {
+	switch n.kinds[r.Actor] {
 	case actorClient:
 		if f := field(r, "mono"); f != nil {
-			return "[mono " + secs(time.Duration(f.Int)) + "]"
+			return "[mono " + n.clock(time.Duration(f.Int)) + "]"
 		}
-		if ck := n.clocks[actor]; ck != nil {
-			return "[mono " + secs(ck.Mono(r.At)) + "]"
+		if ck := n.clocks[r.Actor]; ck != nil {
+			return "[mono " + n.clock(ck.Mono(r.At)) + "]"
 		}
 	case actorNode, actorGroup:
-		if ck := n.clocks[actor]; ck != nil {
-			return "[wall " + secs(ck.Wall(r.At)) + "]"
+		if ck := n.clocks[r.Actor]; ck != nil {
+			return "[wall " + n.clock(ck.Wall(r.At)) + "]"
 		}
 	}
 	return ""
 }
 
-func (n *narrator) describe(r *sim.Record) (actor, marker, text string, skip bool) {
-	actor, marker = r.Actor, "  "
+// describe fills in l from r and follows the clients' state; false: r makes no line.
+func (n *narrator) describe(r *sim.Record, l *line) bool {
 	switch {
 	case r.Actor == "net":
-		return n.describeNet(r)
+		return n.describeNet(r, l)
 	case r.Actor == "oracle":
-		return actor, "**", "VIOLATION " + str(r, "kind") + " on " + str(r, "resource") + ": " +
-			str(r, "first") + " and " + str(r, "second"), false
+		l.marker, l.kind = "**", lineViolation
+		l.peers = [2]string{str(r, "first"), str(r, "second")}
+		l.text = "VIOLATION " + str(r, "kind") + " on " + str(r, "resource") + ": " + l.peers[0] + " and " + l.peers[1]
+		n.viols++
+		l.viol = n.viols
+		return true
 	}
+	l.local = n.local(r)
+	l.kind = lineCommand
 	switch n.kinds[r.Actor] {
 	case actorNode, actorGroup:
-		switch r.Kind {
-		case "exec":
-			f := field(r, "cmd")
-			text = strings.Replace(string(f.AppendValue(nil)), " reply=", " → ", 1)
-			if rf := field(r, "reply"); rf != nil {
-				text += " → " + string(rf.AppendValue(nil))
-			}
-			return actor, marker, text, false
-		case "crash", "kill", "shutdown", "restart", "pause", "resume", "failover":
-			marker = "!!"
-		}
+		n.describeNode(r, l)
 	case actorStorage:
 		if r.Kind == "write" {
 			verdict := "accepted"
 			if field(r, "accepted").Int == 0 {
 				verdict = "REJECTED"
 			}
-			text = n.pending + " → " + verdict
-			n.pending = ""
-			return actor, marker, text, false
+			l.kind, l.peers[0] = lineWrite, n.pending.from
+			l.text = n.pending.from + ": " + n.pending.msg + " → " + verdict
+			n.pending = pendingWrite{}
+			return true
 		}
 	case actorClient:
-		switch r.Kind {
-		case "pause", "resume", "crash":
-			marker = "!!"
-		}
+		return n.describeClient(r, l)
 	}
-	return actor, marker, r.Kind + fields(r, "mono"), false
+	if l.text == "" {
+		l.text = r.Kind + n.fields(r, "mono")
+	}
+	return true
 }
 
-func (n *narrator) describeNet(r *sim.Record) (actor, marker, text string, skip bool) {
-	from, to := str(r, "from"), str(r, "to")
-	msg := ""
-	if f := field(r, "msg"); f != nil {
-		msg = stripReq(string(f.AppendValue(nil)))
+func (n *narrator) describeNode(r *sim.Record, l *line) {
+	l.peers[1] = n.groupOf[r.Actor] // --actor redis1 shows the nodes of group redis1
+	switch r.Kind {
+	case "exec":
+		f := field(r, "cmd")
+		text := string(f.AppendValue(nil))
+		if q, ok := n.dequeue(r.Actor, text); ok {
+			l.peers[0], l.cleanup = q.from, q.cleanup
+		}
+		l.text = strings.Replace(text, " reply=", " → ", 1)
+		if rf := field(r, "reply"); rf != nil {
+			l.text += " → " + string(rf.AppendValue(nil))
+		}
+	case "drop": // a command the node did not run: it is down, or its queue is full
+		if f := field(r, "cmd"); f != nil {
+			if q, ok := n.dequeue(r.Actor, string(f.AppendValue(nil))); ok {
+				l.peers[0], l.cleanup = q.from, q.cleanup
+			}
+		}
+	case "expire":
+		l.kind = lineLock
+	case "crash", "kill", "shutdown", "restart", "pause", "resume", "failover":
+		l.marker, l.kind = "!!", lineFault
 	}
+}
+
+// dequeue takes the command a node runs off the list of those delivered to it (or to its
+// group), to learn who sent it.
+func (n *narrator) dequeue(node, text string) (queued, bool) {
+	for _, name := range [2]string{node, n.groupOf[node]} {
+		q := n.queued[name]
+		for i := range q {
+			if strings.HasPrefix(text, q[i].cmd) {
+				found := q[i]
+				n.queued[name] = slices.Delete(q, i, i+1)
+				return found, true
+			}
+		}
+	}
+	return queued{}, false
+}
+
+func (n *narrator) describeClient(r *sim.Record, l *line) bool {
+	ct := n.clients[r.Actor]
+	l.kind = lineLock
+	switch r.Kind {
+	case "pause":
+		l.marker, l.kind = "!!", lineFault
+		d := time.Duration(field(r, "for").Int)
+		l.text = "pause for=" + n.dur(d) + ", until " + n.clock(r.At.Duration()+d)
+		return true
+	case "pause-merged":
+		l.marker, l.kind = "!!", lineFault
+		d := time.Duration(field(r, "for").Int)
+		until := time.Duration(field(r, "until").Int)
+		l.text = "pause for=" + n.dur(d) + " while already paused: "
+		if r.At.Duration()+d == until {
+			l.text += "pause extended to " + n.clock(until)
+		} else {
+			l.text += "inside the pause in progress, which ends at " + n.clock(until)
+		}
+		return true
+	case "resume", "crash":
+		l.marker, l.kind = "!!", lineFault
+	case "write":
+		l.kind = lineWrite
+	case "attempt-ended":
+		ct.ends++
+		ct.failed = str(r, "reason") != "none"
+	case "acquire-start", "acquired", "release-start":
+		ct.failed = false
+	case "released", "extended", "extend-failed", "acquire-failed":
+		ct.ends++
+	}
+	l.text = r.Kind + n.fields(r, "mono")
+	return true
+}
+
+func (n *narrator) describeNet(r *sim.Record, l *line) bool {
+	from, to := str(r, "from"), str(r, "to")
+	id, msg := uint64(0), ""
+	if f := field(r, "msg"); f != nil {
+		id, msg = splitReq(string(f.AppendValue(nil)))
+	}
+	l.peers = [2]string{from, to}
+	l.marker, l.kind = "!!", lineFault
 	switch r.Kind {
 	case "deliver":
-		switch n.kinds[to] {
-		case actorGroup:
-			return "", "", "", true
-		case actorStorage:
-			n.pending = from + ": " + msg
-			return "", "", "", true
-		}
-		if n.kinds[from] == actorStorage { // acknowledgements nobody waits for
-			return "", "", "", true
-		}
-		return to, "  ", "← " + from + ": " + msg, false
+		return n.describeDeliver(from, to, id, msg, l)
 	case "drop":
-		return "net", "!!", "drop " + from + "→" + to + " (" + str(r, "reason") + "): " + msg, false
+		l.text = "drop " + from + "→" + to + " (" + str(r, "reason") + "): " + msg
 	case "hold":
-		return "net", "!!", "hold " + from + "→" + to + " (clogged): " + msg, false
+		l.text = "hold " + from + "→" + to + " (clogged): " + msg
 	case "dup":
-		return "net", "!!", "duplicate " + from + "→" + to + ": " + msg, false
+		l.text = "duplicate " + from + "→" + to + ": " + msg
+	default:
+		l.text = r.Kind + n.fields(r)
 	}
-	return "net", "!!", r.Kind + fields(r), false
+	return true
 }
 
-// stripReq drops the "req=N " prefix of a described message: request ids only matter to
-// the machine, and the reply's line already names its node.
-func stripReq(s string) string {
-	if strings.HasPrefix(s, "req=") {
-		if i := strings.IndexByte(s, ' '); i > 0 {
-			return s[i+1:]
+// describeDeliver narrates a message's delivery: a reply as a client's line; a command
+// is only remembered, to be narrated as its node runs it, and a write as the storage
+// judges it.
+func (n *narrator) describeDeliver(from, to string, id uint64, msg string, l *line) bool {
+	l.marker, l.kind = "  ", lineCommand
+	switch n.kinds[to] {
+	case actorGroup, actorNode:
+		ct := n.clients[from]
+		if ct == nil { // between nodes: a replica's stream, shown as the node receives it
+			if n.kinds[to] == actorGroup {
+				return false
+			}
+			l.actor, l.peers = to, [2]string{from, n.groupOf[to]}
+			l.local = n.local(&sim.Record{At: l.at, Actor: to})
+			l.text = "← " + from + ": " + msg
+			return true
+		}
+		cleanup := ct.failed && isRelease(msg)
+		if len(n.reqs) >= maxReqs {
+			n.forgetEnded()
+		}
+		n.reqs[reqKey{from, id}] = reqTrack{ends: ct.ends, cleanup: cleanup}
+		q := n.queued[to]
+		if len(q) == maxQueued { // commands a crash lost: the oldest are the likeliest
+			q = slices.Delete(q, 0, 1)
+		}
+		n.queued[to] = append(q, queued{cmd: msg, from: from, cleanup: cleanup})
+		return false
+	case actorStorage:
+		n.pending = pendingWrite{from: from, msg: msg}
+		return false
+	case actorClient:
+		if n.kinds[from] == actorStorage { // acknowledgements nobody waits for
+			return false
+		}
+		key := reqKey{to, id}
+		if rq, ok := n.reqs[key]; ok {
+			l.cleanup = rq.cleanup || rq.ends < n.clients[to].ends
+			delete(n.reqs, key)
+		}
+		l.actor, l.peers = to, [2]string{from}
+		l.local = n.local(&sim.Record{At: l.at, Actor: to})
+		l.text = "← " + from + ": " + msg
+		return true
+	}
+	return false
+}
+
+// forgetEnded forgets the requests of operations that have ended, whose replies were
+// lost: a reply that still comes is then shown, not hidden as cleanup.
+func (n *narrator) forgetEnded() {
+	for k, rq := range n.reqs { // determinism:allow deletes only; the order reaches nothing
+		if rq.ends < n.clients[k.client].ends {
+			delete(n.reqs, k)
 		}
 	}
-	return s
+}
+
+// isRelease reports whether a command is a lock release (the release script, or a plain
+// DEL for a careless client).
+func isRelease(cmd string) bool {
+	return strings.HasPrefix(cmd, "EVALSHA <release>") || strings.HasPrefix(cmd, "EVAL <release>") ||
+		strings.HasPrefix(cmd, "DEL ")
+}
+
+// splitReq splits a described message into its request id and the rest: request ids only
+// matter to the machine (and to the narrator, to pair replies with requests), and the
+// reply's line already names its node.
+func splitReq(s string) (uint64, string) {
+	if rest, ok := strings.CutPrefix(s, "req="); ok {
+		if i := strings.IndexByte(rest, ' '); i > 0 {
+			id, _ := strconv.ParseUint(rest[:i], 10, 64)
+			return id, rest[i+1:]
+		}
+	}
+	return 0, s
 }
 
 // fields renders the record's fields as " k=v", leaving out those named in skip and those
 // that say nothing (reason=none, token=0).
-func fields(r *sim.Record, skip ...string) string {
+func (n *narrator) fields(r *sim.Record, skip ...string) string {
 	var b []byte
 	for i := range r.Fields {
 		f := &r.Fields[i]
-		if contains(skip, f.Key) || (f.Key == "reason" && f.Str == "none") ||
+		if slices.Contains(skip, f.Key) || (f.Key == "reason" && f.Str == "none") ||
 			(f.Key == "token" && f.Kind == sim.FieldInt && f.Int == 0) ||
 			(f.Key == "validity" && r.Kind == "attempt-ended") {
 			continue
@@ -204,18 +633,13 @@ func fields(r *sim.Record, skip ...string) string {
 		b = append(b, ' ')
 		b = append(b, f.Key...)
 		b = append(b, '=')
-		b = f.AppendValue(b)
-	}
-	return string(b)
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
+		if f.Kind == sim.FieldDur {
+			b = append(b, n.dur(time.Duration(f.Int))...)
+		} else {
+			b = f.AppendValue(b)
 		}
 	}
-	return false
+	return string(b)
 }
 
 func field(r *sim.Record, key string) *sim.Field {
@@ -232,10 +656,6 @@ func str(r *sim.Record, key string) string {
 		return string(f.AppendValue(nil))
 	}
 	return ""
-}
-
-func secs(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
 }
 
 func appendLeft(b []byte, s string, width int) []byte {

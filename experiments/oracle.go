@@ -22,7 +22,10 @@ const (
 	// KindUsageOverlap: two clients worked on one resource at the same true time.
 	KindUsageOverlap = "usage_overlap"
 	// KindStaleWrite: the storage accepted a write from a client that was no longer the
-	// latest to acquire the resource.
+	// latest to acquire the resource. The protected resource's failure, whoever caused it:
+	// the lock (a holder that outlived its lock) or the workload (a client that releases as
+	// it sends its last write, which can then land after the next holder acquired;
+	// release_after_ack removes those).
 	KindStaleWrite = "stale_write"
 	// KindFencedRejected: the storage rejected a fenced write. Not a violation but its
 	// prevention; listed so the trace and the timeline can point at it.
@@ -57,7 +60,13 @@ const (
 //
 // Stale write accepted: the storage accepts a write whose writer is not the client that
 // acquired the resource last (another client acquired it after the writer did). A fenced
-// write rejected is counted separately: fencing at work.
+// write rejected is counted separately: fencing at work. The faults listed with either
+// are those from the writer's acquisition (or the write's send time, if earlier) to its
+// arrival: a pause that ended as the write left is the cause even if it was over when
+// the storage judged the write.
+//
+// The two verdicts (Safety): the lock's counts validity and usage overlaps, the
+// resource's counts stale writes accepted.
 //
 // Attempts and failures: every attempt ends with an AttemptEnded; failed attempts count by
 // reason. A no-quorum loss is a "timeout" when the nodes that never answered could have
@@ -118,6 +127,15 @@ type oClient struct {
 	pauses     int
 	dead       bool
 	deadAt     sim.Time
+	// sent holds the send times of the client's latest writes, by write id modulo its
+	// length: a write in flight is judged against faults since it was sent.
+	sent [4]sentWrite
+}
+
+// sentWrite is one storage write a client sent: its request id and true send time.
+type sentWrite struct {
+	id uint64
+	at sim.Time
 }
 
 type oResource struct {
@@ -212,7 +230,7 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 	case model.EvAcquireFailed:
 		o.st.failed++
 	case model.EvWrite:
-		o.st.writesSent++
+		o.wrote(now, c, e.WriteID)
 	case model.EvWorkEnd:
 		o.workEnd(now, c)
 	case model.EvReleaseStart:
@@ -224,14 +242,29 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 	case model.EvExtended:
 		o.extended(now, c, e.ValidUntil)
 	case model.EvPause:
-		o.cl[c].paused, o.cl[c].pauseFrom = true, now
-		o.cl[c].pauses++
+		o.pause(now, c)
 	case model.EvResume:
-		cs := &o.cl[c]
-		cs.paused, cs.lastPause = false, [2]sim.Time{cs.pauseFrom, now}
+		o.resume(now, c)
 	case model.EvCrash:
 		o.crash(now, c)
 	}
+}
+
+// wrote notes that client c sent storage write id.
+func (o *Oracle) wrote(now sim.Time, c int32, id uint64) {
+	o.st.writesSent++
+	o.cl[c].sent[id%uint64(len(o.cl[c].sent))] = sentWrite{id, now}
+}
+
+func (o *Oracle) pause(now sim.Time, c int32) {
+	cs := &o.cl[c]
+	cs.paused, cs.pauseFrom = true, now
+	cs.pauses++
+}
+
+func (o *Oracle) resume(now sim.Time, c int32) {
+	cs := &o.cl[c]
+	cs.paused, cs.lastPause = false, [2]sim.Time{cs.pauseFrom, now}
 }
 
 // resource returns the index of the named resource. A world has one lock or a few, and a
@@ -251,7 +284,7 @@ func (o *Oracle) resource(name string) (int32, bool) {
 
 // StorageWrite is the model.StorageObserver side of the oracle.
 func (o *Oracle) StorageWrite(now sim.Time, w *model.StoredWrite) {
-	o.storageWrite(now, o.clientOf(w.From), w.Resource, w.Fenced, w.Accepted)
+	o.storageWrite(now, o.clientOf(w.From), w.ReqID, w.Resource, w.Fenced, w.Accepted)
 }
 
 // clientOf maps an endpoint to a client index; set by the world.
@@ -468,7 +501,7 @@ func (o *Oracle) crash(now sim.Time, c int32) {
 	cs.dead, cs.deadAt = true, now
 }
 
-func (o *Oracle) storageWrite(now sim.Time, c int32, resource string, fenced, accepted bool) {
+func (o *Oracle) storageWrite(now sim.Time, c int32, id uint64, resource string, fenced, accepted bool) {
 	r, ok := o.resource(resource)
 	if !ok || c < 0 {
 		return
@@ -477,11 +510,26 @@ func (o *Oracle) storageWrite(now sim.Time, c int32, resource string, fenced, ac
 	switch {
 	case fenced && !accepted:
 		o.st.rejd++
-		o.violation(now, KindFencedRejected, r, c, latest, now, now)
+		o.violation(now, KindFencedRejected, r, c, latest, o.writeSince(c, id, now), now)
 	case accepted && latest != c:
 		o.st.stale++
-		o.violation(now, KindStaleWrite, r, c, latest, now, now)
+		o.violation(now, KindStaleWrite, r, c, latest, o.writeSince(c, id, now), now)
 	}
+}
+
+// writeSince returns the start of the window whose faults explain client c's write id
+// judged now: from the writer's acquisition of the lock it wrote under (as a usage
+// overlap counts from the first holder's start), or from the write's send time if that
+// is earlier. So a pause that ended just as the write left (a resumed client writes at
+// once), a clog that held it in flight, or a partition during the writer's hold is
+// listed. A write not among the client's latest few counts from the writer's acquisition.
+func (o *Oracle) writeSince(c int32, id uint64, now sim.Time) sim.Time {
+	cs := &o.cl[c]
+	since := min(cs.workFrom, now)
+	if sw := cs.sent[id%uint64(len(cs.sent))]; sw.id == id && id != 0 {
+		since = min(since, sw.at)
+	}
+	return since
 }
 
 // violation counts a violation, records it while the list has room, and marks it in the

@@ -39,7 +39,7 @@ func TestOracleSequentialHoldersAreSafe(t *testing.T) {
 	o.workEnd(at(50*ms), 0)
 	o.releaseStart(at(50*ms), 0)
 	o.acquired(at(60*ms), 1, 0, at(10*time.Second))
-	o.storageWrite(at(61*ms), 1, "lock", false, true)
+	o.storageWrite(at(61*ms), 1, 0, "lock", false, true)
 	o.finish(at(time.Second))
 	assert.Zero(t, o.st.validity+o.st.usage+o.st.stale)
 	assert.Equal(t, 11*ms, o.unheld(), "c1 waited 1ms on a free lock; then released at 50ms, next holder at 60ms")
@@ -97,13 +97,13 @@ func TestOracleExtensionKeepsOrReopensTheWindow(t *testing.T) {
 func TestOracleStaleAndFencedWrites(t *testing.T) {
 	o := testOracle(t, 2)
 	o.acquired(at(0), 0, 0, at(time.Second))
-	o.storageWrite(at(1*ms), 0, "lock", false, true) // the holder: fine
+	o.storageWrite(at(1*ms), 0, 0, "lock", false, true) // the holder: fine
 	o.workEnd(at(500*ms), 0)
 	o.releaseStart(at(500*ms), 0)
 	o.acquired(at(2*time.Second), 1, 0, at(3*time.Second))
-	o.storageWrite(at(2100*ms), 0, "lock", false, true) // c1 after c2 acquired: stale
-	o.storageWrite(at(2200*ms), 0, "lock", true, false) // fenced and rejected
-	o.storageWrite(at(2300*ms), 1, "lock", true, true)  // the latest acquirer
+	o.storageWrite(at(2100*ms), 0, 0, "lock", false, true) // c1 after c2 acquired: stale
+	o.storageWrite(at(2200*ms), 0, 0, "lock", true, false) // fenced and rejected
+	o.storageWrite(at(2300*ms), 1, 0, "lock", true, true)  // the latest acquirer
 	assert.Equal(t, int64(1), o.st.stale)
 	assert.Equal(t, int64(1), o.st.rejd)
 	require.Len(t, o.violations, 2)
@@ -154,7 +154,7 @@ func TestOracleKeepsABoundedList(t *testing.T) {
 	o.acquired(at(0), 0, 0, at(time.Hour))
 	o.acquired(at(1), 1, 0, at(time.Hour))
 	for i := range 3 * MaxViolations {
-		o.storageWrite(at(time.Duration(i)+2), 0, "lock", false, true)
+		o.storageWrite(at(time.Duration(i)+2), 0, 0, "lock", false, true)
 	}
 	assert.Equal(t, int64(3*MaxViolations), o.st.stale)
 	assert.Len(t, o.violations, MaxViolations)
@@ -177,7 +177,44 @@ func TestOracleEventPathDoesNotAllocate(t *testing.T) {
 		o.acquired(at(0), 0, 0, at(time.Second))
 		o.workEnd(at(0), 0)
 		o.releaseStart(at(0), 0)
-		o.storageWrite(at(0), 0, "lock", true, true)
+		o.storageWrite(at(0), 0, 0, "lock", true, true)
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestOracleStaleWriteListsThePauseItFollows: a client paused past its validity resumes
+// and writes at once; its write lands a few hundred microseconds after the pause ended,
+// after another client acquired. The pause is the cause and must be listed, though it was
+// over when the storage judged the write.
+func TestOracleStaleWriteListsThePauseItFollows(t *testing.T) {
+	o := testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.wrote(at(0), 0, 1)
+	o.storageWrite(at(500*time.Microsecond), 0, 1, "lock", false, true)
+	o.pause(at(100*ms), 0)
+	o.acquired(at(1200*ms), 1, 0, at(2200*ms))
+	o.resume(at(1600*ms), 0)
+	o.wrote(at(1600*ms), 0, 2)
+	o.storageWrite(at(1600*ms+400*time.Microsecond), 0, 2, "lock", false, true) // stale
+	o.wrote(at(1650*ms), 0, 3)
+	o.storageWrite(at(1650*ms+400*time.Microsecond), 0, 3, "lock", true, false) // fenced, rejected
+	require.Len(t, o.violations, 3, "the usage overlap, the stale write, the rejection")
+	for _, v := range o.violations[1:] {
+		assert.Contains(t, v.Faults, "c1 paused 100ms to 1.6s", "%s", v.Kind)
+	}
+}
+
+// TestOracleStaleWriteListsNoPauseBeforeItsHold: a pause that ended before the writer
+// even acquired the lock it wrote under explains nothing.
+func TestOracleStaleWriteListsNoPauseBeforeItsHold(t *testing.T) {
+	o := testOracle(t, 2)
+	o.pause(at(0), 0)
+	o.resume(at(10*ms), 0)
+	o.acquired(at(20*ms), 0, 0, at(20*ms+time.Second))
+	o.acquired(at(1100*ms), 1, 0, at(2100*ms)) // c1's lock expired: c2 takes it
+	o.wrote(at(1200*ms), 0, 7)
+	o.storageWrite(at(1201*ms), 0, 7, "lock", false, true)
+	require.Len(t, o.violations, 2)
+	assert.Equal(t, KindStaleWrite, o.violations[1].Kind)
+	assert.Empty(t, o.violations[1].Faults)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Record is the result of one run: what was simulated, its trace hash, and the oracle's
@@ -30,21 +31,75 @@ type Safety struct {
 	FencedWritesRejected int64 `json:"fenced_writes_rejected"`
 }
 
-// Safe reports whether the run had no validity overlap, usage overlap or stale write.
-func (s Safety) Safe() bool {
-	return s.ValidityOverlaps == 0 && s.UsageOverlaps == 0 && s.StaleWritesAccepted == 0
+// Safe reports whether both verdicts are safe: the lock held (LockSafe) and the protected
+// resource took no stale write (ResourceSafe).
+func (s Safety) Safe() bool { return s.LockSafe() && s.ResourceSafe() }
+
+// LockSafe is the lock's verdict: no two clients' validity windows and no two clients'
+// work on one resource overlapped. A usage overlap counts against the lock although the
+// algorithm kept its promise: the lock did not keep two clients apart.
+func (s Safety) LockSafe() bool { return s.ValidityOverlaps == 0 && s.UsageOverlaps == 0 }
+
+// ResourceSafe is the protected resource's verdict: the storage accepted no stale write.
+// Fenced writes it rejected are not against it: they are fencing doing its job, and are
+// how a run with an unsafe lock keeps a safe resource.
+func (s Safety) ResourceSafe() bool { return s.StaleWritesAccepted == 0 }
+
+// LockVerdict is the lock's verdict as the run summary shows it: "SAFE (no overlaps)" or
+// "UNSAFE (1 usage overlap)", naming each kind that happened.
+func (s Safety) LockVerdict() string {
+	if s.LockSafe() {
+		return "SAFE (no overlaps)"
+	}
+	var kinds []string
+	if s.ValidityOverlaps > 0 {
+		kinds = append(kinds, plural(s.ValidityOverlaps, "validity overlap", "validity overlaps"))
+	}
+	if s.UsageOverlaps > 0 {
+		kinds = append(kinds, plural(s.UsageOverlaps, "usage overlap", "usage overlaps"))
+	}
+	return "UNSAFE (" + strings.Join(kinds, ", ") + ")"
 }
 
-// String gives the verdict and every count, as the run summary and the bench report show
-// them: "SAFE: 0 validity overlaps, 0 usage overlaps, 0 stale writes accepted, 0 fenced
-// writes rejected".
-func (s Safety) String() string {
-	verdict := "SAFE"
-	if !s.Safe() {
-		verdict = "UNSAFE"
+// ResourceVerdict is the protected resource's verdict as the run summary shows it:
+// "SAFE (0 stale writes accepted)" or "UNSAFE (3 stale writes accepted)", with
+// "; fencing rejected 2" when fencing turned writes away.
+func (s Safety) ResourceVerdict() string {
+	v := "SAFE ("
+	if !s.ResourceSafe() {
+		v = "UNSAFE ("
 	}
-	return fmt.Sprintf("%s: %d validity overlaps, %d usage overlaps, %d stale writes accepted, %d fenced writes rejected",
-		verdict, s.ValidityOverlaps, s.UsageOverlaps, s.StaleWritesAccepted, s.FencedWritesRejected)
+	v += plural(s.StaleWritesAccepted, "stale write accepted", "stale writes accepted")
+	if s.FencedWritesRejected > 0 {
+		v += "; fencing rejected " + strconv.FormatInt(s.FencedWritesRejected, 10)
+	}
+	return v + ")"
+}
+
+// String gives both verdicts on one line, as the run summary and the bench report show
+// them: "lock: UNSAFE (1 usage overlap) · resource: SAFE (0 stale writes accepted;
+// fencing rejected 2)".
+func (s Safety) String() string {
+	return "lock: " + s.LockVerdict() + " · resource: " + s.ResourceVerdict()
+}
+
+// MarshalJSON writes the four counts and the two verdicts as booleans, lock_safe and
+// resource_safe, so a script reading --json need not know which counts make which verdict.
+// The verdicts are derived, never read back: UnmarshalJSON keeps only the counts.
+func (s Safety) MarshalJSON() ([]byte, error) {
+	type counts Safety // no methods: no recursion
+	return json.Marshal(struct {
+		counts
+		LockSafe     bool `json:"lock_safe"`
+		ResourceSafe bool `json:"resource_safe"`
+	}{counts(s), s.LockSafe(), s.ResourceSafe()})
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
 }
 
 // Liveness holds the oracle's liveness figures (definitions on Oracle).

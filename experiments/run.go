@@ -16,6 +16,8 @@ type Options struct {
 	Trace io.Writer
 	// From and To limit the narrated trace to a window of true time; To = 0 means the end.
 	From, To time.Duration
+	// Narrate filters the narrated trace and sets its precision.
+	Narrate TraceOptions
 	// Timeline, when non-nil, receives the run's space-time diagram (see Timeline). It is
 	// collected only then, and collecting it never changes the run or its trace hash.
 	Timeline *Timeline
@@ -104,7 +106,10 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 	var nar *narrator
 	var sinks teeSink
 	if opts.Trace != nil {
-		nar = newNarrator(w, opts.Trace, sim.Time(opts.From), sim.Time(opts.To))
+		var err error
+		if nar, err = newNarrator(w, opts.Trace, sim.Time(opts.From), sim.Time(opts.To), opts.Narrate); err != nil {
+			return nil, err
+		}
 		sinks = append(sinks, nar)
 	}
 	var tc *timelineCollector
@@ -125,6 +130,9 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 		}
 	}
 	w.Oracle.finish(end)
+	if nar != nil {
+		nar.finish()
+	}
 	rec := w.record(scenario)
 	w.Oracle.releaseHistogram()
 	rec.WallTimeS = time.Since(wall).Seconds() // determinism:allow

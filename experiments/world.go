@@ -182,7 +182,7 @@ func (w *World) planClients() error {
 			Nodes: nodes, Storage: network.Endpoint(n), Resources: res,
 			Hold: cfg.Hold, Think: cfg.Think, StartAt: start,
 			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
-			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: cfg.ExtendEvery,
+			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: cfg.ExtendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
 		})
 	}
@@ -205,7 +205,8 @@ func (w *World) Build() error {
 		}
 		w.Groups = append(w.Groups, g)
 	}
-	st, err := model.NewStorage(w.Sim, w.Net, model.StorageConfig{MaxRecorded: 4096})
+	st, err := model.NewStorage(w.Sim, w.Net, model.StorageConfig{MaxRecorded: 4096,
+		Acknowledge: w.Config.ReleaseAfterAck})
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,13 @@ type ClientConfig struct {
 	Fenced         bool          // send the fencing token with storage writes
 	StopAtDeadline bool          // a careful client stops working when validity runs out
 	ExtendEvery    time.Duration // while working, extend this often (local time); 0: never
+	// ReleaseAfterAck makes the client wait for the storage's acknowledgement of its last
+	// write before it releases: otherwise the write can land after the next holder's (a
+	// stale write the workload made, not the lock). It waits as long as it would for a
+	// Redis node's reply (Lock.NodeTimeout, on its own clock) and never past its lock's
+	// validity, then releases anyway. The storage must acknowledge writes
+	// (StorageConfig.Acknowledge).
+	ReleaseAfterAck bool
 
 	Pauses    []Pause      // stop-the-world pauses at given true times
 	PauseRate float64      // random pauses per simulated second; 0: none
@@ -146,6 +153,7 @@ const (
 	csIdle clientState = iota // not started yet, or done with its cycles
 	csAcquiring
 	csWorking
+	csAcking // work done, last write sent, waiting for its acknowledgement (ReleaseAfterAck)
 	csReleasing
 	csThinking
 	csDead
@@ -200,6 +208,7 @@ type Client struct {
 	token      int64
 	validUntil sim.Time
 	writeID    uint64
+	ackID      uint64 // csAcking: the write whose acknowledgement releases the lock
 
 	ev    ClientEvent
 	stats ClientStats
@@ -419,7 +428,11 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 		node = c.nodeOf[from]
 	}
 	if m.Kind != MsgReply || node < 0 {
-		c.stats.Stray++ // storage acknowledgements: the client does not wait for them
+		if c.state == csAcking && from == c.cfg.Storage && m.ReqID == c.ackID {
+			c.release(now) // the last write landed (accepted or fenced off): let go
+			return
+		}
+		c.stats.Stray++ // storage acknowledgements of other writes: nobody waits for them
 		return
 	}
 	req := redlock.Req(m.ReqID)
@@ -491,7 +504,7 @@ func (c *Client) outcome(now sim.Time, o *redlock.Outcome) {
 	case redlock.Extended:
 		c.validUntil = c.trueDeadline(now, o.Deadline)
 		c.emit(now, EvExtended, o)
-		if c.cfg.StopAtDeadline {
+		if c.cfg.StopAtDeadline && c.state != csAcking { // awaitAck's give-up time stands
 			c.s.Cancel(c.deadlineEv)
 			c.deadlineEv = c.at(c.validUntil, cevDeadline, c.gen)
 		}
@@ -537,14 +550,45 @@ func (c *Client) acquired(now sim.Time, o *redlock.Outcome) {
 }
 
 // endWork stops working, with a last storage write when the work completed (a careful
-// client that ran out of validity writes nothing), and releases the lock.
+// client that ran out of validity writes nothing), and releases the lock. With
+// ReleaseAfterAck it first waits for that write's acknowledgement (see awaitAck); a
+// deadline event in that wait gives up and releases.
 func (c *Client) endWork(now sim.Time, gen uint64, completed bool) {
-	if c.state != csWorking || gen != c.gen {
+	if gen != c.gen {
 		return // an older cycle's timer, held back by a pause
+	}
+	if c.state == csAcking {
+		c.release(now) // the lock ran out before the acknowledgement came
+		return
+	}
+	if c.state != csWorking {
+		return
 	}
 	if completed {
 		c.write(now)
+		if c.cfg.ReleaseAfterAck && c.cfg.Storage != NoEndpoint && c.validUntil > now {
+			c.awaitAck(now)
+			return
+		}
 	}
+	c.release(now)
+}
+
+// awaitAck waits for the acknowledgement of the write just sent, for as long as the
+// client would wait for a node's reply and no later than the validity deadline: a lost
+// acknowledgement must not keep the lock taken for a whole TTL.
+func (c *Client) awaitAck(now sim.Time) {
+	c.s.Cancel(c.workEv)
+	c.s.Cancel(c.deadlineEv)
+	c.s.Cancel(c.extendEv)
+	c.workEv, c.extendEv = 0, 0
+	c.state, c.ackID = csAcking, c.writeID
+	giveUp := min(c.validUntil, c.clk.TimerFires(now, c.cfg.Lock.NodeTimeout()))
+	c.deadlineEv = c.at(giveUp, cevDeadline, c.gen)
+}
+
+// release ends the work and starts releasing the lock.
+func (c *Client) release(now sim.Time) {
 	c.s.Cancel(c.workEv)
 	c.s.Cancel(c.deadlineEv)
 	c.s.Cancel(c.extendEv)
@@ -603,6 +647,10 @@ func (c *Client) pause(now sim.Time, d time.Duration) {
 			c.resumeAt = end
 			c.resumeEv = c.at(end, cevResume, 0)
 		}
+		if c.s.Tracing() { // told to a reader only: the merge changes nothing else the trace folds
+			c.s.Aside(c.cfg.Name, "pause-merged", sim.Dur("mono", c.mono(now)), sim.Dur("for", d),
+				sim.Dur("until", time.Duration(c.resumeAt)))
+		}
 		return
 	}
 	c.paused, c.resumeAt = true, end
@@ -656,7 +704,7 @@ func (c *Client) crash(now sim.Time) {
 	if c.state == csDead {
 		return
 	}
-	if c.state == csWorking {
+	if c.state == csWorking || c.state == csAcking {
 		c.emit(now, EvWorkEnd, nil)
 	}
 	for _, id := range []sim.EventID{c.timerEv, c.resumeEv, c.workEv, c.deadlineEv, c.extendEv, c.restEv} {

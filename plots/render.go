@@ -2,9 +2,11 @@ package plots
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -94,7 +96,8 @@ func (f *figure) writeTo(w io.Writer) error {
 }
 
 // save writes the figure to path, whole or not at all: a temporary file renamed into
-// place, so a failed write never leaves half an image where a good one was.
+// place, so a failed write never leaves half an image where a good one was. Its errors
+// name path and the cause, never the temporary file, which the user never asked for.
 func (f *figure) save(path string) error {
 	var buf bytes.Buffer
 	if err := f.writeTo(&buf); err != nil {
@@ -102,7 +105,7 @@ func (f *figure) save(path string) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("figure %s: %w", path, err)
+		return fmt.Errorf("figure %s: %w", path, osCause(err))
 	}
 	_, err = tmp.Write(buf.Bytes())
 	if cerr := tmp.Close(); err == nil {
@@ -116,9 +119,23 @@ func (f *figure) save(path string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("figure %s: %w", path, err)
+		return fmt.Errorf("figure %s: %w", path, osCause(err))
 	}
 	return nil
+}
+
+// osCause strips the file names an os error carries (a *fs.PathError's or *os.LinkError's),
+// keeping its cause ("no such file or directory", "no space left on device").
+func osCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // sans returns the sans-serif face of the default typeface at size points: it reads

@@ -68,15 +68,59 @@ func TestReadSweep(t *testing.T) {
 	assert.Equal(t, 4, sw.Replicates)
 	assert.EqualValues(t, 7, sw.Seed)
 	assert.True(t, sw.Complete)
-	require.Len(t, sw.Runs, 24)
-	r := sw.Runs[0] // the first row of runs.csv
-	assert.Equal(t, []string{"200ms", "3"}, r.Values)
-	assert.False(t, r.AnyValidity)
-	assert.True(t, r.AnyUsage)
-	assert.EqualValues(t, 0+11+11, r.Violations)
-	assert.EqualValues(t, 22, r.Acquired)
-	assert.Equal(t, 1.512, r.P50Ms)
-	assert.Equal(t, 1270.208, r.P99Ms)
+	assert.Equal(t, 24, sw.RunCount())
+	require.Len(t, sw.Points, 6)
+	pt := sw.Points[0] // the first four rows of runs.csv
+	assert.Equal(t, 0, pt.Point)
+	assert.Equal(t, []string{"200ms", "3"}, pt.Values)
+	c := pt.Cell
+	assert.Equal(t, 4, c.Runs)
+	assert.Equal(t, 0, c.ValidityRuns)
+	rows := runRows(t, "sweep-two")[:4]
+	sum := func(col string) (n int64) {
+		for _, r := range rows {
+			n += int64(num(t, r[col]))
+		}
+		return n
+	}
+	assert.Equal(t, sum("any_usage_overlap"), int64(c.UsageRuns))
+	assert.Equal(t, sum("usage_overlaps"), c.Usage)
+	assert.Equal(t, sum("stale_writes_accepted"), c.Stale)
+	assert.Equal(t, sum("fenced_writes_rejected"), c.Fenced)
+	assert.Equal(t, sum("acquired"), c.Acquired)
+	assert.Equal(t, 1.512, c.P50Ms[0], "the first row's")
+	assert.Equal(t, 1270.208, c.P99Ms[0])
+}
+
+// runRows reads a fixture's runs.csv as one map per row.
+func runRows(t *testing.T, name string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name, "runs.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// panel returns the figure's panel titled title, failing the test when there is none.
+func panel(t *testing.T, f KnobFigure, title string) Panel {
+	t.Helper()
+	for _, p := range f.Panels {
+		if p.Title == title {
+			return p
+		}
+	}
+	require.Failf(t, "no panel", "%s has no panel %q", f.Name, title)
+	return Panel{}
 }
 
 // TestKnobSeriesMatchSummary: each point of a figure without pooling is one point of the
@@ -93,11 +137,12 @@ func TestKnobSeriesMatchSummary(t *testing.T) {
 	assert.Equal(t, Log, f.X.Scale)
 	assert.Equal(t, "ttl (s, log scale)", f.X.Label)
 	assert.Equal(t, []float64{0.2, 1, 5}, f.X.X)
-	require.Len(t, f.Panels, 6)
-	overlap := f.Panels[0].Series
-	require.Len(t, overlap, 4, "validity and usage, one line per N")
+	overlap := panel(t, f, "Lock: runs with two holders").Series
+	require.Len(t, overlap, 2, "usage only: no validity overlap in any run, one line per N")
 	assert.Equal(t, "nodes=3", overlap[0].Label)
-	assert.True(t, overlap[2].Dashed)
+	assert.True(t, overlap[0].Dashed)
+	assert.Contains(t, f.Notes, "No validity overlap, write rejected by fencing or split-brain round in any run")
+	assert.Contains(t, f.Caption, "No validity overlap, write rejected by fencing or split-brain round in any run.")
 
 	rows := summaryRows(t, dir)
 	require.Len(t, rows, 6)
@@ -105,7 +150,7 @@ func TestKnobSeriesMatchSummary(t *testing.T) {
 	li := map[string]int{"3": 0, "5": 1}
 	for _, row := range rows {
 		x, l := xi[row["ttl"]], li[row["nodes"]]
-		at := func(panel, series int) Point { return f.Panels[panel].Series[series].Points[x] }
+		at := func(title string, series int) Point { return panel(t, f, title).Series[series].Points[x] }
 		check := func(p Point, y, lo, hi string) {
 			t.Helper()
 			assert.InDelta(t, num(t, row[y]), p.Y, 1e-12, "%s at ttl=%s nodes=%s", y, row["ttl"], row["nodes"])
@@ -114,19 +159,18 @@ func TestKnobSeriesMatchSummary(t *testing.T) {
 				assert.InDelta(t, num(t, row[hi]), p.Hi, 1e-9, hi)
 			}
 		}
-		check(at(0, l), "any_validity_overlap_frac", "any_validity_overlap_lo", "any_validity_overlap_hi")
-		check(at(0, 2+l), "any_usage_overlap_frac", "any_usage_overlap_lo", "any_usage_overlap_hi")
-		check(at(3, l), "acquire_latency_p50_ms_median", "acquire_latency_p50_ms_p10", "acquire_latency_p50_ms_p90")
-		check(at(4, l), "acquire_latency_p99_ms_median", "acquire_latency_p99_ms_p10", "acquire_latency_p99_ms_p90")
-		check(at(5, l), "split_brain_rounds_mean", "", "")
-		viol := num(t, row["validity_overlaps_mean"]) + num(t, row["usage_overlaps_mean"]) + num(t, row["stale_writes_accepted_mean"])
-		assert.InDelta(t, viol/num(t, row["acquired_mean"])*1e4, at(1, l).Y, 1e-6)
+		check(at("Lock: runs with two holders", l), "any_usage_overlap_frac", "any_usage_overlap_lo", "any_usage_overlap_hi")
+		check(at("Time to acquire: median (p50)", l), "acquire_latency_p50_ms_median", "acquire_latency_p50_ms_p10", "acquire_latency_p50_ms_p90")
+		check(at("Time to acquire: p99", l), "acquire_latency_p99_ms_median", "acquire_latency_p99_ms_p10", "acquire_latency_p99_ms_p90")
+		per10k := func(col string) float64 { return num(t, row[col]) / num(t, row["acquired_mean"]) * 1e4 }
+		assert.InDelta(t, per10k("usage_overlaps_mean"), at("Lock: usage overlaps", l).Y, 1e-6)
+		assert.InDelta(t, per10k("stale_writes_accepted_mean"), at("Resource: stale writes accepted", l).Y, 1e-6)
 		acq, failed := num(t, row["acquired_mean"]), num(t, row["failed_mean"])
-		assert.InDelta(t, acq/(acq+failed), at(2, l).Y, 1e-12)
-		assert.Equal(t, 4, at(0, l).N)
+		assert.InDelta(t, acq/(acq+failed), at("Acquire success rate", l).Y, 1e-12)
+		assert.Equal(t, 4, at("Lock: runs with two holders", l).N)
 	}
 	// Hand-checked: at ttl=1s, N=3, two of the four runs had a usage overlap.
-	p := f.Panels[0].Series[2].Points[1]
+	p := panel(t, f, "Lock: runs with two holders").Series[0].Points[1]
 	assert.Equal(t, 0.5, p.Y)
 	assert.InDelta(t, 0.15003898915214947, p.Lo, 1e-9)
 	assert.InDelta(t, 0.8499610108478506, p.Hi, 1e-9)
@@ -145,10 +189,10 @@ func TestKnobSeriesPool(t *testing.T) {
 	assert.Equal(t, []string{"nodes"}, f.Pooled)
 	assert.Contains(t, f.Caption, "Pooled over nodes")
 	var k, n int
-	for _, r := range sw.Runs {
-		if r.Values[0] == "1s" && r.Values[2] == "none" {
+	for _, r := range runRows(t, "sweep-three") {
+		if r["ttl"] == "1s" && r["persistence"] == "none" {
 			n++
-			if r.AnyValidity {
+			if r["any_validity_overlap"] == "1" {
 				k++
 			}
 		}
@@ -167,17 +211,24 @@ func TestHeatmapMatchesSummary(t *testing.T) {
 	require.Len(t, hs, 1)
 	h := hs[0]
 	assert.Equal(t, "heatmap-ttl-nodes", h.Name)
-	require.Len(t, h.Maps, 2)
-	viol, p99 := h.Maps[0].Z, h.Maps[1].Z
-	require.Len(t, viol, 2)    // nodes
-	require.Len(t, viol[0], 3) // ttl
+	var titles []string
+	for _, m := range h.Maps {
+		titles = append(titles, m.Title)
+	}
+	assert.Equal(t, []string{"Lock: usage overlaps", "Resource: stale writes accepted", "Time to acquire, 99th percentile"}, titles,
+		"one map per kind that happened, never summed")
+	assert.Contains(t, h.Caption, "No validity overlap or write rejected by fencing in any run.")
+	usage, stale, p99 := h.Maps[0].Z, h.Maps[1].Z, h.Maps[2].Z
+	require.Len(t, usage, 2)    // nodes
+	require.Len(t, usage[0], 3) // ttl
 	rows := summaryRows(t, filepath.Join("testdata", "sweep-two"))
 	xi := map[string]int{"200ms": 0, "1s": 1, "5s": 2}
 	yi := map[string]int{"3": 0, "5": 1}
 	for _, row := range rows {
 		x, y := xi[row["ttl"]], yi[row["nodes"]]
-		v := num(t, row["validity_overlaps_mean"]) + num(t, row["usage_overlaps_mean"]) + num(t, row["stale_writes_accepted_mean"])
-		assert.InDelta(t, v/num(t, row["acquired_mean"])*1e4, viol[y][x], 1e-6)
+		per10k := func(col string) float64 { return num(t, row[col]) / num(t, row["acquired_mean"]) * 1e4 }
+		assert.InDelta(t, per10k("usage_overlaps_mean"), usage[y][x], 1e-6)
+		assert.InDelta(t, per10k("stale_writes_accepted_mean"), stale[y][x], 1e-6)
 		assert.InDelta(t, num(t, row["acquire_latency_p99_ms_median"]), p99[y][x], 1e-9)
 	}
 	assert.Len(t, HeatmapFigures(readFixture(t, "sweep-three")), 3, "one per pair of three knobs")
@@ -305,5 +356,5 @@ func TestSweepWithoutSummaryOrManifest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Axis{{"ttl", []string{"200ms", "1s", "5s"}}, {"nodes", []string{"3", "5"}}}, sw.Axes,
 		"the axes are the columns between seed and the metrics")
-	assert.Contains(t, caption(sw, nil, ""), "no manifest.json")
+	assert.Contains(t, caption(sw, nil, "", nil), "no manifest.json")
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -27,8 +28,11 @@ const (
 const MaxSweepRuns = sweep.MaxRuns
 
 // Sweep is a sweep folder read for plotting: the swept knobs, the fixed ones, and each
-// run's figures. It is read by column name, so columns added to the files later change
-// nothing here.
+// point's runs pooled into a Cell. runs.csv is streamed: a row is parsed, added to its
+// point's cell and dropped, so a sweep of millions of runs costs the memory of its points
+// (their counts, and each run's two time percentiles for the spread across runs), not of
+// its rows. It is read by column name, so columns added to the files later change nothing
+// here.
 type Sweep struct {
 	Dir        string
 	Axes       []Axis   // swept knobs in the spec's order, values in the spec's order
@@ -36,8 +40,24 @@ type Sweep struct {
 	Replicates int      // 0 when the manifest is missing
 	Seed       uint64
 	Complete   bool // the manifest says the sweep finished
-	Runs       []Run
+	// Notes are the sweep's own words on its figures (the spec's notes, from the
+	// manifest): why a number that looks alarming is what it is.
+	Notes []string
+	// Points are the sweep's points in order of first appearance in runs.csv.
+	Points []*SweepPoint
+	runs   int
+	index  map[int]*SweepPoint
 }
+
+// SweepPoint is one point of a sweep: its knob values and its runs pooled.
+type SweepPoint struct {
+	Point  int
+	Values []string // the value of each axis, in Sweep.Axes order
+	Cell   Cell
+}
+
+// RunCount is the number of rows read from runs.csv.
+func (sw *Sweep) RunCount() int { return sw.runs }
 
 // Axis is one swept knob and its values.
 type Axis struct {
@@ -52,16 +72,19 @@ type KnobKV struct {
 }
 
 // Run is one row of runs.csv: where it sits in the sweep and the figures the plots use.
+// Rows are not kept: each is added to its point's Cell as it is read.
 type Run struct {
 	Point  int
-	Values []string // the value of each axis, in Sweep.Axes order
+	Values []string // the value of each axis, in Sweep.Axes order; valid until the next row
 
 	AnyValidity, AnyUsage bool
-	// Violations counts validity overlaps + usage overlaps + stale writes accepted.
-	Violations int64
-	Acquired   int64
-	Failed     int64 // acquires that gave up after every try
-	SplitBrain int64
+	// The four kinds the oracle counts, never summed: the lock's failures (validity and
+	// usage overlaps) and the resource's (stale writes accepted; writes rejected by
+	// fencing are the resource defending itself).
+	Validity, Usage, Stale, Fenced int64
+	Acquired                       int64
+	Failed                         int64 // acquires that gave up after every try
+	SplitBrain                     int64
 	// P50Ms and P99Ms are the run's time to acquire percentiles; NaN when it acquired
 	// nothing.
 	P50Ms, P99Ms float64
@@ -69,7 +92,7 @@ type Run struct {
 
 // runColumns are the runs.csv columns the plots read.
 var runColumns = []string{"point", "any_validity_overlap", "any_usage_overlap", "validity_overlaps",
-	"usage_overlaps", "stale_writes_accepted", "acquired", "failed", "split_brain_rounds",
+	"usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected", "acquired", "failed", "split_brain_rounds",
 	"acquire_latency_p50_ms", "acquire_latency_p99_ms"}
 
 // ReadSweep reads the sweep folder dir: runs.csv (required), manifest.json (for the axes'
@@ -115,7 +138,10 @@ type manifest struct {
 		Axes       []Axis   `json:"axes"`
 		Replicates int      `json:"replicates"`
 		Seed       uint64   `json:"seed"`
+		Notes      []string `json:"notes"`
 	} `json:"spec"`
+	// Notes are added to the figures' captions, as the spec's notes are.
+	Notes []string `json:"notes"`
 }
 
 func readManifest(dir string) (*manifest, error) {
@@ -141,13 +167,16 @@ func (sw *Sweep) readRuns(man *manifest) error {
 		return fmt.Errorf("sweep folder %s: %s: %w (is it a sweep's output folder?)", sw.Dir, runsFile, unwrapPathErr(err))
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
+	r.ReuseRecord = true // a row is dropped once added to its point
 	header, col, err := readHeader(r, path, append([]string{"seed"}, runColumns...),
 		": not a redlock-sim sweep, or an incompatible version")
 	if err != nil {
 		return err
 	}
 	axisCols := sw.axes(man, header, col)
+	sw.index = map[int]*SweepPoint{}
+	var run Run
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -156,19 +185,37 @@ func (sw *Sweep) readRuns(man *manifest) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if len(sw.Runs) >= MaxSweepRuns {
+		if sw.runs >= MaxSweepRuns {
 			return fmt.Errorf("%s: more than %d runs", path, MaxSweepRuns)
 		}
-		run, err := parseRun(rec, col, axisCols)
-		if err != nil {
+		if err := parseRun(&run, rec, col, axisCols); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		sw.Runs = append(sw.Runs, run)
-		sw.noteValues(run)
+		if err := sw.add(&run); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
 	}
-	if len(sw.Runs) == 0 {
+	if sw.runs == 0 {
 		return fmt.Errorf("%s: no runs", path)
 	}
+	return nil
+}
+
+// add pools a run into its point, creating the point (and noting its axis values) at the
+// point's first run. A run whose knob values differ from its point's earlier runs is
+// refused: the file mixes two sweeps.
+func (sw *Sweep) add(run *Run) error {
+	pt := sw.index[run.Point]
+	if pt == nil {
+		pt = &SweepPoint{Point: run.Point, Values: slices.Clone(run.Values)}
+		sw.index[run.Point] = pt
+		sw.Points = append(sw.Points, pt)
+		sw.noteValues(pt.Values)
+	} else if !slices.Equal(pt.Values, run.Values) {
+		return fmt.Errorf("point %d has knob values %v here and %v in its first run", run.Point, run.Values, pt.Values)
+	}
+	pt.Cell.add(run)
+	sw.runs++
 	return nil
 }
 
@@ -177,6 +224,7 @@ func (sw *Sweep) readRuns(man *manifest) error {
 func (sw *Sweep) axes(man *manifest, header []string, col map[string]int) []int {
 	if man != nil {
 		sw.Base, sw.Replicates, sw.Seed, sw.Complete = man.Spec.Base, man.Spec.Replicates, man.Spec.Seed, man.Complete
+		sw.Notes = append(slices.Clone(man.Spec.Notes), man.Notes...)
 	}
 	var idx []int
 	if man != nil && len(man.Spec.Axes) > 0 {
@@ -197,16 +245,17 @@ func (sw *Sweep) axes(man *manifest, header []string, col map[string]int) []int 
 
 // noteValues adds values not listed by the manifest (or all of them without one), in
 // order of appearance.
-func (sw *Sweep) noteValues(run Run) {
-	for a, v := range run.Values {
+func (sw *Sweep) noteValues(values []string) {
+	for a, v := range values {
 		if !slices.Contains(sw.Axes[a].Values, v) {
 			sw.Axes[a].Values = append(sw.Axes[a].Values, v)
 		}
 	}
 }
 
-func parseRun(rec []string, col map[string]int, axisCols []int) (Run, error) {
-	var run Run
+// parseRun parses a row of runs.csv into run, reusing its Values.
+func parseRun(run *Run, rec []string, col map[string]int, axisCols []int) error {
+	run.Values = run.Values[:0]
 	var errs []error
 	get := func(name string) string {
 		i := col[name]
@@ -237,7 +286,10 @@ func parseRun(rec []string, col map[string]int, axisCols []int) (Run, error) {
 	run.Point = int(integer("point"))
 	run.AnyValidity = integer("any_validity_overlap") > 0
 	run.AnyUsage = integer("any_usage_overlap") > 0
-	run.Violations = integer("validity_overlaps") + integer("usage_overlaps") + integer("stale_writes_accepted")
+	run.Validity = integer("validity_overlaps")
+	run.Usage = integer("usage_overlaps")
+	run.Stale = integer("stale_writes_accepted")
+	run.Fenced = integer("fenced_writes_rejected")
 	run.Acquired = integer("acquired")
 	run.Failed = integer("failed")
 	run.SplitBrain = integer("split_brain_rounds")
@@ -250,7 +302,7 @@ func parseRun(rec []string, col map[string]int, axisCols []int) (Run, error) {
 		}
 		run.Values = append(run.Values, rec[i])
 	}
-	return run, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // checkSummary compares summary.csv, when there is one, with what runs.csv says of each
@@ -289,14 +341,9 @@ func (sw *Sweep) checkSummary() error {
 	if err != nil {
 		return err
 	}
-	points := map[int]*Cell{}
-	for i := range sw.Runs {
-		c := points[sw.Runs[i].Point]
-		if c == nil {
-			c = &Cell{}
-			points[sw.Runs[i].Point] = c
-		}
-		c.add(&sw.Runs[i])
+	points := make(map[int]*Cell, len(sw.Points))
+	for _, pt := range sw.Points {
+		points[pt.Point] = &pt.Cell
 	}
 	for line := 2; ; line++ {
 		rec, err := r.Read()
@@ -331,8 +378,10 @@ func checkPoint(rec []string, col map[string]int, points map[int]*Cell) error {
 		name string
 		ones int
 	}{{"any_validity_overlap_frac", c.ValidityRuns}, {"any_usage_overlap_frac", c.UsageRuns}} {
+		// summary.csv may round its fractions; neighbouring fractions k/n differ by 1/n,
+		// so half of that still tells k apart.
 		v, err := strconv.ParseFloat(field(k.name), 64)
-		if err != nil || math.Abs(v-float64(k.ones)/float64(c.Runs)) > 1e-12 {
+		if err != nil || math.Abs(v-float64(k.ones)/float64(c.Runs)) > max(0.5/float64(c.Runs), 1e-3) {
 			return fmt.Errorf("point %d: %s = %q, runs.csv gives %d/%d", p, k.name, field(k.name), k.ones, c.Runs)
 		}
 	}
@@ -345,11 +394,13 @@ type Cell struct {
 	Runs         int
 	ValidityRuns int // runs with at least one validity overlap
 	UsageRuns    int // runs with at least one usage overlap
-	Violations   int64
-	Acquired     int64
-	Failed       int64
-	SplitBrain   int64
-	P50Ms, P99Ms []float64 // the runs' values, where they acquired anything
+	// The oracle's four kinds, summed over the runs, each apart.
+	Validity, Usage, Stale, Fenced int64
+	Acquired                       int64
+	Failed                         int64
+	SplitBrain                     int64
+	SplitBrainRuns                 int       // runs with at least one split-brain round
+	P50Ms, P99Ms                   []float64 // the runs' values, where they acquired anything
 }
 
 func (c *Cell) add(r *Run) {
@@ -360,16 +411,39 @@ func (c *Cell) add(r *Run) {
 	if r.AnyUsage {
 		c.UsageRuns++
 	}
-	c.Violations += r.Violations
+	c.Validity += r.Validity
+	c.Usage += r.Usage
+	c.Stale += r.Stale
+	c.Fenced += r.Fenced
 	c.Acquired += r.Acquired
 	c.Failed += r.Failed
 	c.SplitBrain += r.SplitBrain
+	if r.SplitBrain > 0 {
+		c.SplitBrainRuns++
+	}
 	if !math.IsNaN(r.P50Ms) {
 		c.P50Ms = append(c.P50Ms, r.P50Ms)
 	}
 	if !math.IsNaN(r.P99Ms) {
 		c.P99Ms = append(c.P99Ms, r.P99Ms)
 	}
+}
+
+// merge pools o's runs into c.
+func (c *Cell) merge(o *Cell) {
+	c.Runs += o.Runs
+	c.ValidityRuns += o.ValidityRuns
+	c.UsageRuns += o.UsageRuns
+	c.Validity += o.Validity
+	c.Usage += o.Usage
+	c.Stale += o.Stale
+	c.Fenced += o.Fenced
+	c.Acquired += o.Acquired
+	c.Failed += o.Failed
+	c.SplitBrain += o.SplitBrain
+	c.SplitBrainRuns += o.SplitBrainRuns
+	c.P50Ms = append(c.P50Ms, o.P50Ms...)
+	c.P99Ms = append(c.P99Ms, o.P99Ms...)
 }
 
 // Estimate is a value with a low and a high end (an interval, or a spread); NaN when
@@ -395,14 +469,29 @@ func (c *Cell) ValidityFrac() Estimate { return proportion(int64(c.ValidityRuns)
 // UsageFrac is the fraction of runs with a usage overlap.
 func (c *Cell) UsageFrac() Estimate { return proportion(int64(c.UsageRuns), int64(c.Runs)) }
 
-// ViolationsPer10k is the violations per 10,000 acquisitions, pooled over the cell's
-// runs (total violations over total acquisitions); NaN when nothing was acquired.
-func (c *Cell) ViolationsPer10k() float64 {
+// per10k is n per 10,000 acquisitions, pooled over the cell's runs (the total over all
+// their acquisitions); NaN when nothing was acquired.
+func (c *Cell) per10k(n int64) float64 {
 	if c.Acquired == 0 {
 		return math.NaN()
 	}
-	return float64(c.Violations) / float64(c.Acquired) * 1e4
+	return float64(n) / float64(c.Acquired) * 1e4
 }
+
+// ValidityPer10k is the validity overlaps per 10,000 acquisitions: the lock broke its
+// promise.
+func (c *Cell) ValidityPer10k() float64 { return c.per10k(c.Validity) }
+
+// UsagePer10k is the usage overlaps per 10,000 acquisitions: two clients worked at once.
+func (c *Cell) UsagePer10k() float64 { return c.per10k(c.Usage) }
+
+// StalePer10k is the stale writes the storage accepted per 10,000 acquisitions: the
+// resource's failure.
+func (c *Cell) StalePer10k() float64 { return c.per10k(c.Stale) }
+
+// FencedPer10k is the writes fencing rejected per 10,000 acquisitions: the resource
+// defending itself, not a failure.
+func (c *Cell) FencedPer10k() float64 { return c.per10k(c.Fenced) }
 
 // SuccessRate is the fraction of finished acquires that got the lock, pooled over the
 // cell's runs, with the Wilson interval of that pooled count.
@@ -442,19 +531,18 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
-// Pool groups the runs by the values of the given axes (indices into Sweep.Axes), pooling
-// over the others; the key is the values joined in axis order.
+// Pool groups the points by the values of the given axes (indices into Sweep.Axes),
+// pooling over the others; the key is the values joined in axis order.
 func (sw *Sweep) Pool(axes ...int) map[string]*Cell {
 	cells := map[string]*Cell{}
-	for i := range sw.Runs {
-		r := &sw.Runs[i]
-		k := cellKey(r.Values, axes)
+	for _, pt := range sw.Points {
+		k := cellKey(pt.Values, axes)
 		c := cells[k]
 		if c == nil {
 			c = &Cell{}
 			cells[k] = c
 		}
-		c.add(r)
+		c.merge(&pt.Cell)
 	}
 	return cells
 }

@@ -21,7 +21,16 @@ import (
 type SweepOptions struct {
 	Format        Format // PNG when empty
 	Width, Height int    // pixels; 0 means 1600×900
+	// Notes are added to every figure's caption, after the sweep's own (manifest.json's
+	// spec.notes and notes): the place to say why a number that looks alarming is what it
+	// is, e.g. "clients hold the lock for an hour, so most acquires give up".
+	Notes []string
 }
+
+// ErrNothingToPlot is returned (wrapped) by SweepFigures for a sweep in which no knob
+// takes more than one value: its results are complete, there is just no axis to draw
+// them against.
+var ErrNothingToPlot = errors.New("no knob takes more than one value: nothing to plot against")
 
 // SweepFigures draws the figures of the sweep folder inDir into outDir as PNG, creating
 // outDir if needed, and returns the files written: per swept knob, its safety and
@@ -47,9 +56,10 @@ func SweepFiguresWith(inDir, outDir string, opt SweepOptions) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
+	sw.Notes = append(sw.Notes, opt.Notes...)
 	knobs, maps := KnobFigures(sw), HeatmapFigures(sw)
 	if len(knobs) == 0 {
-		return nil, fmt.Errorf("sweep folder %s: no knob takes more than one value: nothing to plot against", inDir)
+		return nil, fmt.Errorf("sweep folder %s: %w", inDir, ErrNothingToPlot)
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("figures folder %s: %w", outDir, unwrapPathErr(err))
@@ -98,11 +108,11 @@ func drawFrame(dc draw.Canvas, title, caption string) draw.Canvas {
 }
 
 // drawKnobFigure draws a knob figure: a key for the lines under the title, then its
-// panels on a 2×3 grid.
+// panels on a grid sized to their number.
 func drawKnobFigure(dc draw.Canvas, f *KnobFigure) {
 	area := drawFrame(dc, f.Title, f.Caption)
 	area.Max.Y = drawLineKey(area, f)
-	rows, cols := 2, 3
+	rows, cols := panelGrid(len(f.Panels))
 	plots := make([][]*plot.Plot, rows)
 	for r := range plots {
 		plots[r] = make([]*plot.Plot, cols)
@@ -122,29 +132,113 @@ func drawKnobFigure(dc draw.Canvas, f *KnobFigure) {
 	}
 }
 
+// panelGrid returns the rows and columns for n panels: one row up to three, then rows of
+// three, or of four when that saves a row.
+func panelGrid(n int) (rows, cols int) {
+	switch {
+	case n <= 3:
+		return 1, max(n, 1)
+	case n == 4:
+		return 2, 2
+	case n <= 6:
+		return 2, 3
+	case n <= 8:
+		return 2, 4
+	}
+	return (n + 2) / 3, 3
+}
+
+// keyEntry is one entry of a knob figure's line key: a line style and its meaning.
+type keyEntry struct {
+	c      color.Color
+	dashed bool
+	label  string
+}
+
+// keyEntries lists what the colours and dashes of a knob figure's lines mean: one colour
+// per value of the line knob, then, for a panel that tells two kinds apart by dashes, what
+// each dash is.
+func keyEntries(f *KnobFigure) []keyEntry {
+	var es []keyEntry
+	for i, v := range f.Lines {
+		es = append(es, keyEntry{lineColor(i), false, f.LineBy + " = " + v})
+	}
+	for _, pn := range f.Panels {
+		if !twoKinds(pn) {
+			continue
+		}
+		for _, s := range pn.Series {
+			if s.Line == 0 && s.Dashed {
+				es = append(es, keyEntry{darkGrey, true, s.Kind + " (dashed, ■) in “" + pn.Title + "”"})
+			} else if s.Line == 0 {
+				es = append(es, keyEntry{darkGrey, false, s.Kind + " (solid, ●) in “" + pn.Title + "”"})
+			}
+		}
+	}
+	return es
+}
+
+// The line key's geometry: a line segment, the gap to its label, the gap to the next
+// entry, and the height of a row.
+var (
+	keySeg   = vg.Points(26)
+	keyGap   = vg.Points(5)
+	keySpace = vg.Points(22)
+	keyRow   = vg.Points(18)
+)
+
+// placeKey places the key's entries left to right from (x0, y), starting a new row when
+// the next entry would pass x1, so that no label is ever cut off. It returns each entry's
+// left end and the y of its row.
+func placeKey(es []keyEntry, sty draw.TextStyle, x0, x1, y vg.Length) []vg.Point {
+	var at []vg.Point
+	x := x0
+	for _, e := range es {
+		w := keySeg + keyGap + sty.Width(e.label)
+		if x > x0 && x+w > x1 {
+			x, y = x0, y-keyRow
+		}
+		at = append(at, vg.Point{X: x, Y: y})
+		x += w + keySpace
+	}
+	return at
+}
+
 // drawLineKey writes, under the title, what the colours and dashes of the lines mean,
-// and returns the height left below it.
+// on as many rows as it takes, and returns the height left below it.
 func drawLineKey(area draw.Canvas, f *KnobFigure) vg.Length {
-	sty := textStyle(legendSize+0.5, black)
-	sty.YAlign = draw.YCenter
-	y := area.Max.Y - vg.Points(8)
-	x := area.Min.X + vg.Points(4)
-	seg := vg.Points(26)
-	entry := func(c color.Color, dashed bool, label string) {
-		ls := draw.LineStyle{Color: c, Width: vg.Points(2.5)}
-		if dashed {
+	es := keyEntries(f)
+	if len(es) == 0 {
+		return area.Max.Y
+	}
+	sty := keyStyle()
+	at := placeKey(es, sty, area.Min.X+vg.Points(4), area.Max.X, area.Max.Y-vg.Points(8))
+	for i, e := range es {
+		ls := draw.LineStyle{Color: e.c, Width: vg.Points(2.5)}
+		if e.dashed {
 			ls.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
-		area.StrokeLine2(ls, x, y, x+seg, y)
-		area.FillText(sty, vg.Point{X: x + seg + vg.Points(5), Y: y}, label)
-		x += seg + vg.Points(5) + sty.Width(label) + vg.Points(22)
+		x, y := at[i].X, at[i].Y
+		area.StrokeLine2(ls, x, y, x+keySeg, y)
+		area.FillText(sty, vg.Point{X: x + keySeg + keyGap, Y: y}, e.label)
 	}
-	for i, v := range f.Lines {
-		entry(lineColor(i), false, f.LineBy+" = "+v)
+	return at[len(at)-1].Y - vg.Points(12)
+}
+
+func keyStyle() draw.TextStyle {
+	sty := textStyle(legendSize+0.5, black)
+	sty.YAlign = draw.YCenter
+	return sty
+}
+
+// twoKinds reports whether a panel draws more than one kind, told apart by dashes.
+func twoKinds(pn Panel) bool {
+	for _, s := range pn.Series {
+		if s.Kind != pn.Series[0].Kind {
+			return true
+		}
 	}
-	entry(darkGrey, false, "validity overlap (first panel: solid, ●)")
-	entry(darkGrey, true, "usage overlap (dashed, ■)")
-	return y - vg.Points(12)
+	return false
 }
 
 // panelPlot builds the gonum plot of one panel.
@@ -170,6 +264,10 @@ func panelPlot(f *KnobFigure, pn *Panel) *plot.Plot {
 		p.Y.Label.Text += " (log scale)"
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
+		if pn.Ms {
+			p.Y.Label.Text = "time (log scale)"
+			p.Y.Tick.Marker = msTicks{}
+		}
 	}
 	if !pn.LogY {
 		p.Y.Tick.Marker = niceTicks{n: 5}
@@ -178,15 +276,54 @@ func panelPlot(f *KnobFigure, pn *Panel) *plot.Plot {
 		addSeries(p, pn, s, dodge(f.X, i, len(pn.Series)))
 	}
 	padX(p, f.X)
-	if pn.Unit01 {
+	switch {
+	case pn.Unit01:
 		p.Y.Min, p.Y.Max = 0, 1.02
-	} else if !pn.LogY {
+	case pn.LogY: // whole decades, so both ends carry a labelled tick
+		p.Y.Min = math.Pow(10, math.Floor(math.Log10(p.Y.Min)))
+		p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
+	default:
 		p.Y.Min = math.Min(p.Y.Min, 0)
+		p.Y.Max *= 1.04 // room over the highest bar's cap
 		if p.Y.Max <= p.Y.Min {
 			p.Y.Max = p.Y.Min + 1
 		}
 	}
 	return p
+}
+
+// msTicks marks a log axis of milliseconds at each power of ten, labelled with its unit
+// ("1 ms", "100 ms", "10 s"), so that a reader never counts zeros.
+type msTicks struct{}
+
+// Ticks returns the powers of ten within [lo, hi], with 2× and 5× as unlabelled minor
+// ticks.
+func (msTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi*(1+1e-9); e++ {
+		v := math.Pow(10, e)
+		if v >= lo*(1-1e-9) {
+			ticks = append(ticks, plot.Tick{Value: v, Label: msLabel(v)})
+		}
+		for _, m := range []float64{2, 5} {
+			if w := m * v; w >= lo && w <= hi {
+				ticks = append(ticks, plot.Tick{Value: w})
+			}
+		}
+	}
+	return ticks
+}
+
+// msLabel renders a time in milliseconds in its natural unit: "10 µs", "1 ms", "10 s",
+// "1000 s".
+func msLabel(ms float64) string {
+	switch {
+	case ms >= 1000:
+		return number(ms/1000) + " s"
+	case ms >= 1:
+		return number(ms) + " ms"
+	}
+	return number(ms*1000) + " µs"
 }
 
 // inRange keeps only the ticks of its Ticker that fall inside the axis: gonum's LogTicks
@@ -296,7 +433,11 @@ func addSeries(p *plot.Plot, pn *Panel, s Series, shift func(float64) float64) {
 	if s.Dashed {
 		points.Shape = draw.BoxGlyph{}
 	}
-	p.Add(line, points)
+	if pn.Unjoined {
+		p.Add(points)
+	} else {
+		p.Add(line, points)
+	}
 	if pn.Bars {
 		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs,
 			LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.3)}, CapWidth: vg.Points(6)}
@@ -304,21 +445,34 @@ func addSeries(p *plot.Plot, pn *Panel, s Series, shift func(float64) float64) {
 	}
 }
 
-// drawHeatmapFigure draws two heatmaps side by side, each with its colour scale.
+// drawHeatmapFigure draws the heatmaps side by side, three to a row, each with its
+// colour scale.
 func drawHeatmapFigure(dc draw.Canvas, f *HeatmapFigure) {
 	area := drawFrame(dc, f.Title, f.Caption)
-	// Each heatmap takes most of its half; its colour bar a narrow strip beside it.
-	w := area.Max.X - area.Min.X
-	half := w / vg.Length(len(f.Maps))
+	cols := min(len(f.Maps), 3)
+	if len(f.Maps) == 4 {
+		cols = 2
+	}
+	rows := (len(f.Maps) + cols - 1) / cols
+	// Each heatmap takes most of its tile; its colour bar a narrow strip beside it.
+	// One map alone takes half the width: wider, its cells would be strips.
+	w := (area.Max.X - area.Min.X) / vg.Length(max(cols, 2))
+	h := (area.Max.Y - area.Min.Y) / vg.Length(rows)
+	bar := vg.Points(90) // the colour bar with its ticks and label
 	for i := range f.Maps {
-		x0 := area.Min.X + vg.Length(i)*half
+		x0 := area.Min.X + vg.Length(i%cols)*w
+		y1 := area.Max.Y - vg.Length(i/cols)*h
+		y0 := y1 - h
+		if i/cols < rows-1 {
+			y0 += vg.Points(8)
+		}
 		hmC := draw.Canvas{Canvas: area.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: x0, Y: area.Min.Y}, Max: vg.Point{X: x0 + half*0.8, Y: area.Max.Y}}}
+			Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x0 + w - bar - vg.Points(8), Y: y1}}}
 		barC := draw.Canvas{Canvas: area.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: x0 + half*0.82, Y: area.Min.Y + vg.Points(50)}, Max: vg.Point{X: x0 + half - vg.Points(14), Y: area.Max.Y - vg.Points(30)}}}
-		hm, bar := heatmapPlots(f, &f.Maps[i])
+			Min: vg.Point{X: x0 + w - bar, Y: y0 + vg.Points(50)}, Max: vg.Point{X: x0 + w - vg.Points(14), Y: y1 - vg.Points(30)}}}
+		hm, cb := heatmapPlots(f, &f.Maps[i])
 		hm.Draw(hmC)
-		bar.Draw(barC)
+		cb.Draw(barC)
 	}
 }
 

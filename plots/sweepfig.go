@@ -1,6 +1,8 @@
 package plots
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -164,6 +166,14 @@ type Panel struct {
 	Bars   bool // Lo and Hi are drawn as error bars
 	LogY   bool // positive values spanning more than a decade
 	Unit01 bool // a fraction: the Y axis runs from 0 to 1
+	// Counted marks a panel of events counted (the oracle's kinds, split-brain rounds):
+	// one whose kinds are all zero says "none in any run" in the caption instead of
+	// drawing a flat line.
+	Counted bool
+	// Ms marks a time in milliseconds, drawn in seconds when it passes 10 s.
+	Ms bool
+	// Unjoined draws points and bars without lines between them.
+	Unjoined bool
 }
 
 // KnobFigure is the safety and liveness of a sweep against one swept knob.
@@ -176,6 +186,10 @@ type KnobFigure struct {
 	Pooled  []string // swept knobs pooled over in this figure
 	Caption string
 	Panels  []Panel
+	// Notes say what is not drawn and why (a kind that never happened, a measure the same
+	// at every point), and what a reader would otherwise misread; the caption ends with
+	// them.
+	Notes []string
 }
 
 // KnobFigures computes one figure per swept knob with more than one value. A second
@@ -207,8 +221,8 @@ func KnobFigures(sw *Sweep) []KnobFigure {
 		if f.LineBy != "" {
 			f.Title += ", one line per " + f.LineBy
 		}
-		f.Caption = caption(sw, f.Pooled, "Bars: 95% Wilson intervals for fractions; for times, each run's percentile, median over runs, bars from the 10th to the 90th percentile across runs")
 		f.Panels = knobPanels(sw, &f, keys, lines)
+		f.Caption = caption(sw, f.Pooled, "Bars: 95% Wilson intervals for fractions; for times, each run's percentile, median over runs, bars from the 10th to the 90th percentile across runs; rates per 10,000 acquisitions pool all of a point's runs", f.Notes)
 		out = append(out, f)
 	}
 	return out
@@ -263,19 +277,249 @@ func knobPanels(sw *Sweep, f *KnobFigure, keys []int, lines []string) []Panel {
 	flat := func(v func(c *Cell) float64) measure {
 		return func(c *Cell) Estimate { return Estimate{v(c), math.NaN(), math.NaN()} }
 	}
-	overlap := append(series("validity overlap", false, (*Cell).ValidityFrac), series("usage overlap", true, (*Cell).UsageFrac)...)
+	rate := func(title, kind string, v func(c *Cell) float64) Panel {
+		return Panel{Title: title, YLabel: "per 10,000 acquisitions", Series: series(kind, false, flat(v)), Counted: true}
+	}
+	overlap := append(series(kindValidity, false, (*Cell).ValidityFrac), series(kindUsage, true, (*Cell).UsageFrac)...)
 	panels := []Panel{
-		{Title: "Runs with two holders", YLabel: "fraction of runs (95% Wilson CI)", Series: overlap, Bars: true, Unit01: true},
-		{Title: "Violations per 10,000 acquisitions", YLabel: "validity + usage overlaps + stale writes", Series: series("violations", false, flat((*Cell).ViolationsPer10k))},
-		{Title: "Acquire success rate", YLabel: "acquired / (acquired + gave up), 95% CI", Series: series("success", false, (*Cell).SuccessRate), Bars: true, Unit01: true},
-		{Title: "Time to acquire: median (p50)", YLabel: "ms", Series: series("p50", false, (*Cell).P50), Bars: true},
-		{Title: "Time to acquire: p99", YLabel: "ms", Series: series("p99", false, (*Cell).P99), Bars: true},
-		{Title: "Split-brain rounds", YLabel: "rounds per run (mean)", Series: series("split brain", false, flat((*Cell).SplitBrainMean))},
+		{Title: "Lock: runs with two holders", YLabel: "fraction of runs (95% Wilson CI)", Series: overlap, Bars: true, Unit01: true, Counted: true},
+		rate("Lock: validity overlaps", kindValidity, (*Cell).ValidityPer10k),
+		rate("Lock: usage overlaps", kindUsage, (*Cell).UsagePer10k),
+		rate("Resource: stale writes accepted", kindStale, (*Cell).StalePer10k),
+		rate("Resource: writes rejected by fencing", kindFenced, (*Cell).FencedPer10k),
+		{Title: "Acquire success rate", YLabel: "acquired / (acquired + gave up), 95% CI", Series: series("acquire success rate", false, (*Cell).SuccessRate), Bars: true, Unit01: true},
+		{Title: "Time to acquire: median (p50)", YLabel: "ms", Series: series("time to acquire (p50)", false, (*Cell).P50), Bars: true, Ms: true},
+		{Title: "Time to acquire: p99", YLabel: "ms", Series: series("time to acquire (p99)", false, (*Cell).P99), Bars: true, Ms: true},
+		{Title: "Split-brain rounds", YLabel: "rounds per run (mean)", Series: series(kindSplitBrain, false, flat((*Cell).SplitBrainMean)), Counted: true},
 	}
-	for i := range panels {
-		panels[i].LogY = spansDecades(panels[i].Series)
+	notes := &noteList{}
+	var kept []Panel
+	for _, pn := range panels {
+		pn.Series = dropConstant(pn, notes)
+		if len(pn.Series) == 0 {
+			continue
+		}
+		if pn.Title == "Split-brain rounds" && !splitBrainSignal(sw, cells, notes) {
+			continue
+		}
+		pn.LogY = spansDecades(pn.Series)
+		if pn.Ms && !pn.LogY { // a log axis labels its ticks with their units instead
+			toSeconds(&pn)
+		}
+		if pn.Title == "Time to acquire: median (p50)" {
+			pn.Unjoined = noteBimodal(pn, notes)
+		}
+		if pn.Title == "Acquire success rate" {
+			noteLowSuccess(pn, notes)
+		}
+		kept = append(kept, pn)
 	}
-	return panels
+	noteUnacquired(cells, notes)
+	f.Notes = append(notes.all(), sw.Notes...)
+	return kept
+}
+
+// The kinds of the oracle, as the figures name them.
+const (
+	kindValidity = "validity overlap"
+	kindUsage    = "usage overlap"
+	kindStale    = "stale write accepted"
+	kindFenced   = "write rejected by fencing"
+	// kindSplitBrain is not a safety kind: a liveness count, as rare as one.
+	kindSplitBrain = "split-brain round"
+)
+
+// noteList collects a figure's notes once each, in order, and the kinds that never
+// happened, said first in one sentence.
+type noteList struct{ none, list []string }
+
+func (n *noteList) add(s string) {
+	if !slices.Contains(n.list, s) {
+		n.list = append(n.list, s)
+	}
+}
+
+// noneOf notes a kind that never happened.
+func (n *noteList) noneOf(kind string) {
+	if !slices.Contains(n.none, kind) {
+		n.none = append(n.none, kind)
+	}
+}
+
+// all returns the notes: "No validity overlap, usage overlap or split-brain round in any
+// run", then the rest.
+func (n *noteList) all() []string {
+	if len(n.none) == 0 {
+		return n.list
+	}
+	kinds := n.none[0]
+	if k := len(n.none); k > 1 {
+		kinds = strings.Join(n.none[:k-1], ", ") + " or " + n.none[k-1]
+	}
+	return append([]string{"No " + kinds + " in any run"}, n.list...)
+}
+
+// dropConstant removes the kinds of a panel whose every value is the same (or missing):
+// a flat line says nothing a sentence cannot. A safety kind at zero everywhere becomes
+// "none in any run"; any other measure "the same at every point". Kinds that vary stay,
+// with all their lines.
+func dropConstant(pn Panel, notes *noteList) []Series {
+	var kinds []string
+	for _, s := range pn.Series {
+		if !slices.Contains(kinds, s.Kind) {
+			kinds = append(kinds, s.Kind)
+		}
+	}
+	var out []Series
+	for _, k := range kinds {
+		v, same := math.NaN(), true
+		for _, s := range pn.Series {
+			for _, p := range s.Points {
+				switch {
+				case s.Kind != k || math.IsNaN(p.Y):
+				case math.IsNaN(v):
+					v = p.Y
+				case p.Y != v:
+					same = false
+				}
+			}
+		}
+		switch {
+		case !same:
+			for _, s := range pn.Series {
+				if s.Kind == k {
+					out = append(out, s)
+				}
+			}
+		case math.IsNaN(v):
+			notes.add(upperFirst(k) + ": nothing measured at any point")
+		case pn.Counted && v == 0:
+			notes.noneOf(k)
+		case pn.Title == "Acquire success rate" && v == 1:
+			notes.add("Every acquire that finished got the lock (success rate 1 at every point)")
+		case twoKinds(pn):
+			notes.add(pn.Title + ", " + k + ": " + short(v) + " at every point")
+		default:
+			notes.add(pn.Title + ": " + short(v) + " at every point")
+		}
+	}
+	return out
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// splitBrainTiny is the largest mean of split-brain rounds per run below which the panel
+// would plot noise: a handful of rounds in hundreds of runs, where a point's mean of 0.04
+// is two rounds in fifty runs and its neighbour's 0 is none.
+const splitBrainTiny = 0.2
+
+// splitBrainSignal reports whether split-brain rounds are frequent enough to plot; when
+// not, it says how many there were.
+func splitBrainSignal(sw *Sweep, cells map[string]*Cell, notes *noteList) bool {
+	var rounds int64
+	var most, runs int
+	var maxMean float64
+	for _, c := range cells {
+		rounds += c.SplitBrain
+		runs += c.Runs
+		most = max(most, c.SplitBrainRuns)
+		maxMean = max(maxMean, c.SplitBrainMean())
+	}
+	if maxMean >= splitBrainTiny {
+		return true
+	}
+	notes.add(fmt.Sprintf("Split-brain rounds not drawn: %d in all %d runs, in at most %d runs of any point: too few to tell apart from chance",
+		rounds, runs, most))
+	return false
+}
+
+// toSeconds redraws a time panel in seconds when its values pass 10 s: 150,000 ms reads
+// worse than 150 s.
+func toSeconds(pn *Panel) {
+	hi := 0.0
+	for _, s := range pn.Series {
+		for _, p := range s.Points {
+			for _, v := range []float64{p.Y, p.Hi} {
+				if !math.IsNaN(v) {
+					hi = max(hi, v)
+				}
+			}
+		}
+	}
+	if hi <= 10_000 {
+		return
+	}
+	pn.YLabel = "s"
+	for i := range pn.Series {
+		for j := range pn.Series[i].Points {
+			p := &pn.Series[i].Points[j]
+			p.Y, p.Lo, p.Hi = p.Y/1000, p.Lo/1000, p.Hi/1000
+		}
+	}
+}
+
+// bimodalSpread is the ratio of the 90th to the 10th percentile across runs of a point's
+// median time to acquire past which the runs disagree about which of two modes their
+// median falls in.
+const bimodalSpread = 100
+
+// noteBimodal explains a median time to acquire that jumps by orders of magnitude: the
+// acquisitions of a run are of two kinds, and the run's median falls on either side.
+// It reports whether it did: the panel then draws its points unjoined, since a line
+// between two modes draws a trend that is not there.
+func noteBimodal(pn Panel, notes *noteList) bool {
+	for _, s := range pn.Series {
+		for _, p := range s.Points {
+			if p.Lo > 0 && p.Hi/p.Lo >= bimodalSpread {
+				notes.add("Time to acquire is bimodal: an acquire that finds the lock free takes milliseconds, one that " +
+					"waits out a holder takes up to a TTL; each run's median falls on either side, so the p50 points jump " +
+					"(not joined by lines) and their bars span both (hence the log scale); p99 shows the waits")
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lowSuccess is the acquire success rate below which the caption says what the rate
+// counts: readers take 0.14 for "the lock fails 86% of the time".
+const lowSuccess = 0.5
+
+// noteLowSuccess explains a low acquire success rate by what it counts: each acquire call
+// gives up after its tries, and the client calls again, so clients queueing for a lock
+// held for seconds see most calls give up while every one of them gets the lock in the
+// end. Time to acquire spans those give-ups.
+func noteLowSuccess(pn Panel, notes *noteList) {
+	for _, s := range pn.Series {
+		for _, p := range s.Points {
+			if p.Y < lowSuccess {
+				notes.add("Acquire success counts acquire calls: a call gives up after its tries (about tries × retry_delay) " +
+					"and the client calls again, so where clients queue for a lock held for seconds most calls give up; " +
+					"a low rate is waiting, not failure. Time to acquire runs from a wait's first call to success, across give-ups")
+				return
+			}
+		}
+	}
+}
+
+// noteUnacquired says when times come from fewer runs than the points hold: runs that
+// never acquired have no time to acquire.
+func noteUnacquired(cells map[string]*Cell, notes *noteList) {
+	fewest, of := -1, 0
+	for _, k := range slices.Sorted(maps.Keys(cells)) { // in order: equal shares (1 of 2, 2 of 4) always name the same
+		c := cells[k]
+		if n := len(c.P50Ms); n < c.Runs && (fewest < 0 || n*of < fewest*c.Runs) {
+			fewest, of = n, c.Runs
+		}
+	}
+	if fewest >= 0 {
+		notes.add(fmt.Sprintf("Times to acquire are over the runs that acquired at least once: as few as %d of %d at some point", fewest, of))
+	}
 }
 
 // spansDecades reports whether a panel's values are all positive and spread wide enough
@@ -299,8 +543,9 @@ func spansDecades(ss []Series) bool {
 }
 
 // caption states the fixed conditions of a figure: the base knobs, replicates and seed,
-// and the swept knobs it pools over.
-func caption(sw *Sweep, pooled []string, bars string) string {
+// the swept knobs it pools over, how to read its bars, then its notes (what is not drawn
+// and why, and the sweep's own notes).
+func caption(sw *Sweep, pooled []string, bars string, notes []string) string {
 	var parts []string
 	var fixed []string
 	for _, kv := range sw.Base {
@@ -332,6 +577,7 @@ func caption(sw *Sweep, pooled []string, bars string) string {
 		parts = append(parts, "Pooled over "+strings.Join(pooled, ", "))
 	}
 	parts = append(parts, bars)
+	parts = append(parts, notes...)
 	if !sw.Complete && sw.Replicates > 0 {
 		parts = append(parts, "INCOMPLETE sweep: not every run is in")
 	}
@@ -346,8 +592,10 @@ type Heatmap struct {
 	Z     [][]float64 // Z[y][x]; NaN where nothing was measured
 }
 
-// HeatmapFigure is a pair of swept knobs with two heatmaps: violations per 10,000
-// acquisitions, and the 99th percentile of time to acquire.
+// HeatmapFigure is a pair of swept knobs with a heatmap per kind of safety failure that
+// happened (validity overlaps, usage overlaps, stale writes accepted, writes rejected by
+// fencing: each per 10,000 acquisitions, never summed) and one of the 99th percentile of
+// time to acquire.
 type HeatmapFigure struct {
 	Name    string // "heatmap-ttl-nodes"
 	Title   string
@@ -355,9 +603,11 @@ type HeatmapFigure struct {
 	Pooled  []string
 	Caption string
 	Maps    []Heatmap
+	Notes   []string // what is not drawn and why, as KnobFigure.Notes
 }
 
-// HeatmapFigures computes one figure per pair of swept knobs, in the spec's order.
+// HeatmapFigures computes one figure per pair of swept knobs, in the spec's order, but
+// none for a pair over which nothing varies: a map of one colour says nothing.
 func HeatmapFigures(sw *Sweep) []HeatmapFigure {
 	var out []HeatmapFigure
 	swept := sweptAxes(sw)
@@ -370,8 +620,7 @@ func HeatmapFigures(sw *Sweep) []HeatmapFigure {
 					f.Pooled = append(f.Pooled, sw.Axes[c].Knob)
 				}
 			}
-			f.Title = "Violations and p99 time to acquire over " + f.X.Knob + " × " + f.Y.Knob
-			f.Caption = caption(sw, f.Pooled, "Violations: all of a cell's violations over all its acquisitions; p99: each run's 99th percentile, median over runs; –: nothing measured")
+			f.Title = "Safety by kind and p99 time to acquire over " + f.X.Knob + " × " + f.Y.Knob
 			cells := sw.Pool(a, b)
 			grid := func(v func(c *Cell) float64) [][]float64 {
 				z := make([][]float64, len(f.Y.Values))
@@ -386,12 +635,90 @@ func HeatmapFigures(sw *Sweep) []HeatmapFigure {
 				}
 				return z
 			}
-			f.Maps = []Heatmap{
-				{Title: "Violations per 10,000 acquisitions", Red: true, Unit: "violations / 10k acquisitions", Z: grid((*Cell).ViolationsPer10k)},
-				{Title: "Time to acquire, 99th percentile", Unit: "p99 time to acquire (ms, median over runs)", Z: grid(func(c *Cell) float64 { return c.P99().Y })},
+			notes := &noteList{}
+			for _, k := range []struct {
+				title, kind string
+				v           func(c *Cell) float64
+			}{
+				{"Lock: validity overlaps", kindValidity, (*Cell).ValidityPer10k},
+				{"Lock: usage overlaps", kindUsage, (*Cell).UsagePer10k},
+				{"Resource: stale writes accepted", kindStale, (*Cell).StalePer10k},
+				{"Resource: writes rejected by fencing", kindFenced, (*Cell).FencedPer10k},
+			} {
+				z := grid(k.v)
+				if v, same := constant(z); same {
+					if v == 0 || math.IsNaN(v) {
+						notes.noneOf(k.kind)
+					} else {
+						notes.add(upperFirst(k.kind) + ": " + short(v) + " per 10,000 acquisitions in every cell")
+					}
+					continue
+				}
+				f.Maps = append(f.Maps, Heatmap{Title: k.title, Red: true, Unit: "per 10,000 acquisitions", Z: z})
 			}
+			p99 := Heatmap{Title: "Time to acquire, 99th percentile", Unit: "p99 time to acquire (ms, median over runs)",
+				Z: grid(func(c *Cell) float64 { return c.P99().Y })}
+			if hi := gridMax(p99.Z); hi > 10_000 {
+				p99.Unit = "p99 time to acquire (s, median over runs)"
+				for _, row := range p99.Z {
+					for x := range row {
+						row[x] /= 1000
+					}
+				}
+			}
+			switch v, same := constant(p99.Z); {
+			case !same:
+				f.Maps = append(f.Maps, p99)
+			case math.IsNaN(v):
+				notes.add("Time to acquire: nothing acquired in any cell")
+			default:
+				notes.add("Time to acquire, 99th percentile: " + short(v) + " " + strings.TrimSuffix(strings.TrimPrefix(p99.Unit, "p99 time to acquire ("), ", median over runs)") + " in every cell")
+			}
+			if len(f.Maps) == 0 {
+				continue // nothing varies over this pair: the knob figures' captions say what never happened
+			}
+			if !f.Maps[0].Red {
+				f.Title = "p99 time to acquire over " + f.X.Knob + " × " + f.Y.Knob
+				if len(notes.none) == 4 {
+					f.Title += " (no safety failure of any kind)"
+				}
+			}
+			noteUnacquired(cells, notes)
+			f.Notes = append(notes.all(), sw.Notes...)
+			f.Caption = caption(sw, f.Pooled, "Safety: a cell's count of that kind over all its acquisitions, per 10,000; p99: each run's 99th percentile, median over runs; –: nothing measured", f.Notes)
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// constant reports whether every measured value of z is the same, and which (NaN when
+// nothing was measured).
+func constant(z [][]float64) (float64, bool) {
+	v := math.NaN()
+	for _, row := range z {
+		for _, x := range row {
+			switch {
+			case math.IsNaN(x):
+			case math.IsNaN(v):
+				v = x
+			case x != v:
+				return 0, false
+			}
+		}
+	}
+	return v, true
+}
+
+// gridMax is the largest measured value of z, or -Inf.
+func gridMax(z [][]float64) float64 {
+	hi := math.Inf(-1)
+	for _, row := range z {
+		for _, x := range row {
+			if !math.IsNaN(x) {
+				hi = max(hi, x)
+			}
+		}
+	}
+	return hi
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +22,10 @@ type TimelineOptions struct {
 	Width, Height int
 	// Subtitle replaces the line under the title (by default the scenario's story).
 	Subtitle string
+	// Counts are the run's safety counts (its Record's Safety) for the title's verdicts;
+	// nil counts the timeline's violations, of which it keeps only the first
+	// experiments.MaxViolations (the title then says "at least").
+	Counts *experiments.Safety
 }
 
 // DefaultWindow chooses the part of a run worth looking at first. With a violation: from
@@ -162,6 +167,9 @@ type tlLayout struct {
 	Lanes           []tlLane
 	Shapes          []shape
 	Clients         []string
+	// Column is the time one pixel column spans when the diagram was simplified to what a
+	// reader can see at its scale (see simplify); 0 when every shape is drawn as it is.
+	Column float64
 }
 
 // Layout geometry, in data units. A client lane is taller than a node lane: it stacks
@@ -176,13 +184,21 @@ const (
 	pauseHalf = 0.66 // a client's pause band
 )
 
-// layoutTimeline computes the diagram of tl in the window [from, to).
+// layoutTimeline computes the diagram of tl in the window [from, to) for a figure of the
+// default width.
 func layoutTimeline(tl *experiments.Timeline, win experiments.Span, subtitle string) *tlLayout {
+	return layoutTimelineAt(tl, win, subtitle, DefaultWidth)
+}
+
+// layoutTimelineAt computes the diagram of tl in the window [from, to) for a figure
+// columns pixels wide: past a few shapes per pixel column it draws what a reader can see
+// at that scale (see simplify), so that an hour-long window costs what a short one does.
+func layoutTimelineAt(tl *experiments.Timeline, win experiments.Span, subtitle string, columns int) *tlLayout {
 	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds()}
 	for _, c := range tl.Clients {
 		L.Clients = append(L.Clients, c.Name)
 	}
-	L.Title, L.Subtitle = timelineTitle(tl, win), subtitle
+	L.Title, L.Subtitle = timelineTitle(tl, win, nil), subtitle
 	if L.Subtitle == "" {
 		if sc, err := experiments.LookupScenario(tl.Scenario); err == nil && sc.Name == tl.Scenario {
 			L.Subtitle = sc.Story
@@ -199,7 +215,138 @@ func layoutTimeline(tl *experiments.Timeline, win experiments.Span, subtitle str
 	}
 	L.netShapes(tl, lanesOf)
 	L.violationShapes(tl, lanesOf)
+	L.simplify(columns)
 	return L
+}
+
+// shapesPerColumn is the number of shapes per pixel column of the figure past which the
+// diagram is simplified: a teaching window (a few hundred shapes) is drawn exactly; an
+// hour of a busy run (hundreds of thousands, which took minutes to draw and showed a
+// smear) is drawn as a pixel grid would show it.
+const shapesPerColumn = 4
+
+// simplify bounds the shapes when there are more than shapesPerColumn per pixel column,
+// drawing what a pixel grid can show. Shapes are grouped by where they sit (lane and
+// height) and what they are (kind; a key of no client's counts as a key). Spans are
+// binned per pixel column: each column goes to the client that covered most of it, and
+// runs of columns with the same client become one span, so a node lane shows whose key
+// it mostly held, moment by moment, not one client's bar over everything. Instants
+// (writes, marks) keep one per column and per client. Write arrows, shorter than a
+// column, go, and so do accepted writes: a dot per pixel would hide the work under it,
+// and only the stale, rejected and lost ones are news. Each group then holds at most one shape per column and client, so the total
+// is bounded by groups × columns × clients whatever the window's length; the subtitle
+// says the figure is simplified.
+func (L *tlLayout) simplify(columns int) {
+	if columns <= 0 || len(L.Shapes) <= shapesPerColumn*columns {
+		return
+	}
+	col := (L.To - L.From) / float64(columns)
+	column := func(x float64) int { return min(columns-1, max(0, int((x-L.From)/col))) }
+	type key struct {
+		kind         shapeKind
+		lane         int
+		y0, y1       float64
+		instant      bool
+		instantOwner int // the client, for instants: each keeps its own marks
+	}
+	class := func(k shapeKind) shapeKind {
+		if k == shKeyUnknown {
+			return shKey
+		}
+		return k
+	}
+	var order []key
+	groups := map[key][]shape{}
+	for _, s := range L.Shapes {
+		if s.Kind == shWriteDelay || s.Kind == shWriteOK { // a row of routine dots would hide the work under it
+			continue
+		}
+		k := key{kind: class(s.Kind), lane: s.Lane, y0: s.Y0, y1: s.Y1, instant: s.X0 == s.X1}
+		if k.instant {
+			k.kind, k.instantOwner = s.Kind, s.Client
+		}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	var out []shape
+	for _, k := range order {
+		g := groups[k]
+		if k.instant {
+			last := -1
+			slices.SortStableFunc(g, func(a, b shape) int { return cmp.Compare(a.X0, b.X0) })
+			for _, s := range g {
+				if c := column(s.X0); c != last {
+					out = append(out, s)
+					last = c
+				}
+			}
+			continue
+		}
+		out = append(out, binned(g, columns, L.From, L.To, col, len(L.Clients))...)
+	}
+	L.Shapes = out
+	L.Column = col
+	note := "[At this scale one pixel is " + roundDur(secondsToDuration(col)) +
+		": each pixel shows whose key or lock covered most of it; one mark per pixel for stale, rejected or lost writes and events; accepted writes and write arrows not drawn; narrow --window to see each one]"
+	if L.Subtitle != "" {
+		note = L.Subtitle + "  " + note
+	}
+	L.Subtitle = note
+}
+
+// binned gives each pixel column of a group of spans to the client (or -1, no client)
+// that covered most of it, and returns runs of columns with the same owner as spans, with
+// that owner's kind and label.
+func binned(g []shape, columns int, from, to, col float64, clients int) []shape {
+	owners := clients + 1 // index 0 is "no client"
+	cover := make([]float64, columns*owners)
+	proto := make([]*shape, owners)
+	for i := range g {
+		s := &g[i]
+		o := s.Client + 1
+		if o < 0 || o >= owners {
+			o = 0
+		}
+		if proto[o] == nil {
+			proto[o] = s
+		}
+		first := min(columns-1, max(0, int((s.X0-from)/col)))
+		last := min(columns-1, max(0, int((s.X1-from)/col)))
+		for c := first; c <= last; c++ {
+			lo, hi := from+float64(c)*col, from+float64(c+1)*col
+			// A sliver still counts: a column it touches is not empty.
+			cover[c*owners+o] += max(min(hi, s.X1)-max(lo, s.X0), 1e-12)
+		}
+	}
+	var out []shape
+	prev := -1
+	for c := range columns {
+		best, most := -1, 0.0
+		for o := range owners {
+			if v := cover[c*owners+o]; v > most {
+				best, most = o, v
+			}
+		}
+		if best >= 0 && best == prev {
+			out[len(out)-1].X1 = min(to, from+float64(c+1)*col)
+			continue
+		}
+		prev = best
+		if best < 0 {
+			continue
+		}
+		s := *proto[best]
+		s.X0, s.X1 = from+float64(c)*col, min(to, from+float64(c+1)*col)
+		switch s.Kind {
+		case shKey, shKeyUnknown, shDown, shNodePaused: // labels that name a kind, not one instance
+		default:
+			s.Label = "" // "3/5", "pause 1.5s": true of one of the spans binned here, not of the bar
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // groups returns the number of Redlock nodes (groups), which attempts count OKs out of.
@@ -295,12 +442,14 @@ func (L *tlLayout) nodeShapes(tl *experiments.Timeline, i int, lanesOf map[strin
 	n := &tl.Nodes[i]
 	lane := lanesOf[n.Name][0]
 	y := L.Lanes[lane].Y
+	// Counted once per node, not per key: resources walks every key of every node.
+	several := resources(tl) > 1
 	for _, k := range n.Keys {
 		label := "?"
 		if k.Client >= 0 {
 			label = tl.Clients[k.Client].Name
 		}
-		if len(tl.Nodes) > 0 && resources(tl) > 1 {
+		if several {
 			label += " " + k.Resource
 		}
 		kind := shKey
@@ -561,40 +710,86 @@ func isOverlap(kind string) bool {
 	return kind == experiments.KindValidityOverlap || kind == experiments.KindUsageOverlap
 }
 
-// timelineTitle names the run and says what went wrong in it.
-func timelineTitle(tl *experiments.Timeline, win experiments.Span) string {
-	counts := map[string]int{}
-	for _, v := range tl.Violations {
-		counts[v.Kind]++
-	}
-	var bad []string
-	for _, k := range []struct{ kind, one, many string }{
-		{experiments.KindValidityOverlap, "validity overlap", "validity overlaps"},
-		{experiments.KindUsageOverlap, "usage overlap", "usage overlaps"},
-		{experiments.KindStaleWrite, "stale write accepted", "stale writes accepted"},
-		{experiments.KindFencedRejected, "write rejected by fencing", "writes rejected by fencing"},
-	} {
-		switch n := counts[k.kind]; n {
-		case 0:
-		case 1:
-			bad = append(bad, "1 "+k.one)
-		default:
-			bad = append(bad, strconv.Itoa(n)+" "+k.many)
-		}
-	}
-	verdict := "safe"
-	if counts[experiments.KindValidityOverlap]+counts[experiments.KindUsageOverlap]+counts[experiments.KindStaleWrite] > 0 {
-		verdict = "UNSAFE"
-	}
-	if len(bad) > 0 {
-		verdict += ": " + strings.Join(bad, ", ")
-	}
+// timelineTitle names the run and gives its two verdicts: the lock's (did two clients
+// hold it at once: validity or usage overlaps) and the protected resource's (did the
+// storage accept a stale write). They differ when fencing works: the lock fails, the
+// resource is safe because the storage rejected the late writes, and a single "UNSAFE"
+// would say fencing did not help. counts are the whole run's; nil counts them from the
+// timeline's violations, which keep only the first experiments.MaxViolations.
+func timelineTitle(tl *experiments.Timeline, win experiments.Span, counts *experiments.Safety) string {
 	name := tl.Scenario
 	if name == "" {
 		name = "run"
 	}
-	return fmt.Sprintf("%s, seed %d: %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdict,
+	atLeast := false
+	if counts == nil {
+		c := countViolations(tl.Violations)
+		counts, atLeast = &c, len(tl.Violations) >= experiments.MaxViolations
+	}
+	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdicts(*counts, atLeast),
 		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), roundDur(tl.TTL))
+}
+
+// countViolations counts violations by kind.
+func countViolations(vs []experiments.Violation) experiments.Safety {
+	var s experiments.Safety
+	for _, v := range vs {
+		switch v.Kind {
+		case experiments.KindValidityOverlap:
+			s.ValidityOverlaps++
+		case experiments.KindUsageOverlap:
+			s.UsageOverlaps++
+		case experiments.KindStaleWrite:
+			s.StaleWritesAccepted++
+		case experiments.KindFencedRejected:
+			s.FencedWritesRejected++
+		}
+	}
+	return s
+}
+
+// verdicts says the lock's and the resource's verdicts with their counts, e.g.
+// "lock: UNSAFE (1 usage overlap) · resource: SAFE (fencing rejected 2 writes)". atLeast
+// says the counts are a lower bound (only the first violations were kept).
+func verdicts(s experiments.Safety, atLeast bool) string {
+	count := func(n int64, one, many string) string {
+		pre := ""
+		if atLeast {
+			pre = "at least "
+		}
+		switch {
+		case n == 0:
+			return ""
+		case n == 1:
+			return pre + "1 " + one
+		}
+		return pre + strconv.FormatInt(n, 10) + " " + many
+	}
+	verdict := func(unsafe bool, notes ...string) string {
+		var ns []string
+		for _, n := range notes {
+			if n != "" {
+				ns = append(ns, n)
+			}
+		}
+		v := "SAFE"
+		if unsafe {
+			v = "UNSAFE"
+		}
+		if len(ns) > 0 {
+			v += " (" + strings.Join(ns, ", ") + ")"
+		}
+		return v
+	}
+	lock := verdict(s.ValidityOverlaps+s.UsageOverlaps > 0,
+		count(s.ValidityOverlaps, "validity overlap", "validity overlaps"),
+		count(s.UsageOverlaps, "usage overlap", "usage overlaps"))
+	fenced := ""
+	if n := count(s.FencedWritesRejected, "write", "writes"); n != "" {
+		fenced = "fencing rejected " + n
+	}
+	resource := verdict(s.StaleWritesAccepted > 0, count(s.StaleWritesAccepted, "stale write accepted", "stale writes accepted"), fenced)
+	return "lock: " + lock + " · resource: " + resource
 }
 
 // WriteTimeline draws tl as a space-time diagram in format to w.
@@ -649,6 +844,10 @@ func timelineFigure(format Format, tl *experiments.Timeline, opt TimelineOptions
 	if err != nil {
 		return nil, err
 	}
-	drawTimeline(f.dc, layoutTimeline(tl, win, opt.Subtitle))
+	L := layoutTimelineAt(tl, win, opt.Subtitle, wPx)
+	if opt.Counts != nil {
+		L.Title = timelineTitle(tl, win, opt.Counts)
+	}
+	drawTimeline(f.dc, L)
 	return f, nil
 }

@@ -3,6 +3,7 @@ package plots
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,7 +46,7 @@ func TestTimelineLayoutGCPause(t *testing.T) {
 		names = append(names, l.Label)
 	}
 	assert.Equal(t, []string{"violations", "redis1 (A)", "redis2 (B)", "redis3 (C)", "redis4 (D)", "redis5 (E)", "client1", "client2"}, names)
-	assert.Contains(t, L.Title, "gc-pause, seed 1: UNSAFE: 1 usage overlap, 2 stale writes accepted")
+	assert.Contains(t, L.Title, "gc-pause, seed 1 — lock: UNSAFE (1 usage overlap) · resource: UNSAFE (2 stale writes accepted)")
 	assert.Contains(t, L.Subtitle, "client1 pauses (GC)")
 
 	pause := shapesOf(L, shPause, "client1")
@@ -75,6 +76,39 @@ func TestTimelineLayoutGCPause(t *testing.T) {
 	require.Len(t, won, 1)
 	assert.Equal(t, "5/5", won[0].Label)
 	assert.Len(t, shapesOf(L, shAttemptLost, "client2"), 6)
+}
+
+// TestTimelineTitleTwoVerdicts: with fencing, the lock still fails (a usage overlap) but
+// the resource is safe (the storage rejected the late writes); the title says both.
+func TestTimelineTitleTwoVerdicts(t *testing.T) {
+	tl := timeline(t, "gc-pause-fenced")
+	L := layoutTimeline(tl, DefaultWindow(tl), "")
+	assert.Contains(t, L.Title, "gc-pause-fenced, seed 1 — lock: UNSAFE (1 usage overlap) · resource: SAFE (fencing rejected 2 writes)")
+
+	tl = timeline(t, "baseline", experiments.KV{Name: "duration", Value: "2s"})
+	L = layoutTimeline(tl, DefaultWindow(tl), "")
+	assert.Contains(t, L.Title, "baseline, seed 1 — lock: SAFE · resource: SAFE   [")
+
+	assert.Equal(t, "lock: UNSAFE (2 validity overlaps, 1 usage overlap) · resource: UNSAFE (1 stale write accepted, fencing rejected 1 write)",
+		verdicts(countViolations([]experiments.Violation{{Kind: experiments.KindValidityOverlap}, {Kind: experiments.KindValidityOverlap},
+			{Kind: experiments.KindUsageOverlap}, {Kind: experiments.KindStaleWrite}, {Kind: experiments.KindFencedRejected}}), false))
+}
+
+// TestTimelineTitleCountsTheWholeRun: a record keeps only the first MaxViolations
+// violations; the title takes the run's counts when given them, and says "at least" when
+// it has only the kept list, so a stale write after the 64th overlap is never called safe.
+func TestTimelineTitleCountsTheWholeRun(t *testing.T) {
+	var tl experiments.Timeline
+	rec, err := experiments.Run(context.Background(), "baseline", []experiments.KV{{Name: "duration", Value: "5m"},
+		{Name: "pause_rate", Value: "0.05"}, {Name: "pause_len", Value: "exp(0s,2s)"}, {Name: "ttl", Value: "1s"}}, 1,
+		experiments.Options{Timeline: &tl})
+	require.NoError(t, err)
+	require.Len(t, tl.Violations, experiments.MaxViolations, "more violations than a record keeps")
+	win := experiments.Span{From: 0, To: tl.Duration}
+	title := timelineTitle(&tl, win, &rec.Safety)
+	assert.Contains(t, title, fmt.Sprintf("lock: UNSAFE (%d usage overlaps)", rec.Safety.UsageOverlaps))
+	assert.Contains(t, title, fmt.Sprintf("resource: UNSAFE (%d stale writes accepted)", rec.Safety.StaleWritesAccepted))
+	assert.Contains(t, timelineTitle(&tl, win, nil), "lock: UNSAFE (at least ")
 }
 
 func TestTimelineLayoutWindowClips(t *testing.T) {
@@ -169,7 +203,9 @@ func TestTimelineRenders(t *testing.T) {
 
 	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "t.jpg"), TimelineOptions{}), `unknown extension ".jpg"`)
 	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "t.png"), TimelineOptions{Width: -1, Height: 5}), "figure size")
-	assert.ErrorContains(t, Timeline(tl, filepath.Join(dir, "no", "such", "t.png"), TimelineOptions{}), "no such file")
+	err = Timeline(tl, filepath.Join(dir, "no", "such", "t.png"), TimelineOptions{})
+	assert.EqualError(t, err, "figure "+filepath.Join(dir, "no", "such", "t.png")+": no such file or directory",
+		"the path asked for and the cause, never the temporary file's name")
 }
 
 func TestRoundDur(t *testing.T) {
@@ -177,4 +213,43 @@ func TestRoundDur(t *testing.T) {
 		1500 * time.Millisecond: "1.5s", 12345 * time.Microsecond: "12.3ms", 800 * time.Microsecond: "800µs"} {
 		assert.Equal(t, want, roundDur(d))
 	}
+}
+
+// TestLongWindowIsBounded: an hour of a busy run held hundreds of thousands of shapes and
+// took minutes to draw; past a few shapes per pixel column the diagram keeps what a pixel
+// grid can show, so the shapes drawn are bounded by the figure's width, not the window's
+// length, and the subtitle says so. A teaching window is drawn exactly (the other timeline
+// tests).
+func TestLongWindowIsBounded(t *testing.T) {
+	busy := func(d string) *experiments.Timeline {
+		return timeline(t, "baseline", experiments.KV{Name: "duration", Value: d}, experiments.KV{Name: "ttl", Value: "1s"},
+			experiments.KV{Name: "pause_rate", Value: "0.05"}, experiments.KV{Name: "pause_len", Value: "exp(0s,2s)"})
+	}
+	const perColumn = 12 // lanes × kinds that can share a column, generously
+	for _, d := range []string{"5m", "20m"} {
+		tl := busy(d)
+		whole := experiments.Span{From: 0, To: tl.Duration}
+		exact := layoutTimelineAt(tl, whole, "", 0)
+		for _, columns := range []int{400, 1600} {
+			L := layoutTimelineAt(tl, whole, "", columns)
+			assert.Greater(t, len(exact.Shapes), perColumn*columns/2, "%s: a window worth simplifying", d)
+			assert.LessOrEqual(t, len(L.Shapes), perColumn*columns, "%s at %d px: %d shapes of %d", d, columns, len(L.Shapes), len(exact.Shapes))
+			assert.InDelta(t, tl.Duration.Seconds()/float64(columns), L.Column, 1e-9)
+			assert.Contains(t, L.Subtitle, "At this scale one pixel is")
+			for _, s := range L.Shapes {
+				assert.NotEqual(t, shWriteDelay, s.Kind)
+				assert.NotEqual(t, shWriteOK, s.Kind)
+			}
+			keys := shapesOf(L, shKey, "redis1")
+			owners := map[int]bool{}
+			for _, k := range keys {
+				owners[k.Client] = true
+			}
+			assert.Len(t, owners, 3, "a node lane shows each client's share, not one client's bar")
+		}
+	}
+	var png bytes.Buffer
+	require.NoError(t, WriteTimeline(&png, PNG, busy("20m"), TimelineOptions{Width: 400, Height: 300,
+		Window: &experiments.Span{From: 0, To: 20 * time.Minute}}))
+	assertPNG(t, png.Bytes(), 400, 300)
 }

@@ -199,6 +199,20 @@ func (s *Sim) Trace(actor, kind string, fields ...Field) {
 	s.sink.Record(&s.rec)
 }
 
+// Aside hands a record to the sink, if one is attached, without folding it into the
+// trace hash: for what a reader needs told that the folded records already imply, such as
+// a pause merged into one in progress (the resume that ends it is folded). Tracing must
+// never change the hash, so an Aside is the only kind of record an actor may emit only
+// while Tracing() is true.
+func (s *Sim) Aside(actor, kind string, fields ...Field) {
+	if s.sink == nil {
+		return
+	}
+	s.rec.At, s.rec.Actor, s.rec.Kind = s.now, actor, kind
+	s.rec.Fields = append(s.rec.Fields[:0], fields...)
+	s.sink.Record(&s.rec)
+}
+
 // Fold starts a trace record that is folded into the trace hash without building its
 // fields, for the hottest trace sites: they call Fold when Tracing() is false and Trace
 // otherwise, with the same values. Call the Folder's methods in field order, one per field

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStrDigestSeesEveryByteAndTheLength(t *testing.T) {
@@ -78,6 +79,20 @@ func TestNotesArePrintedNotFolded(t *testing.T) {
 	assert.Equal(t, plain.TraceHash(), other.TraceHash())
 	assert.Equal(t, plain.Fold("net", "deliver").Int(3).Field(&Field{Kind: FieldInt, Int: 9, Note: true}).h,
 		plain.Fold("net", "deliver").Int(3).h, "Folder.Field skips a note")
+}
+
+func TestAsideReachesTheSinkUnfolded(t *testing.T) {
+	plain, told := newSim(t, Config{}), newSim(t, Config{})
+	var lines []string
+	told.SetSink(sinkFunc(func(r *Record) { lines = append(lines, r.String()) }))
+	plain.Trace("client1", "pause", Dur("for", 5))
+	told.Trace("client1", "pause", Dur("for", 5))
+	told.Aside("client1", "pause-merged", Dur("for", 7))
+	plain.Aside("client1", "pause-merged", Dur("for", 7)) // no sink: nothing at all
+	assert.Equal(t, plain.TraceHash(), told.TraceHash())
+	assert.Equal(t, plain.TraceRecords(), told.TraceRecords())
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[1], "pause-merged for=7ns")
 }
 
 func TestFoldHashesAsTrace(t *testing.T) {

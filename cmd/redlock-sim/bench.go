@@ -93,12 +93,9 @@ func parseBench(args []string, stderr io.Writer) (*benchFlags, error) {
 	fs.BoolVar(&f.real, "real", false, "also run the zero-hold workload on 5 real redis-server processes and compare")
 	fs.DurationVar(&f.realFor, "real-duration", 10*time.Second, "wall-clock length of the real-Redis phase of --real")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
-	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the simulator run (the first, with --runs) to this file")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the simulator run (the first, with --runs) to `FILE`")
 	fs.IntVar(&f.runs, "runs", 1, fmt.Sprintf("run the simulator phase this many times and report the median run, 1 to %d (wall time on a shared machine varies by a few percent)", maxBenchRuns))
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim bench [--duration 1h] [--clients 10] [--own-locks] [--zero-hold] [--runs N] [--real] [--json] [--cpuprofile FILE]")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -30,7 +30,7 @@ func TestBenchReportsEveryFigure(t *testing.T) {
 	for _, want := range []string{"standard workload", "10 clients sharing one lock", "hold 5ms, think 1ms",
 		"simulated        2s", "GOMAXPROCS=1", "cycles", "events", "time compression", "target ≥ 2000×",
 		"cycles / wall s", "target ≥ 300000", "events / wall s", "peak heap", "target < 64 MiB",
-		"run              SAFE: 0 validity overlaps, 0 usage overlaps, 0 stale writes accepted, 0 fenced writes rejected; trace "} {
+		"run              lock: SAFE (no overlaps) · resource: SAFE (0 stale writes accepted); trace "} {
 		assert.Contains(t, out, want)
 	}
 }

@@ -15,15 +15,13 @@ import (
 func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	in := fs.String("in", "", "the sweep folder (holding runs.csv, summary.csv, manifest.json)")
-	out := fs.String("out", "", "where to write the figures (default: the sweep folder)")
-	format := fs.String("format", "png", "png or svg")
-	width := fs.Int("width", plots.DefaultWidth, "figure width in pixels")
-	height := fs.Int("height", plots.DefaultHeight, "figure height in pixels")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim plot --in DIR [--out DIR] [--format png|svg] [--width PX] [--height PX]")
-		fs.PrintDefaults()
-	}
+	in := fs.String("in", "", "the sweep folder `DIR` (holding runs.csv, summary.csv, manifest.json)")
+	out := fs.String("out", "", "the folder `DIR` to write the figures to (default: the sweep folder)")
+	format := fs.String("format", "png", "`FORMAT` of the figures: png or svg")
+	width := fs.Int("width", plots.DefaultWidth, "figure width, `PX` pixels")
+	height := fs.Int("height", plots.DefaultHeight, "figure height, `PX` pixels")
+	_ = fs.SetAnnotation("in", requiredFlag, nil)
+	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -64,6 +65,24 @@ func TestRunTimelineBadInputExitsTwo(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "nothing drawn")
 }
 
+// TestRunTimelineChecksTheFolderFirst: a figure path in a folder that does not exist is a
+// usage error found before the run, naming the folder, never a temporary file.
+func TestRunTimelineChecksTheFolderFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexistent", "x.png")
+	code, out, errOut := cli("run", "--scenario", "gc-pause", "--timeline", missing)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out, "refused before the run: no summary")
+	assert.Contains(t, errOut, "--timeline "+missing+": folder "+filepath.Dir(missing)+" does not exist")
+	assert.NotContains(t, errOut, ".tmp")
+
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	code, _, errOut = cli("run", "--scenario", "gc-pause", "--timeline", filepath.Join(file, "x.png"))
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, file+" is not a folder")
+}
+
 func TestPlotDrawsASweepFolder(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, errOut := cli("plot", "--in", filepath.Join("..", "..", "plots", "testdata", "sweep-two"), "--out", out)
@@ -92,4 +111,23 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want)
 	}
+}
+
+// TestRunTimelineTitleHasTheRunsCounts: the timeline keeps only the first violations;
+// the title's verdicts are the run's own counts, as the summary prints them.
+func TestRunTimelineTitleHasTheRunsCounts(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "busy.svg")
+	code, out, errOut := cli("run", "--set", "duration=5m", "--set", "ttl=1s", "--set", "pause_rate=0.05",
+		"--set", "pause_len=exp(0s,2s)", "--json", "--timeline", svg)
+	require.Equal(t, 0, code, errOut)
+	var rec struct {
+		Safety struct {
+			Usage int64 `json:"usage_overlaps"`
+		} `json:"safety"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rec))
+	require.Greater(t, rec.Safety.Usage, int64(64), "more than a record lists")
+	data, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), fmt.Sprintf("(%d usage", rec.Safety.Usage))
 }

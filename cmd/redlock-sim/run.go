@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,18 +24,19 @@ import (
 // the JSON record.
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	scenario := fs.String("scenario", "baseline", "the scenario to run (see `redlock-sim scenarios`)")
-	seed := fs.Uint64("seed", 1, "the run seed: the same seed gives the same run")
-	sets := fs.StringArray("set", nil, "set a knob, name=value (repeatable; see `redlock-sim params`)")
+	scenario := fs.String("scenario", "baseline", "run the scenario called `NAME` (redlock-sim scenarios lists them)")
+	seed := fs.Uint64("seed", 1, "the run seed `N`; the same seed gives the same run")
+	sets := fs.StringArray("set", nil, "set a knob, `name=value` (repeatable; redlock-sim params lists the knobs)")
 	trace := fs.Bool("trace", false, "print the narrated trace, one line per event (to stderr with --json)")
 	asJSON := fs.Bool("json", false, "print the run record as one JSON object")
-	window := fs.String("window", "", "limit --trace and --timeline to a true-time window FROM:TO, e.g. 1s:2.5s (either side may be empty)")
-	timeline := fs.String("timeline", "", "draw the run as a space-time diagram into FILE.png or FILE.svg")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlock-sim run [--scenario NAME] [--seed N] [--set name=value ...] [--trace] [--json] [--timeline FILE.png|FILE.svg [--window FROM:TO]]")
-		fs.PrintDefaults()
-	}
+	window := fs.String("window", "", "limit --trace and --timeline to a true-time window `FROM:TO`, e.g. 1s:2.5s (either side may be empty)")
+	timeline := fs.String("timeline", "", "draw the run as a space-time diagram into `FILE`, a .png or .svg")
+	var narrate experiments.TraceOptions
+	fs.StringSliceVar(&narrate.Actors, "actor", nil, "trace only the lines by or about these `ACTORS`, e.g. client1,redis3 (the clients, the nodes, storage, net, oracle; implies --trace)")
+	fs.StringSliceVar(&narrate.Only, "only", nil, "trace only these `KINDS` of line, e.g. faults,violations (implies --trace):\n"+traceKindsHelp())
+	fs.BoolVar(&narrate.HideCleanup, "hide-cleanup", false, "leave cleanup traffic out of the trace: the release round a client sends after an attempt\nended without the lock, and replies that arrive after the attempt, extension or release\nthey answer has ended (implies --trace)")
+	fs.BoolVar(&narrate.Precise, "precise", false, "trace times and durations to the nanosecond (default: times to the millisecond,\ndurations to the microsecond; implies --trace)")
+	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -47,6 +51,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if opts.From, opts.To, err = parseWindow(*window); err != nil {
 		return err
 	}
+	for _, name := range []string{"actor", "only", "hide-cleanup", "precise"} {
+		*trace = *trace || fs.Changed(name)
+	}
+	opts.Narrate = narrate
 	if *trace {
 		opts.Trace = stdout
 		if *asJSON {
@@ -57,6 +65,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if _, err := plots.FormatOf(*timeline); err != nil {
 			return fmt.Errorf("%w: --timeline: %v", errUsage, err)
 		}
+		if err := checkFolder(*timeline); err != nil {
+			return fmt.Errorf("%w: --timeline %s: %v", errUsage, *timeline, err)
+		}
 		opts.Timeline = &experiments.Timeline{}
 	}
 	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
@@ -64,7 +75,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return userError(err)
 	}
 	if *timeline != "" {
-		if err := drawTimeline(*timeline, *window != "", opts, *sets, stderr); err != nil {
+		if err := drawTimeline(*timeline, *window != "", opts, rec.Safety, *sets, stderr); err != nil {
 			return err
 		}
 	}
@@ -82,8 +93,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // drawTimeline draws the run's timeline into path, in the --window when one was given
 // (else the default window around the first violation), and says where it went on stderr
 // (stdout may be carrying JSON). The figure's subtitle is the scenario's story, followed by
-// the --set flags that changed it, so a picture never passes for the plain scenario.
-func drawTimeline(path string, windowed bool, opts experiments.Options, sets []string, stderr io.Writer) error {
+// the --set flags that changed it, so a picture never passes for the plain scenario. The
+// title's verdicts use the run's counts (the timeline lists only the first violations).
+func drawTimeline(path string, windowed bool, opts experiments.Options, counts experiments.Safety, sets []string, stderr io.Writer) error {
 	var win *experiments.Span
 	if windowed {
 		win = &experiments.Span{From: opts.From, To: opts.To}
@@ -99,21 +111,59 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, sets []s
 	if len(sets) > 0 {
 		subtitle += "  [with --set " + strings.Join(sets, " --set ") + "]"
 	}
-	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle}); err != nil {
+	if err := plots.Timeline(opts.Timeline, path, plots.TimelineOptions{Window: &span, Subtitle: subtitle, Counts: &counts}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "timeline of %s to %s written to %s\n", span.From, span.To, path)
 	return nil
 }
 
-// parseSets turns --set name=value flags into knob settings.
+// traceKindsHelp lists the kinds --only selects, one a line, for the flag's help.
+func traceKindsHelp() string {
+	var b strings.Builder
+	for i, k := range experiments.TraceKinds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %-10s %s", k.Name, k.Help)
+	}
+	return b.String()
+}
+
+// checkFolder refuses a figure path whose folder does not exist or is not a folder, before
+// the run, so that a typo costs no simulated time and is a usage error (exit 2), not a
+// failure to write after the fact.
+func checkFolder(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("folder %s does not exist", dir)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("folder %s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
+}
+
+// parseSets turns --set name=value flags into knob settings. It is the one parser of
+// --set, for run and sweep alike, so that both say the same thing about the same slip;
+// the values themselves are checked by the knobs.
 func parseSets(sets []string) ([]experiments.KV, error) {
 	var out []experiments.KV
 	for _, s := range sets {
 		name, value, ok := strings.Cut(s, "=")
 		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf("%w: --set %q: want name=value, e.g. --set ttl=250ms", errUsage, s)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%w: --set %q: no \"=\": want name=value, e.g. --set ttl=250ms (redlock-sim params lists the knobs)", errUsage, s)
+		case name == "":
+			return nil, fmt.Errorf("%w: --set %q: the knob name before \"=\" is missing: want name=value, e.g. --set ttl=250ms", errUsage, s)
 		}
 		out = append(out, experiments.KV{Name: name, Value: strings.TrimSpace(value)})
 	}
@@ -157,10 +207,13 @@ func userError(err error) error {
 // runScenarios is `redlock-sim scenarios`.
 func runScenarios(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	verbose := fs.BoolP("verbose", "v", false, "also show each scenario's source, expected outcome and knobs")
+	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: scenarios takes no arguments, got %q", errUsage, fs.Args())
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, sc := range experiments.Scenarios() {
@@ -177,22 +230,67 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 	return tw.Flush()
 }
 
-// runParams is `redlock-sim params`.
 // maxAllowedWidth keeps the ALLOWED column of `params` narrow enough that HELP stays on a
 // terminal's screen; longer sets are listed under the table.
 const maxAllowedWidth = 40
 
+// distNote explains the distribution syntax under the table and under one dist knob.
+const distNote = "distributions: " + experiments.DistSyntax + "; latency also takes tail(FAST,p,SLOW):\n" +
+	"FAST, except with probability p SLOW. Durations are Go durations (250ms, 1.5s, 800µs or 800us)."
+
+// runParams is `redlock-sim params`: every knob as a table, the knobs named on the command
+// line in full, or with --json the registry as JSON.
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("params", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the knobs as a JSON array of {name, group, unit, default, allowed, help}")
+	setUsage(fs, stderr, "[KNOB ...]")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	params := experiments.Params()
+	if fs.NArg() > 0 {
+		params = params[:0:0]
+		for _, name := range fs.Args() {
+			p, err := experiments.LookupParam(name)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+			params = append(params, p)
+		}
+	}
+	switch {
+	case *asJSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(params)
+	case fs.NArg() > 0:
+		return writeParamsInFull(stdout, params)
+	}
+	return writeParamsTable(stdout, params)
+}
+
+// writeParamsInFull writes each knob with nothing cut: its unit, default, allowed values
+// and help, and for a distribution the syntax.
+func writeParamsInFull(w io.Writer, params []experiments.Param) error {
+	for i, p := range params {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s (%s)\n  %s\n  unit:    %s\n  default: %s\n  allowed: %s\n",
+			p.Name, p.Group, p.Help, p.Unit, p.Default, p.Allowed)
+		if p.Unit == "dist" {
+			fmt.Fprintln(w, "\n"+distNote)
+		}
+	}
+	return nil
+}
+
+func writeParamsTable(w io.Writer, params []experiments.Param) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUNIT\tDEFAULT\tALLOWED\tHELP")
 	group := ""
 	var notes []string // allowed sets too long for a column, e.g. every variant
-	for _, p := range experiments.Params() {
+	for _, p := range params {
 		if p.Group != group {
 			group = p.Group
 			fmt.Fprintf(tw, "# %s\t\t\t\t\n", group)
@@ -211,9 +309,8 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, n := range notes {
-		fmt.Fprintln(stdout, "\n"+n)
+		fmt.Fprintln(w, "\n"+n)
 	}
-	_, err := fmt.Fprintln(stdout, "\ndistributions: "+experiments.DistSyntax+"; latency also takes tail(FAST,p,SLOW):\n"+
-		"FAST, except with probability p SLOW. Durations are Go durations (250ms, 1.5s, 800µs or 800us).")
+	_, err := fmt.Fprintln(w, "\n"+distNote+"\n`redlock-sim params NAME` shows one knob in full.")
 	return err
 }

@@ -80,6 +80,19 @@ func TestUserErrorsExitTwoWithSuggestions(t *testing.T) {
 		{[]string{"run", "--set", "tll=3s"}, []string{`unknown knob "tll"`, "ttl"}},
 		{[]string{"run", "--set", "drift_factr=0.1"}, []string{"drift_factor"}},
 		{[]string{"run", "--set", "ttl=3x"}, []string{"ttl", "3x", "[1ms, 24h0m0s]"}},
+		{[]string{"run", "--set", "ttl=10"}, []string{"ttl = 10: a duration needs a unit", "did you mean 10s?"}},
+		{[]string{"run", "--set", "nodes=five"}, []string{"nodes = five: not a number", "whole number"}},
+		{[]string{"run", "--set", "nodes=١٢٣"}, []string{"not a number", "digits 0-9"}},
+		{[]string{"run", "--set", "loss=0x10"}, []string{"loss = 0x10: not a number", "[0, 1]"}},
+		{[]string{"run", "--set", "latency=5ms,"}, []string{"a trailing comma", "5ms?"}},
+		{[]string{"run", "--set", "latency=uniform(5ms,1ms)"}, []string{"latency = uniform(5ms,1ms): uniform's lo 5ms > hi 1ms"}},
+		{[]string{"run", "--set", "duration=24h", "--set", "partition_rate=1"},
+			[]string{"partition_rate = 1", "duration = 24h0m0s", "random network faults", "at most 65536"}},
+		{[]string{"run", "--set", "duration=1h", "--set", "clog_rate=20"}, []string{"clog_rate = 20", "65536"}},
+		{[]string{"run", "--set", "latency=10s", "--set", "ttl=100ms", "--set", "retry_delay=0s", "--set", "clients=64"},
+			[]string{"messages in flight", "latency = const(10s)", "65536"}},
+		{[]string{"params", "NOSUCH"}, []string{`unknown knob "NOSUCH"`}},
+		{[]string{"params", "tll"}, []string{"did you mean ttl?"}},
 		{[]string{"run", "--set", "nodes=0"}, []string{"nodes", "[1, 99]"}},
 		{[]string{"run", "--set", "loss=2"}, []string{"loss", "[0, 1]"}},
 		{[]string{"run", "--set", "latency=uniform(1ms)"}, []string{"latency", "uniform"}},
@@ -124,4 +137,95 @@ func TestParamsListsEveryKnob(t *testing.T) {
 		"latency", "loss", "persistence", "fencing"} {
 		assert.Contains(t, out, "\n"+name+" ", "the issue's knob %s", name)
 	}
+}
+
+func TestRunTraceFiltersImplyTrace(t *testing.T) {
+	code, out, errOut := cli("run", "--scenario", "gc-pause", "--actor", "client1", "--only", "faults,violations")
+	require.Equal(t, 0, code, errOut)
+	trace, _, ok := strings.Cut(out, "# summary")
+	require.True(t, ok, out)
+	assert.Contains(t, trace, "!! client1   [mono 0.100s]    pause for=1.5s, until 1.600s")
+	assert.Contains(t, trace, "** oracle")
+	assert.NotContains(t, trace, "SET lock")
+	assert.NotContains(t, trace, "   client2   ")
+
+	code, full, errOut := cli("run", "--scenario", "gc-pause", "--trace")
+	require.Equal(t, 0, code, errOut)
+	code, short, errOut := cli("run", "--scenario", "gc-pause", "--hide-cleanup")
+	require.Equal(t, 0, code, errOut)
+	assert.Less(t, strings.Count(short, "\n"), strings.Count(full, "\n")*3/4)
+	assert.Contains(t, full, "validity=986.779ms")
+
+	code, out, errOut = cli("run", "--scenario", "gc-pause", "--precise", "--only", "lock")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "validity=986.779293ms")
+}
+
+func TestRunTraceFilterErrorsExitTwo(t *testing.T) {
+	code, _, errOut := cli("run", "--scenario", "gc-pause", "--only", "fault")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown kind of trace line "fault"; did you mean faults?`)
+	code, _, errOut = cli("run", "--scenario", "gc-pause", "--actor", "client9")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown actor "client9"`)
+	assert.Contains(t, errOut, "client1, client2")
+}
+
+func TestOutOfRangeOnlyForValuesThatParsed(t *testing.T) {
+	for _, set := range []string{"ttl=10", "nodes=five", "nodes=١٢٣", "loss=0x10", "latency=5ms,", "latency=uniform(5ms,1ms)"} {
+		code, _, errOut := cli("run", "--set", set)
+		assert.Equal(t, 2, code, set)
+		assert.NotContains(t, errOut, "out of range", set)
+		assert.NotContains(t, errOut, "unbalanced", set)
+		assert.NotContains(t, errOut, ".fast.", set)
+	}
+}
+
+// TestRunAndSweepParseSetAlike: one --set parser, one message.
+func TestRunAndSweepParseSetAlike(t *testing.T) {
+	for _, set := range []string{"=x", "ttl", " =5"} {
+		rc, _, runErr := cli("run", "--set", set)
+		sc, _, sweepErr := cli("sweep", "--dry-run", "--set", set)
+		assert.Equal(t, 2, rc, set)
+		assert.Equal(t, 2, sc, set)
+		assert.Equal(t, runErr, sweepErr, set)
+		assert.Contains(t, runErr, "want name=value", set)
+		assert.NotContains(t, sweepErr, "unknown knob", set)
+	}
+	_, _, runErr := cli("run", "--set", "nodes=five")
+	_, _, sweepErr := cli("sweep", "--dry-run", "--set", "nodes=five")
+	assert.Equal(t, runErr, sweepErr, "a bad value reads the same too")
+}
+
+func TestParamsShowsOneKnobInFull(t *testing.T) {
+	code, out, errOut := cli("params", "ttl")
+	require.Equal(t, 0, code, errOut)
+	p, err := experiments.LookupParam("ttl")
+	require.NoError(t, err)
+	for _, w := range []string{"ttl (algorithm)", p.Help, "unit:    duration", "default: 10s", "allowed: " + p.Allowed} {
+		assert.Contains(t, out, w)
+	}
+	assert.NotContains(t, out, "nodes", "one knob, not the table")
+
+	_, out, _ = cli("params", "retry_delay", "hold")
+	assert.Contains(t, out, "retry_delay (algorithm)")
+	assert.Contains(t, out, "hold (workload)")
+	assert.Contains(t, out, "distributions:", "a distribution knob explains the syntax")
+}
+
+func TestParamsJSONIsTheRegistry(t *testing.T) {
+	code, out, errOut := cli("params", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got []map[string]string
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	want := experiments.Params()
+	require.Len(t, got, len(want))
+	for i, p := range want {
+		assert.Equal(t, map[string]string{"name": p.Name, "group": p.Group, "unit": p.Unit, "default": p.Default,
+			"allowed": p.Allowed, "help": p.Help}, got[i])
+	}
+	_, out, _ = cli("params", "--json", "ttl")
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "ttl", got[0]["name"])
 }

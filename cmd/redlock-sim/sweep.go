@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 
 	flag "github.com/spf13/pflag"
@@ -126,13 +125,13 @@ func planSweeps(specPath, out string, sets []string) ([]sweepPlan, error) {
 			plans = append(plans, sweepPlan{name: s.Name, dir: filepath.Join(out, s.Name), spec: s.Spec})
 		}
 	}
-	for _, kv := range sets {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("%w: --set %q: want name=value, e.g. --set ttl=250ms", errUsage, kv)
-		}
+	kvs, err := parseSets(sets) // the one --set parser, shared with run
+	if err != nil {
+		return nil, err
+	}
+	for _, kv := range kvs {
 		for _, p := range plans {
-			if err := p.spec.Set(experiments.SweepRunner(), name, value); err != nil {
+			if err := p.spec.Set(experiments.SweepRunner(), kv.Name, kv.Value); err != nil {
 				return nil, usageIf(err)
 			}
 		}
