@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redlock-sim/redlock-sim/internal/redisproc"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/redisdriver"
@@ -89,6 +91,10 @@ type ServerFailure struct {
 	// Exited says how the server process ended when it died during the run
 	// ("signal: killed"); empty while it ran to the end.
 	Exited string `json:"exited,omitempty"`
+	// Hung is set when the server, alive but having timed out during the run, did not
+	// answer a PING within the per-node timeout after it either: it stopped answering,
+	// rather than answering late now and then on a loaded machine.
+	Hung bool `json:"hung,omitempty"`
 }
 
 func (f ServerFailure) String() string {
@@ -98,6 +104,9 @@ func (f ServerFailure) String() string {
 	var parts []string
 	if f.Exited != "" {
 		parts = append(parts, "the redis-server process died ("+f.Exited+")")
+	}
+	if f.Hung {
+		parts = append(parts, "the redis-server stopped answering (no reply to PING after the run either)")
 	}
 	if f.Errors+f.Timeouts > 0 {
 		n := fmt.Sprintf("%d commands failed", f.Errors)
@@ -188,10 +197,12 @@ func measure(ctx context.Context, spec Spec, servers []*redisproc.Server) (*Resu
 	for i, s := range servers {
 		if exited, how := s.Exited(); exited {
 			failures[i].Exited = how
+		} else if failures[i].Timeouts > 0 {
+			failures[i].Hung = !answers(ctx, s.Addr(), spec.lockConfig().NodeTimeout())
 		}
 	}
 	for _, f := range failures {
-		if f.Exited != "" || f.Errors+f.Timeouts > 0 {
+		if f.Exited != "" || f.Hung || f.Errors+f.Timeouts > 0 {
 			res.ServerFailures = append(res.ServerFailures, f)
 		}
 	}
@@ -202,17 +213,26 @@ func measure(ctx context.Context, spec Spec, servers []*redisproc.Server) (*Resu
 // that refused, broke a connection or died, another error, or no complete cycle.
 func judge(r *Result, spec Spec) error {
 	var b strings.Builder
-	died := 0
+	died, hung := 0, 0
 	for _, f := range r.ServerFailures {
 		if f.Exited != "" {
 			died++
 		}
+		if f.Hung {
+			hung++
+		}
 	}
 	switch {
-	case r.Errors > 0 || died > 0:
+	case r.Errors > 0 || died > 0 || hung > 0:
 		fmt.Fprintf(&b, "testbed: the redis-servers stopped answering: %d commands failed", r.Errors)
+		if r.Timeouts > 0 {
+			fmt.Fprintf(&b, ", %d timed out", r.Timeouts)
+		}
 		if died > 0 {
 			fmt.Fprintf(&b, ", %d of %d server processes died", died, r.Servers)
+		}
+		if hung > 0 {
+			fmt.Fprintf(&b, ", %d of %d hung", hung, r.Servers)
 		}
 	case r.Cycles == 0:
 		fmt.Fprintf(&b, "testbed: no lock cycle completed in %.1f s", r.WallTimeS)
@@ -226,6 +246,24 @@ func judge(r *Result, spec Spec) error {
 		b.WriteString("\n  " + f.String())
 	}
 	return errors.New(b.String())
+}
+
+// lockConfig returns the algorithm's knobs the clients run with.
+func (s Spec) lockConfig() redlock.Config {
+	cfg := s.Lock
+	if cfg == (redlock.Config{}) {
+		cfg = redlock.DefaultConfig()
+	}
+	cfg.Nodes = s.Nodes
+	return cfg
+}
+
+// answers reports whether the server at addr answers PING within timeout.
+func answers(ctx context.Context, addr string, timeout time.Duration) bool {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
+	defer rdb.Close()
+	return rdb.Ping(ctx).Err() == nil
 }
 
 // counts is one client's tally, kept by its goroutine alone.
@@ -288,11 +326,7 @@ func (l *failureLog) checkLimit() {
 // drive runs the clients against addrs until the duration is over, the cycles are done,
 // too many commands failed, or ctx is done.
 func drive(ctx context.Context, spec Spec, addrs []string) (*Result, []ServerFailure, error) {
-	cfg := spec.Lock
-	if cfg == (redlock.Config{}) {
-		cfg = redlock.DefaultConfig()
-	}
-	cfg.Nodes = spec.Nodes
+	cfg := spec.lockConfig()
 	log := &failureLog{nodes: make([]ServerFailure, len(addrs))}
 	for i, a := range addrs {
 		log.nodes[i].Node, log.nodes[i].Addr = i+1, a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/internal/redisproc"
 	"github.com/redlock-sim/redlock-sim/internal/redistest"
+	"github.com/redlock-sim/redlock-sim/redlock"
 )
 
 // safetyBound is the Duration of runs whose work is bounded by count or by cancellation:
@@ -162,6 +163,32 @@ func TestClosedPortsFailTheRun(t *testing.T) {
 		assert.Contains(t, err.Error(), s.Addr()+" (node ")
 		assert.Contains(t, err.Error(), "dial tcp "+s.Addr()+": connect: connection refused")
 	}
+}
+
+// TestHungServersFailTheRun: servers that keep their port but answer nothing (stopped
+// with SIGSTOP) time out rather than refuse; they still fail the run, named as hung,
+// because they do not answer a PING after it either. The run lasts its duration, 3 s,
+// thirty times the per-node timeout.
+func TestHungServersFailTheRun(t *testing.T) {
+	servers := startProcs(t, 3)
+	for _, s := range servers {
+		require.NoError(t, s.Pause())
+	}
+	lock := redlock.DefaultConfig()
+	lock.Timeout = 100 * time.Millisecond
+	r, err := measure(context.Background(), Spec{Nodes: 3, Clients: 2, Duration: 3 * time.Second, Lock: lock}, servers)
+	require.Error(t, err)
+	assert.Zero(t, r.Cycles)
+	assert.Zero(t, r.Failed, "a hung server loses no lock to another client")
+	assert.Zero(t, r.Errors)
+	assert.Positive(t, r.Timeouts)
+	assert.Contains(t, err.Error(), "testbed: the redis-servers stopped answering: 0 commands failed, ")
+	assert.Contains(t, err.Error(), ", 3 of 3 hung")
+	for _, s := range servers {
+		assert.Contains(t, err.Error(), s.Addr()+" (node ")
+	}
+	assert.Contains(t, err.Error(), "the redis-server stopped answering (no reply to PING after the run either)")
+	assert.Contains(t, err.Error(), "no answer within 100ms")
 }
 
 func TestRunWithoutRedis(t *testing.T) {
