@@ -109,13 +109,20 @@ func (f ServerFailure) String() string {
 		parts = append(parts, "the redis-server stopped answering (no reply to PING after the run either)")
 	}
 	if f.Errors+f.Timeouts > 0 {
-		n := fmt.Sprintf("%d commands failed", f.Errors)
-		if f.Timeouts > 0 {
-			n = fmt.Sprintf("%d commands failed and %d timed out", f.Errors, f.Timeouts)
-		}
-		parts = append(parts, n+", the first: "+f.First)
+		parts = append(parts, commandCounts(f.Errors, f.Timeouts)+", the first: "+f.First)
 	}
 	return fmt.Sprintf("%s (node %d): %s", f.Addr, f.Node, strings.Join(parts, "; "))
+}
+
+// commandCounts says how many commands failed and timed out, naming only what happened.
+func commandCounts(errs, timeouts uint64) string {
+	switch {
+	case timeouts == 0:
+		return fmt.Sprintf("%d commands failed", errs)
+	case errs == 0:
+		return fmt.Sprintf("%d commands timed out", timeouts)
+	}
+	return fmt.Sprintf("%d commands failed and %d timed out", errs, timeouts)
 }
 
 func (s Spec) validate() error {
@@ -224,9 +231,9 @@ func judge(r *Result, spec Spec) error {
 	}
 	switch {
 	case r.Errors > 0 || died > 0 || hung > 0:
-		fmt.Fprintf(&b, "testbed: the redis-servers stopped answering: %d commands failed", r.Errors)
-		if r.Timeouts > 0 {
-			fmt.Fprintf(&b, ", %d timed out", r.Timeouts)
+		b.WriteString("testbed: the redis-servers stopped answering")
+		if r.Errors+r.Timeouts > 0 {
+			b.WriteString(": " + commandCounts(r.Errors, r.Timeouts))
 		}
 		if died > 0 {
 			fmt.Fprintf(&b, ", %d of %d server processes died", died, r.Servers)
