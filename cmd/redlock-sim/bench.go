@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	flag "github.com/spf13/pflag"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
@@ -184,12 +185,21 @@ func benchOnce(ctx context.Context, spec experiments.BenchSpec, profile string) 
 	return res, nil
 }
 
-// realResult is the JSON of `bench --real`.
+// realResult is the JSON of `bench --real`. When the real phase fails (its servers
+// stopped answering), Real holds its counts, Error says why, and there is no Sim or Ratio.
 type realResult struct {
 	Real  *testbed.Result `json:"real"`
 	Sim   *benchReport    `json:"sim"`
 	Ratio float64         `json:"ratio"` // simulator cycles per wall second / real cycles per second
+	Error string          `json:"error,omitempty"`
 }
+
+// quietRedis drops go-redis's log lines: a server that stops answering would print one per
+// refused dial, thousands in a run, while the real phase reports each server's failures
+// once, in its error.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // benchReal runs the real-Redis phase, then the simulator phase. The servers are stopped
 // by testbed.Run before it returns, also on Ctrl-C (ctx is cancelled by the signal).
@@ -202,13 +212,21 @@ func benchReal(ctx context.Context, f *benchFlags, stdout, stderr io.Writer) err
 	if !f.asJSON {
 		fmt.Fprintf(stderr, "bench: real phase, %v on 5 redis-server processes...\n", f.realFor)
 	}
+	redis.SetLogger(quietRedis{})
 	real, err := testbed.Run(ctx, testbed.Spec{Nodes: 5, Clients: f.spec.Clients, OwnLocks: f.spec.OwnLocks,
 		Duration: f.realFor, Lock: lock})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return errors.New("bench --real: interrupted; the servers are stopped")
 		}
-		return fmt.Errorf("bench --real: %w", err)
+		err = fmt.Errorf("bench --real: the real phase failed, so there is nothing to compare: %w", err)
+		if real != nil && f.asJSON {
+			// The counts are the evidence: print them, then fail.
+			if werr := writeJSON(stdout, realResult{Real: real, Error: err.Error()}); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
 	}
 	if !f.asJSON {
 		fmt.Fprintf(stderr, "bench: simulator phase, %v simulated...\n", f.spec.Duration)
@@ -300,8 +318,11 @@ func writeReal(w io.Writer, r *realResult) error {
 	var b strings.Builder
 	fmt.Fprintln(&b, describeWorkload(r.Sim.BenchResult))
 	re := r.Real
-	fmt.Fprintf(&b, "real Redis       %d redis-server %s on 127.0.0.1, %.2f s: %d cycles, %.0f cycles/s (%d attempts, %d acquires failed)\n",
+	fmt.Fprintf(&b, "real Redis       %d redis-server %s on 127.0.0.1, %.2f s: %d cycles, %.0f cycles/s (%d attempts, %d acquires lost to other clients)\n",
 		re.Servers, re.RedisVersion, re.WallTimeS, re.Cycles, re.CyclesPerS, re.Attempts, re.Failed)
+	if re.Timeouts > 0 {
+		fmt.Fprintf(&b, "                 %d commands got no answer within the per-node timeout (a loaded machine?); the real rate is understated\n", re.Timeouts)
+	}
 	s := r.Sim
 	fmt.Fprintf(&b, "simulator        %v simulated in %.3f s wall (GOMAXPROCS=%d%s): %d cycles, %.0f cycles per wall s\n",
 		time.Duration(s.SimTimeS*float64(time.Second)), s.WallTimeS, s.GOMAXPROCS, s.median(), s.Cycles, s.CyclesPerWallS)

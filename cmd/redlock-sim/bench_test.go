@@ -1,11 +1,22 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,6 +142,7 @@ func TestBenchRealComparesWithTheSimulator(t *testing.T) {
 			Cycles     uint64  `json:"cycles"`
 			CyclesPerS float64 `json:"cycles_per_s"`
 			WallTimeS  float64 `json:"wall_time_s"`
+			Errors     uint64  `json:"errors"`
 		} `json:"real"`
 		Sim struct {
 			Workload       string  `json:"workload"`
@@ -142,7 +154,8 @@ func TestBenchRealComparesWithTheSimulator(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	assert.Equal(t, 5, r.Real.Servers)
 	assert.Positive(t, r.Real.Cycles)
-	assert.Less(t, r.Real.WallTimeS, 5.0, "the real phase is bounded by its duration")
+	assert.Zero(t, r.Real.Errors)
+	assert.GreaterOrEqual(t, r.Real.WallTimeS, 1.0, "the real phase lasts its duration")
 	assert.Equal(t, "zero-hold", r.Sim.Workload)
 	assert.Positive(t, r.Sim.Cycles)
 	assert.InDelta(t, r.Sim.CyclesPerWallS/r.Real.CyclesPerS, r.Ratio, 1e-9)
@@ -151,5 +164,166 @@ func TestBenchRealComparesWithTheSimulator(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	for _, want := range []string{"zero-hold workload", "real Redis", "5 redis-server", "simulator", "ratio", "target ≥ 50×"} {
 		assert.Contains(t, out, want)
+	}
+}
+
+// benchChildEnv holds the arguments of a re-executed test binary that acts as redlock-sim.
+const benchChildEnv = "REDLOCK_SIM_BENCH_CHILD_ARGS"
+
+// TestBenchChild is the redlock-sim process of TestBenchRealFailsWhenServersDie; on its
+// own it skips.
+func TestBenchChild(t *testing.T) {
+	args := os.Getenv(benchChildEnv)
+	if args == "" {
+		t.Skip("child process of TestBenchRealFailsWhenServersDie")
+	}
+	os.Exit(run(strings.Fields(args), os.Stdout, os.Stderr))
+}
+
+// TestBenchRealFailsWhenServersDie runs `bench --real` as a process, kills its five
+// redis-servers once they have served 500 commands (mid-run, whatever the machine's
+// speed), and checks that it fails with exit 1, naming every server and the cause, with
+// the refused commands counted as errors in the JSON and not as lost locks.
+func TestBenchRealFailsWhenServersDie(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the child's redis-servers through /proc")
+	}
+	redistest.Path(t)
+	const bound = 2 * time.Minute // the real phase's length: it must end by failing long before
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), benchChildEnv+"=bench --real --json --duration 1s --real-duration "+bound.String())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	servers := awaitServers(t, cmd.Process.Pid, 5, exited, &stderr)
+	awaitCommands(t, servers[0].port, 500)
+	for _, s := range servers {
+		require.NoError(t, syscall.Kill(s.pid, syscall.SIGKILL))
+	}
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(bound + time.Minute):
+		t.Fatalf("bench --real still running %v after its servers died", bound+time.Minute)
+	}
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", &stderr)
+	assert.Equal(t, 1, ee.ExitCode(), "stderr: %s", &stderr)
+
+	errOut := stderr.String()
+	assert.Contains(t, errOut, "redlock-sim: bench --real: the real phase failed")
+	assert.Contains(t, errOut, "the redis-servers stopped answering")
+	for _, s := range servers {
+		assert.Contains(t, errOut, "127.0.0.1:"+strconv.Itoa(s.port)+" (node ")
+	}
+	assert.Contains(t, errOut, "the redis-server process died (signal: killed)")
+	assert.NotContains(t, errOut, "connection pool", "go-redis's own log lines are silenced")
+	assert.NotContains(t, stdout.String(), "met")
+
+	var r struct {
+		Real struct {
+			Cycles uint64 `json:"cycles"`
+			Failed uint64 `json:"failed"`
+			Errors uint64 `json:"errors"`
+		} `json:"real"`
+		Sim   any    `json:"sim"`
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &r), "stdout: %s", &stdout)
+	assert.Positive(t, r.Real.Cycles, "the servers were killed mid-run")
+	assert.Positive(t, r.Real.Errors)
+	assert.Nil(t, r.Sim, "no comparison without a real figure")
+	assert.Contains(t, r.Error, "the redis-servers stopped answering")
+}
+
+type childServer struct{ pid, port int }
+
+// awaitServers waits until the process pid has n redis-server children and returns them.
+func awaitServers(t *testing.T, pid, n int, exited <-chan error, stderr *bytes.Buffer) []childServer {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			t.Fatalf("bench exited before its servers were up: %v; stderr: %s", err, stderr)
+		default:
+		}
+		if servers := redisChildren(pid); len(servers) == n {
+			return servers
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("bench did not start %d redis-servers within 2 minutes", n)
+	return nil
+}
+
+// redisChildren lists the redis-server processes whose parent is pid, from /proc.
+func redisChildren(pid int) []childServer {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []childServer
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || close < open || string(b[open+1:close]) != "redis-server" {
+			continue
+		}
+		f := strings.Fields(string(b[close+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		child, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+		args, err := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+		if err != nil {
+			continue
+		}
+		// redis-server retitles itself "/usr/bin/redis-server 127.0.0.1:PORT"; before it
+		// does, the command line still holds "--port PORT".
+		argv := strings.Fields(strings.ReplaceAll(string(args), "\x00", " "))
+		for i, a := range argv {
+			port := ""
+			if a == "--port" && i+1 < len(argv) {
+				port = argv[i+1]
+			} else if p, ok := strings.CutPrefix(a, "127.0.0.1:"); ok {
+				port = p
+			}
+			if n, err := strconv.Atoi(port); err == nil {
+				out = append(out, childServer{pid: child, port: n})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// awaitCommands waits until the server on port has processed at least n commands.
+func awaitCommands(t *testing.T, port, n int) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2, DisableIdentity: true})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		info, err := rdb.Info(ctx, "stats").Result()
+		if errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("the server on port %d processed fewer than %d commands in 2 minutes", port, n)
+		}
+		if err == nil {
+			for line := range strings.Lines(info) {
+				if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+					if got, _ := strconv.Atoi(strings.TrimSpace(v)); got >= n {
+						return
+					}
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -676,7 +676,8 @@ func TestReorderWindowBoundsRunsInFlight(t *testing.T) {
 		done <- err
 	}()
 	window := windowSize(4)
-	require.Eventually(t, func() bool { return g.others.Load() == int64(window-1) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return g.others.Load() == int64(window-1) }, 2*time.Minute, time.Millisecond,
+		"the engine did not fill its window of %d runs in 2 minutes", window)
 	time.Sleep(50 * time.Millisecond) // give a leaky engine time to start more
 	assert.Equal(t, int64(window-1), g.others.Load())
 	close(g.release)

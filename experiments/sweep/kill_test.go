@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,17 +15,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// killDirEnv tells a re-executed test binary to act as the sweep that gets killed.
-const killDirEnv = "SWEEP_TEST_KILL_DIR"
+// killDirEnv tells a re-executed test binary to act as the sweep that gets killed;
+// killStallEnv says after how many started runs its runs stop finishing.
+const (
+	killDirEnv   = "SWEEP_TEST_KILL_DIR"
+	killStallEnv = "SWEEP_TEST_KILL_STALL"
+)
 
-// TestKillChild is the child process of TestKill9ThenResume; on its own it skips.
+// TestKillChild is the child process of TestKill9ThenResume; on its own it skips. Runs
+// started after the first SWEEP_TEST_KILL_STALL never finish, so the child cannot complete
+// the sweep before the parent kills it, however slowly the parent is scheduled.
 func TestKillChild(t *testing.T) {
 	dir := os.Getenv(killDirEnv)
 	if dir == "" {
 		t.Skip("child process of TestKill9ThenResume")
 	}
-	_, err := Run(context.Background(), &fakeRunner{jitter: 10 * time.Millisecond}, mustSpec(t, engineSpec),
-		Options{Dir: dir, Workers: 2, Tool: "test"})
+	stall, err := strconv.ParseInt(os.Getenv(killStallEnv), 10, 64)
+	require.NoError(t, err)
+	var started atomic.Int64
+	r := &fakeRunner{jitter: 10 * time.Millisecond, fail: func([]KV, uint64) error {
+		if started.Add(1) > stall {
+			time.Sleep(time.Hour) // until the kill (a sleep, not select{}: never taken for a deadlock)
+		}
+		return nil
+	}}
+	_, err = Run(context.Background(), r, mustSpec(t, engineSpec), Options{Dir: dir, Workers: 2, Tool: "test"})
 	require.NoError(t, err)
 }
 
@@ -41,13 +57,16 @@ func TestKill9ThenResume(t *testing.T) {
 	for _, after := range []int{1, 40, 100} {
 		dir := t.TempDir()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), killDirEnv+"="+dir)
+		// Runs are handed out in order, so with 2 workers every row before the
+		// (after+10-1)th is written eventually; the kill lands while those are still
+		// being written, or once they are.
+		cmd.Env = append(os.Environ(), killDirEnv+"="+dir, killStallEnv+"="+strconv.Itoa(after+10))
 		require.NoError(t, cmd.Start())
 		runs := filepath.Join(dir, RunsFile)
 		require.Eventually(t, func() bool {
 			b, _ := os.ReadFile(runs)
 			return bytes.Count(b, []byte("\n"))-1 >= after
-		}, 60*time.Second, time.Millisecond)
+		}, 2*time.Minute, time.Millisecond, "the child wrote fewer than %d rows in 2 minutes", after)
 		require.NoError(t, cmd.Process.Kill()) // SIGKILL on Unix
 		_ = cmd.Wait()
 		b, err := os.ReadFile(runs)

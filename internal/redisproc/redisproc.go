@@ -27,8 +27,11 @@ const InstallHint = "install it with `apt-get install -y redis-server`"
 var ErrNotInstalled = errors.New("redis-server not found on PATH")
 
 const (
-	startAttempts = 5                // a free port can be taken between probe and bind
-	startTimeout  = 10 * time.Second // until PING answers
+	startAttempts = 5 // a free port can be taken between probe and bind
+	// startTimeout bounds the wait for PING. A server answers in milliseconds, and one that
+	// exits is noticed at once; the bound only catches a hang, so it is generous enough
+	// that a machine loaded by other work never reaches it.
+	startTimeout = time.Minute
 )
 
 // Path returns the redis-server executable, or an error wrapping ErrNotInstalled that
@@ -62,10 +65,17 @@ type Server struct {
 	args []string
 	port int
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the current process has exited
-	log    *syncBuffer
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	exit *exitStatus // of the current process
+	log  *syncBuffer
+}
+
+// exitStatus is how one process ended: err is cmd.Wait's error, readable once done is
+// closed.
+type exitStatus struct {
+	done chan struct{}
+	err  error
 }
 
 // Start starts redis-server on a free 127.0.0.1 port with no persistence, working in dir
@@ -102,13 +112,30 @@ func (s *Server) Dir() string { return s.dir }
 // flushed: with persistence on, exactly what was synced survives. Killing twice is harmless.
 func (s *Server) Kill() {
 	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
+	cmd, exit := s.cmd, s.exit
 	s.mu.Unlock()
 	if cmd == nil {
 		return
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	<-exited
+	<-exit.done
+}
+
+// Pause stops the process with SIGSTOP: it keeps its port and connections but answers
+// nothing, as a hung server would, until Resume. Kill works on a paused server.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server with SIGCONT.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		return errors.New("redis-server not started")
+	}
+	return cmd.Process.Signal(sig)
 }
 
 // Close kills the server; it is Kill under the name io.Closer callers expect.
@@ -125,11 +152,32 @@ func (s *Server) Alive() bool {
 		return false
 	}
 	select {
-	case <-s.exited:
+	case <-s.exit.done:
 		return false
 	default:
 		return true
 	}
+}
+
+// Exited reports whether the process has ended, and how: "signal: killed", "exit status
+// 1", or "exited" for a clean exit. A caller that did not stop the server itself learns
+// from it why the server stopped answering.
+func (s *Server) Exited() (bool, string) {
+	s.mu.Lock()
+	exit := s.exit
+	s.mu.Unlock()
+	if exit == nil {
+		return false, ""
+	}
+	select {
+	case <-exit.done:
+	default:
+		return false, ""
+	}
+	if exit.err != nil {
+		return true, exit.err.Error()
+	}
+	return true, "exited"
 }
 
 // Restart starts a killed server again on the same port and directory, so a caller can
@@ -163,19 +211,19 @@ func (s *Server) launch() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	exited := make(chan struct{})
+	exit := &exitStatus{done: make(chan struct{})}
 	go func() {
-		_ = cmd.Wait()
-		close(exited)
+		exit.err = cmd.Wait()
+		close(exit.done)
 	}()
 	s.mu.Lock()
-	s.cmd, s.exited, s.log = cmd, exited, log
+	s.cmd, s.exit, s.log = cmd, exit, log
 	s.mu.Unlock()
 
 	deadline := time.Now().Add(startTimeout)
 	for {
 		select {
-		case <-exited:
+		case <-exit.done:
 			return fmt.Errorf("redis-server on port %d exited: %s", s.port, log.String())
 		default:
 		}

@@ -2,9 +2,11 @@ package redisproc_test
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,9 +45,41 @@ func TestStartListensOnLoopbackAndCloseKills(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1", host)
 	assert.True(t, s.Alive())
+	exited, how := s.Exited()
+	assert.False(t, exited)
+	assert.Empty(t, how)
 	path, _ := redisproc.Path()
 	assert.NotEmpty(t, redisproc.Version(path))
 	require.NoError(t, s.Close())
 	assert.False(t, s.Alive())
+	exited, how = s.Exited()
+	assert.True(t, exited)
+	assert.Equal(t, "signal: killed", how, "says why the server stopped")
 	require.NoError(t, s.Close(), "closing twice is harmless")
+}
+
+// TestPauseResume: a paused server keeps its port but answers nothing until resumed.
+func TestPauseResume(t *testing.T) {
+	requireRedis(t)
+	s, err := redisproc.Start(t.TempDir())
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := net.Dial("tcp", s.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, s.Pause())
+	_, err = io.WriteString(c, "PING\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(200*time.Millisecond)))
+	_, err = c.Read(make([]byte, 7))
+	var ne net.Error
+	require.ErrorAs(t, err, &ne, "a paused server does not answer")
+	assert.True(t, ne.Timeout())
+	require.NoError(t, s.Resume())
+	require.NoError(t, c.SetReadDeadline(time.Time{})) // it answers once resumed, however long that takes
+	buf := make([]byte, 7)
+	_, err = io.ReadFull(c, buf)
+	require.NoError(t, err)
+	assert.Equal(t, "+PONG\r\n", string(buf))
+	assert.True(t, s.Alive())
 }

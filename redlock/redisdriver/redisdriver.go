@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -34,23 +35,74 @@ var (
 	ErrValidityExpired = errors.New("redisdriver: validity expired")
 	ErrFenceFailed     = errors.New("redisdriver: no fencing token")
 	ErrExtensionLimit  = errors.New("redisdriver: extension limit reached")
+	ErrNotReleased     = errors.New("redisdriver: lock not released on a quorum")
 )
 
-// OutcomeError is the error of a Lock or Extend that the algorithm lost. It carries the
-// machine's outcome (reason, attempts, OK count) for logs and metrics.
+// NodeError is a command that got no answer from its node: the connection was refused or
+// broke, or no reply came within the per-node timeout. The algorithm treats it as a lost
+// reply; the error says which server and why, for logs and for callers that must tell a
+// dead server from a lock held by someone else. Redis error replies (WRONGTYPE, NOSCRIPT,
+// ...) are answers, not NodeErrors.
+type NodeError struct {
+	Node int    // index of the node's address in the list given to New
+	Addr string // the node's address
+	Err  error  // the cause, from go-redis or the network
+}
+
+// Error reads "redis 127.0.0.1:7001: dial tcp 127.0.0.1:7001: connect: connection refused".
+func (e *NodeError) Error() string { return fmt.Sprintf("redis %s: %v", e.Addr, e.Err) }
+
+// Unwrap returns the cause, so errors.Is(err, syscall.ECONNREFUSED) works.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// Timeout reports whether the node merely failed to answer in time (it may be slow, not
+// gone), as opposed to a refused or broken connection.
+func (e *NodeError) Timeout() bool {
+	var ne net.Error
+	return errors.Is(e.Err, context.DeadlineExceeded) || (errors.As(e.Err, &ne) && ne.Timeout())
+}
+
+// OutcomeError is the error of a Lock or Extend that the algorithm lost, or of an Unlock
+// that fewer than a quorum of nodes answered. It carries the machine's outcome (reason,
+// attempts, OK count) for logs and metrics, and the nodes that did not answer, so a lock
+// lost to dead servers reads differently from one held by another client.
 type OutcomeError struct {
 	Outcome redlock.Outcome
 	Nodes   int
+	// NodeErrors holds, for each node that failed to answer during the operation, its first
+	// failure, in node order; empty when every node answered.
+	NodeErrors []*NodeError
 }
 
 func (e *OutcomeError) Error() string {
 	o := e.Outcome
-	what := "lock"
-	if o.Kind == redlock.ExtendFailed {
-		what = "extend"
+	var b strings.Builder
+	switch o.Kind {
+	case redlock.Released:
+		fmt.Fprintf(&b, "redisdriver: unlock %q reached %d of %d nodes, fewer than a quorum; the others keep the key until it expires",
+			o.Resource, o.Replies, e.Nodes)
+	default:
+		what := "lock"
+		if o.Kind == redlock.ExtendFailed {
+			what = "extend"
+		}
+		fmt.Fprintf(&b, "redisdriver: %s %q failed: %v (attempt %d, %d/%d OK, %d answered)",
+			what, o.Resource, o.Reason, o.Attempt, o.OKs, e.Nodes, o.Replies)
 	}
-	return fmt.Sprintf("redisdriver: %s %q failed: %v (attempt %d, %d/%d OK, %d answered)",
-		what, o.Resource, o.Reason, o.Attempt, o.OKs, e.Nodes, o.Replies)
+	for _, ne := range e.NodeErrors {
+		b.WriteString("; ")
+		b.WriteString(ne.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the node errors, so errors.As finds a *NodeError when servers failed.
+func (e *OutcomeError) Unwrap() []error {
+	errs := make([]error, len(e.NodeErrors))
+	for i, ne := range e.NodeErrors {
+		errs[i] = ne
+	}
+	return errs
 }
 
 // Is matches the operation's sentinel and the reason's sentinel.
@@ -60,6 +112,8 @@ func (e *OutcomeError) Is(target error) bool {
 		return e.Outcome.Kind == redlock.AcquireFailed
 	case ErrNotExtended:
 		return e.Outcome.Kind == redlock.ExtendFailed
+	case ErrNotReleased:
+		return e.Outcome.Kind == redlock.Released
 	case ErrNoQuorum:
 		return e.Outcome.Reason == redlock.ReasonNoQuorum
 	case ErrValidityExpired:
@@ -82,18 +136,29 @@ type Options struct {
 	// Keep MaxRetries at -1 in a template of your own: a hidden retry stretches the elapsed
 	// time the algorithm measures and can repeat a SET the machine counted as lost.
 	Redis *redis.Options
+	// OnNodeError, when set, is called with every command that got no answer, also when
+	// the operation succeeded without that node (a minority down) or had already ended. It
+	// runs on the command's own goroutine, so it must be safe for concurrent use and quick.
+	OnNodeError func(*NodeError)
 }
 
 // Client holds one go-redis client per node. It is safe for concurrent use: each Lock
 // creates its own machine.
 type Client struct {
-	cfg   redlock.Config
-	nodes []*redis.Client
-	base  time.Time // origin of the monotonic readings fed to machines
+	cfg         redlock.Config
+	nodes       []*redis.Client
+	addrs       []string
+	onNodeError func(*NodeError)
+	base        time.Time // origin of the monotonic readings fed to machines
 }
 
-// New connects lazily to the nodes at addrs (go-redis dials on first use).
+// New connects lazily to the nodes at addrs (go-redis dials on first use). It refuses an
+// empty address, which go-redis would quietly turn into localhost:6379, and an address
+// given twice, which would let one server count as two votes.
 func New(addrs []string, opts Options) (*Client, error) {
+	if err := checkAddrs(addrs, opts.Redis); err != nil {
+		return nil, err
+	}
 	cfg := opts.Config
 	if cfg == (redlock.Config{}) {
 		cfg = redlock.DefaultConfig()
@@ -111,8 +176,8 @@ func New(addrs []string, opts Options) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("redisdriver: %w", err)
 	}
-	c := &Client{cfg: cfg, base: time.Now()}
-	for _, addr := range addrs[:cfg.Nodes] {
+	c := &Client{cfg: cfg, addrs: addrs[:cfg.Nodes:cfg.Nodes], onNodeError: opts.OnNodeError, base: time.Now()}
+	for _, addr := range c.addrs {
 		o := defaultRedisOptions(cfg.NodeTimeout())
 		if opts.Redis != nil {
 			o = *opts.Redis // a shallow copy, as the template is shared by every node
@@ -121,6 +186,27 @@ func New(addrs []string, opts Options) (*Client, error) {
 		c.nodes = append(c.nodes, redis.NewClient(&o))
 	}
 	return c, nil
+}
+
+// checkAddrs refuses the addresses go-redis would accept but dial somewhere unintended.
+func checkAddrs(addrs []string, tmpl *redis.Options) error {
+	tcp := tmpl == nil || tmpl.Network == "" || tmpl.Network == "tcp"
+	seen := make(map[string]int, len(addrs))
+	for i, a := range addrs {
+		if strings.TrimSpace(a) == "" {
+			return fmt.Errorf("redisdriver: address %d is %q; want host:port, e.g. 127.0.0.1:6379 (go-redis would dial localhost:6379)", i, a)
+		}
+		if tcp {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return fmt.Errorf("redisdriver: address %d is %q; want host:port, e.g. 127.0.0.1:6379", i, a)
+			}
+		}
+		if j, dup := seen[a]; dup {
+			return fmt.Errorf("redisdriver: address %d is %q, the same as address %d; each node needs a server of its own", i, a, j)
+		}
+		seen[a] = i
+	}
+	return nil
 }
 
 func defaultRedisOptions(timeout time.Duration) redis.Options {
@@ -200,13 +286,13 @@ func (c *Client) Lock(ctx context.Context, resource string) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := c.drive(ctx, m, func(now time.Duration) error { return m.Acquire(now, resource) },
+	o, nerrs, err := c.drive(ctx, m, func(now time.Duration) error { return m.Acquire(now, resource) },
 		redlock.Acquired, redlock.AcquireFailed, true)
 	if err != nil {
 		return nil, err
 	}
 	if o.Kind != redlock.Acquired {
-		return nil, &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes}
+		return nil, &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes, NodeErrors: nerrs}
 	}
 	return &Lease{c: c, m: m, o: o}, nil
 }
@@ -217,12 +303,12 @@ func (c *Client) Lock(ctx context.Context, resource string) (*Lease, error) {
 func (c *Client) Extend(ctx context.Context, l *Lease) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	o, err := c.drive(ctx, l.m, l.m.Extend, redlock.Extended, redlock.ExtendFailed, false)
+	o, nerrs, err := c.drive(ctx, l.m, l.m.Extend, redlock.Extended, redlock.ExtendFailed, false)
 	if err != nil {
 		return err
 	}
 	if o.Kind != redlock.Extended {
-		return &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes}
+		return &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes, NodeErrors: nerrs}
 	}
 	l.o.Deadline, l.o.Validity = o.Deadline, o.Validity
 	return nil
@@ -230,24 +316,35 @@ func (c *Client) Extend(ctx context.Context, l *Lease) error {
 
 // Unlock deletes the key on every node where it is still the lease's. It takes at most one
 // per-node timeout and is not cut short by ctx, so a cancelled caller still cleans up.
+// When fewer than a quorum of nodes answer, it returns an *OutcomeError matching
+// ErrNotReleased that names the silent nodes: the key lives on there until it expires, and
+// nobody else can lock meanwhile.
 func (c *Client) Unlock(ctx context.Context, l *Lease) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, err := c.drive(ctx, l.m, l.m.Release, redlock.Released, redlock.Released, false)
-	return err
+	o, nerrs, err := c.drive(ctx, l.m, l.m.Release, redlock.Released, redlock.Released, false)
+	if err != nil {
+		return err
+	}
+	if o.Replies < c.cfg.Quorum() {
+		return &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes, NodeErrors: nerrs}
+	}
+	return nil
 }
 
 type nodeReply struct {
 	node  int
 	req   redlock.Req
 	reply redlock.Reply
+	err   *NodeError // why there was no reply, when there was none
 }
 
-// drive feeds the machine until it reports the outcome kind ok or failed. With abortable,
-// a done ctx aborts the operation through Release, drives the release to its end and
+// drive feeds the machine until it reports the outcome kind ok or failed, and returns it
+// with the first failure of each node that failed to answer meanwhile. With abortable, a
+// done ctx aborts the operation through Release, drives the release to its end and
 // returns ctx's error.
 func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.Duration) error,
-	ok, failed redlock.OutcomeKind, abortable bool) (redlock.Outcome, error) {
+	ok, failed redlock.OutcomeKind, abortable bool) (redlock.Outcome, []*NodeError, error) {
 	done := make(chan struct{})
 	defer close(done)
 	replies := make(chan nodeReply, 2*len(c.nodes))
@@ -266,15 +363,40 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 	}
 	now := func() time.Duration { return time.Since(c.base) }
 
+	nerrs := make([]*NodeError, len(c.nodes))
+	// pending is each node's command still awaiting its reply, and when it was sent. A
+	// command the machine gave up on may end the operation before its own goroutine
+	// notices the timeout; failures counts it all the same, so that which nodes an error
+	// names does not depend on which goroutine ran first.
+	type sent struct {
+		req redlock.Req
+		at  time.Duration
+	}
+	pending := make([]sent, len(c.nodes))
+	timeout := c.cfg.NodeTimeout()
+	failures := func() []*NodeError {
+		var out []*NodeError
+		t := now()
+		for i, ne := range nerrs {
+			if ne == nil && pending[i].req != 0 && t-pending[i].at >= timeout {
+				ne = c.timeoutError(i, context.DeadlineExceeded)
+			}
+			if ne != nil {
+				out = append(out, ne)
+			}
+		}
+		return out
+	}
 	err := start(now())
 	var ctxErr error
 	for {
 		if err != nil {
-			return redlock.Outcome{}, err
+			return redlock.Outcome{}, nil, err
 		}
 		for _, out := range m.Outputs() {
 			switch out.Kind {
 			case redlock.OutSend:
+				pending[out.Node] = sent{out.Req, now()}
 				go c.exec(cmdCtx, out, replies, done)
 			case redlock.OutSetTimer:
 				id := out.Timer
@@ -292,15 +414,21 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 			case redlock.OutOutcome:
 				k := out.Outcome.Kind
 				if ctxErr != nil && k == redlock.Released {
-					return out.Outcome, ctxErr
+					return out.Outcome, failures(), ctxErr
 				}
 				if ctxErr == nil && (k == ok || k == failed) {
-					return out.Outcome, nil
+					return out.Outcome, failures(), nil
 				}
 			}
 		}
 		select {
 		case r := <-replies:
+			if r.err != nil && nerrs[r.node] == nil {
+				nerrs[r.node] = r.err
+			}
+			if pending[r.node].req == r.req {
+				pending[r.node] = sent{}
+			}
 			err = m.Reply(now(), r.node, r.req, r.reply)
 		case id := <-fired:
 			delete(timers, id)
@@ -313,15 +441,33 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 }
 
 // exec runs one command on its node within the per-node timeout and hands the reply back,
-// unless the operation has ended meanwhile.
+// unless the operation has ended meanwhile. A command with no answer is reported to
+// OnNodeError even then: the server failed all the same.
 func (c *Client) exec(ctx context.Context, out redlock.Output, replies chan<- nodeReply, done <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout())
 	defer cancel()
-	r := Exec(ctx, c.nodes[out.Node], out.Command)
+	r, err := execErr(ctx, c.nodes[out.Node], out.Command)
+	var ne *NodeError
+	if err != nil && !errors.Is(err, redis.ErrClosed) { // closed by Close: ours, not the server's
+		ne = &NodeError{Node: out.Node, Addr: c.addrs[out.Node], Err: err}
+		if ne.Timeout() {
+			ne = c.timeoutError(out.Node, err)
+		}
+		if c.onNodeError != nil {
+			c.onNodeError(ne)
+		}
+	}
 	select {
-	case replies <- nodeReply{node: out.Node, req: out.Req, reply: r}:
+	case replies <- nodeReply{node: out.Node, req: out.Req, reply: r, err: ne}:
 	case <-done:
 	}
+}
+
+// timeoutError is the NodeError of a command node did not answer within the per-node
+// timeout.
+func (c *Client) timeoutError(node int, cause error) *NodeError {
+	return &NodeError{Node: node, Addr: c.addrs[node],
+		Err: fmt.Errorf("no answer within %v: %w", c.cfg.NodeTimeout(), cause)}
 }
 
 // Doer is what Exec needs of a go-redis client (*redis.Client, *redis.Conn, ...).
@@ -338,15 +484,21 @@ type Doer interface {
 // Redlock sends answer bulk strings only to GET, so GET's strings are bulk and all others
 // status. Use RESP2 (Protocol: 2) so that holds.
 func Exec(ctx context.Context, rdb Doer, c redlock.Command) redlock.Reply {
-	r := do(ctx, rdb, c)
-	if c.Op == redlock.OpEvalSHA && r.Kind == redlock.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT") {
-		c.Op = redlock.OpEval
-		r = do(ctx, rdb, c)
-	}
+	r, _ := execErr(ctx, rdb, c)
 	return r
 }
 
-func do(ctx context.Context, rdb Doer, c redlock.Command) redlock.Reply {
+// execErr is Exec that also returns why a NoReply got no reply.
+func execErr(ctx context.Context, rdb Doer, c redlock.Command) (redlock.Reply, error) {
+	r, err := do(ctx, rdb, c)
+	if c.Op == redlock.OpEvalSHA && r.Kind == redlock.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT") {
+		c.Op = redlock.OpEval
+		r, err = do(ctx, rdb, c)
+	}
+	return r, err
+}
+
+func do(ctx context.Context, rdb Doer, c redlock.Command) (redlock.Reply, error) {
 	argv := c.Args()
 	args := make([]any, len(argv))
 	for i, a := range argv {
@@ -356,29 +508,31 @@ func do(ctx context.Context, rdb Doer, c redlock.Command) redlock.Reply {
 	return convert(c.Op, v, err)
 }
 
-func convert(op redlock.Op, v any, err error) redlock.Reply {
+// convert maps go-redis's answer to a Reply, and returns the error when there was no
+// answer at all.
+func convert(op redlock.Op, v any, err error) (redlock.Reply, error) {
 	if errors.Is(err, redis.Nil) {
-		return redlock.Nil
+		return redlock.Nil, nil
 	}
 	if err != nil {
 		var re redis.Error
 		if errors.As(err, &re) {
-			return redlock.Reply{Kind: redlock.ReplyError, Str: re.Error()}
+			return redlock.Reply{Kind: redlock.ReplyError, Str: re.Error()}, nil
 		}
-		return redlock.NoReply
+		return redlock.NoReply, err
 	}
 	switch x := v.(type) {
 	case nil:
-		return redlock.Nil
+		return redlock.Nil, nil
 	case int64:
-		return redlock.IntReply(x)
+		return redlock.IntReply(x), nil
 	case string:
 		if op == redlock.OpGet {
-			return redlock.Reply{Kind: redlock.ReplyBulk, Str: x}
+			return redlock.Reply{Kind: redlock.ReplyBulk, Str: x}, nil
 		}
-		return redlock.Reply{Kind: redlock.ReplyStatus, Str: x}
+		return redlock.Reply{Kind: redlock.ReplyStatus, Str: x}, nil
 	default:
-		return redlock.Reply{Kind: redlock.ReplyError, Str: fmt.Sprintf("redisdriver: unexpected reply %T", v)}
+		return redlock.Reply{Kind: redlock.ReplyError, Str: fmt.Sprintf("redisdriver: unexpected reply %T", v)}, nil
 	}
 }
 
