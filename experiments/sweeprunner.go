@@ -29,12 +29,20 @@ func (sweepRunner) Columns() []sweep.Column {
 // runs acquire more or less often.
 const acqPer10k = 10_000
 
-// Ratios declares summary.csv's derived columns: the acquire success rate (acquisitions
-// per attempt, a proportion of attempts, with its Wilson interval) and each violation
-// kind per 10,000 acquisitions, each a ratio of sums over the point's runs. The kinds stay
+// Ratios declares summary.csv's derived columns: the acquire success rate (of the
+// acquires that ended, the share that got the lock), acquisitions per attempt (a round of
+// SETs, retries included), both with Wilson intervals, and each violation kind per 10,000
+// acquisitions, each a ratio of sums over the point's runs. The kinds stay
 // separate: an overlap is the lock's failure, a stale write the workload's.
 func (sweepRunner) Ratios() []sweep.Ratio {
-	r := []sweep.Ratio{{Name: "acquired_per_attempt", Num: "acquired", Den: "attempts", Proportion: true}}
+	r := []sweep.Ratio{
+		// The acquire success rate, as the figures draw it: of the acquires that ended, the
+		// share that got the lock rather than giving up after every try.
+		{Name: "acquire_success_frac", Num: "acquired", Den: "acquired+failed", Proportion: true},
+		// Of the attempts (rounds of SETs, retries included), the share that won: low
+		// under contention by design, since waiters retry while the holder holds.
+		{Name: "acquired_per_attempt", Num: "acquired", Den: "attempts", Proportion: true},
+	}
 	for _, kind := range []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
 		r = append(r, sweep.Ratio{Name: kind + "_per_10k_acq", Num: kind, Den: "acquired", Scale: acqPer10k})
 	}

@@ -129,7 +129,7 @@ func TestSummaryHasRatesPerKind(t *testing.T) {
 			if r[0] != row[0] {
 				continue
 			}
-			for _, c := range []string{"acquired", "attempts", "validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
+			for _, c := range []string{"acquired", "failed", "attempts", "validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
 				n, err := strconv.ParseInt(r[idx(runs[0], c)], 10, 64)
 				require.NoError(t, err)
 				sums[c] += n
@@ -141,6 +141,12 @@ func TestSummaryHasRatesPerKind(t *testing.T) {
 		lo, hi := sweep.Wilson(int(sums["acquired"]), int(sums["attempts"]))
 		assert.Equal(t, strconv.FormatFloat(lo, 'g', 6, 64), row[idx(sum[0], "acquired_per_attempt_lo")])
 		assert.Equal(t, strconv.FormatFloat(hi, 'g', 6, 64), row[idx(sum[0], "acquired_per_attempt_hi")])
+		ended := sums["acquired"] + sums["failed"]
+		want = strconv.FormatFloat(float64(sums["acquired"])/float64(ended), 'g', sweep.SummaryDigits, 64)
+		assert.Equal(t, want, row[idx(sum[0], "acquire_success_frac")], "point %d", p)
+		lo, hi = sweep.Wilson(int(sums["acquired"]), int(ended))
+		assert.Equal(t, strconv.FormatFloat(lo, 'g', 6, 64), row[idx(sum[0], "acquire_success_frac_lo")])
+		assert.Equal(t, strconv.FormatFloat(hi, 'g', 6, 64), row[idx(sum[0], "acquire_success_frac_hi")])
 		for _, kind := range []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
 			want := strconv.FormatFloat(10000*float64(sums[kind])/float64(sums["acquired"]), 'g', 6, 64)
 			assert.Equal(t, want, row[idx(sum[0], kind+"_per_10k_acq")], "point %d %s", p, kind)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // layout is the shape of a sweep's files: what Run writes and what resume and Merge
@@ -16,7 +17,7 @@ type layout struct {
 	spec       *Spec
 	cols       []Column
 	ratios     []Ratio
-	ratioCols  [][2]int // indexes in cols of each ratio's Num and Den
+	ratioCols  [][]int // indexes in cols of each ratio's Num, then of the counts its Den adds up
 	runsHeader []string
 	sumHeader  []string
 }
@@ -71,21 +72,22 @@ func newLayout(spec *Spec, cols []Column, ratios []Ratio) (*layout, error) {
 	return l, nil
 }
 
-// ratioIndexes checks ratio r against the columns and returns where its counts are.
-func (l *layout) ratioIndexes(r Ratio) ([2]int, error) {
-	var idx [2]int
+// ratioIndexes checks ratio r against the columns and returns where its counts are: its
+// Num, then each count its Den adds up.
+func (l *layout) ratioIndexes(r Ratio) ([]int, error) {
+	var idx []int
 	if err := checkName(r.Name); err != nil {
 		return idx, fmt.Errorf("runner ratio: %w", err)
 	}
 	if r.Scale < 0 || math.IsNaN(r.Scale) || math.IsInf(r.Scale, 0) {
 		return idx, fmt.Errorf("runner ratio %s: scale %v: want a positive number", r.Name, r.Scale)
 	}
-	for i, name := range []string{r.Num, r.Den} {
+	for _, name := range append([]string{r.Num}, strings.Split(r.Den, "+")...) {
 		c := slices.IndexFunc(l.cols, func(c Column) bool { return c.Name == name })
 		if c < 0 || l.cols[c].Kind != KindCount {
 			return idx, fmt.Errorf("runner ratio %s: %q is not a count column of the runner", r.Name, name)
 		}
-		idx[i] = c
+		idx = append(idx, c)
 	}
 	return idx, nil
 }

@@ -48,7 +48,8 @@ type Runner interface {
 type Ratio struct {
 	// Name is the summary.csv column, with its unit in it (..._per_10k_acq).
 	Name string `json:"name"`
-	// Num and Den name KindCount columns of the runner.
+	// Num and Den name KindCount columns of the runner; Den may be a sum of several,
+	// joined by "+" ("acquired+failed": every acquire that ended).
 	Num string `json:"num"`
 	Den string `json:"den"`
 	// Scale multiplies the ratio (10000 for "per 10,000"); 0 means 1.

@@ -169,6 +169,8 @@ func TestLayoutRefusesABadRatio(t *testing.T) {
 	for _, r := range []Ratio{
 		{Name: "r", Num: "nope", Den: "attempts"},
 		{Name: "r", Num: "attempts", Den: "validity_overlap"},
+		{Name: "r", Num: "attempts", Den: "attempts+nope"},
+		{Name: "r", Num: "attempts", Den: "attempts+"},
 		{Name: "R", Num: "attempts", Den: "attempts"},
 		{Name: "attempts_mean", Num: "attempts", Den: "attempts"},
 	} {

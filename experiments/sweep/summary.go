@@ -60,7 +60,11 @@ func (s *summarizer) add(fields []string) error {
 		row = s.acc[c].stats(col.Kind, s.n, row)
 	}
 	for i, r := range s.l.ratios {
-		row = ratioStats(r, s.acc[s.l.ratioCols[i][0]].isum, s.acc[s.l.ratioCols[i][1]].isum, row)
+		var den int64
+		for _, c := range s.l.ratioCols[i][1:] {
+			den += s.acc[c].isum
+		}
+		row = ratioStats(r, s.acc[s.l.ratioCols[i][0]].isum, den, row)
 	}
 	for c := range s.l.cols {
 		s.acc[c] = accum{vals: s.acc[c].vals[:0]}
