@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // refusal explains why a fresh sweep will not write into dir, which holds the sweep files
@@ -449,10 +450,10 @@ func (o *output) openFiles(keep int64, header bool) error {
 // write appends one finished run: one write call, so a kill -9 can tear at most this row.
 func (o *output) write(fields []string, line []byte) error {
 	if _, err := o.runs.Write(line); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Join(o.dir, RunsFile), err)
+		return writeError(filepath.Join(o.dir, RunsFile), err)
 	}
 	if _, err := o.sums.Write(rowSum(line)); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Join(o.dir, SumsFile), err)
+		return writeError(filepath.Join(o.dir, SumsFile), err)
 	}
 	o.hash.Write(line)
 	o.written++
@@ -518,4 +519,15 @@ func (o *output) close() {
 		o.sumFile.Close()
 		os.Remove(filepath.Join(o.dir, SummaryFile+".tmp"))
 	}
+}
+
+// writeError says that writing path failed and why, naming the path once (the os error
+// names it again), and for a full disk what to do: every row written before is kept, so
+// the sweep continues with --resume once there is room.
+func writeError(path string, err error) error {
+	cause := unwrapPath(err)
+	if errors.Is(cause, syscall.ENOSPC) {
+		return fmt.Errorf("write %s: the disk is full; free some space, then continue with --resume (the rows written so far are kept): %w", path, cause)
+	}
+	return fmt.Errorf("write %s: %w", path, cause)
 }
