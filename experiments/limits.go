@@ -183,15 +183,7 @@ func latencyMean(l network.Latency) time.Duration {
 // running anything. A sweep calls it for every point before its first run, so that
 // --dry-run refuses a point that would abort the sweep part way through.
 func CheckKnobs(kvs []KV) error {
-	scenario := ""
-	rest := make([]KV, 0, len(kvs))
-	for _, kv := range kvs {
-		if kv.Name == "scenario" {
-			scenario = kv.Value
-			continue
-		}
-		rest = append(rest, kv)
-	}
+	scenario, rest := splitScenario(kvs)
 	sc, err := LookupScenario(scenario)
 	if err != nil {
 		return err

@@ -73,8 +73,14 @@ func Assemble(scenario string, knobs []KV, seed uint64) (*World, *Scenario, erro
 // "scenario" (the scenario whose defaults the other knobs override; baseline when absent),
 // applied first wherever it appears.
 func RunKnobs(ctx context.Context, knobs []KV, seed uint64) (*Record, error) {
-	scenario := ""
-	rest := make([]KV, 0, len(knobs))
+	scenario, rest := splitScenario(knobs)
+	return Run(ctx, scenario, rest, seed, Options{})
+}
+
+// splitScenario takes the pseudo-knob "scenario" out of knob settings as the sweep engine
+// passes them ("" when absent: baseline), leaving the rest in order.
+func splitScenario(knobs []KV) (scenario string, rest []KV) {
+	rest = make([]KV, 0, len(knobs))
 	for _, kv := range knobs {
 		if kv.Name == "scenario" {
 			scenario = kv.Value
@@ -82,7 +88,7 @@ func RunKnobs(ctx context.Context, knobs []KV, seed uint64) (*Record, error) {
 		}
 		rest = append(rest, kv)
 	}
-	return Run(ctx, scenario, rest, seed, Options{})
+	return scenario, rest
 }
 
 // Knob validates one knob value for a sweep spec and returns its canonical text; it also

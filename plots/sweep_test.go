@@ -27,7 +27,13 @@ import (
 // summaryRows reads a fixture's summary.csv as one map per point.
 func summaryRows(t *testing.T, dir string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "summary.csv"))
+	return csvRows(t, filepath.Join(dir, "summary.csv"))
+}
+
+// csvRows reads a CSV file as one map per row, keyed by the header.
+func csvRows(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
@@ -95,20 +101,7 @@ func TestReadSweep(t *testing.T) {
 // runRows reads a fixture's runs.csv as one map per row.
 func runRows(t *testing.T, name string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name, "runs.csv"))
-	require.NoError(t, err)
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	var out []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = r[i]
-		}
-		out = append(out, m)
-	}
-	return out
+	return csvRows(t, filepath.Join("testdata", name, "runs.csv"))
 }
 
 // panel returns the figure's panel titled title, failing the test when there is none.
