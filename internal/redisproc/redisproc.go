@@ -121,13 +121,6 @@ func (s *Server) Kill() {
 	<-exit.done
 }
 
-// Pause stops the process with SIGSTOP: it keeps its port and connections but answers
-// nothing, as a hung server would, until Resume. Kill works on a paused server.
-func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server with SIGCONT.
-func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
-
 func (s *Server) signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	cmd := s.cmd
