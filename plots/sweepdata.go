@@ -512,23 +512,14 @@ func (c *Cell) SplitBrainMean() float64 {
 	return float64(c.SplitBrain) / float64(c.Runs)
 }
 
+// spread is the median of vals with their 10th and 90th percentiles, by summary.csv's own
+// quantile function, so a figure's point and the file's row agree to the bit.
 func spread(vals []float64) Estimate {
 	if len(vals) == 0 {
 		return noEstimate
 	}
 	s := slices.Sorted(slices.Values(vals))
-	return Estimate{quantile(s, 0.5), quantile(s, 0.1), quantile(s, 0.9)}
-}
-
-// quantile is the q-quantile of sorted values by linear interpolation between order
-// statistics (type 7), as summary.csv computes it.
-func quantile(sorted []float64, q float64) float64 {
-	h := float64(len(sorted)-1) * q
-	i := int(h)
-	if i >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+	return Estimate{sweep.Quantile(s, 0.5), sweep.Quantile(s, 0.1), sweep.Quantile(s, 0.9)}
 }
 
 // Pool groups the points by the values of the given axes (indices into Sweep.Axes),

@@ -91,14 +91,14 @@ func TestSummaryMatchesRuns(t *testing.T) {
 		lo, hi := Wilson(ones, 7)
 		assert.Equal(t, fmt.Sprint(p), row[0])
 		assert.Equal(t, "7", col(row, "runs"))
-		assert.Equal(t, formatStat(float64(ones)/7), col(row, "validity_overlap_frac"))
-		assert.Equal(t, formatStat(lo), col(row, "validity_overlap_lo"))
-		assert.Equal(t, formatStat(hi), col(row, "validity_overlap_hi"))
-		assert.Equal(t, formatStat(float64(attempts)/7), col(row, "attempts_mean"))
+		assert.Equal(t, FormatStat(float64(ones)/7), col(row, "validity_overlap_frac"))
+		assert.Equal(t, FormatStat(lo), col(row, "validity_overlap_lo"))
+		assert.Equal(t, FormatStat(hi), col(row, "validity_overlap_hi"))
+		assert.Equal(t, FormatStat(float64(attempts)/7), col(row, "attempts_mean"))
 		assert.Equal(t, fmt.Sprint(len(p99s)), col(row, "acquire_p99_ms_n"))
 		if len(p99s) > 0 {
 			sortFloats(p99s)
-			assert.Equal(t, formatStat(quantile(p99s, 0.5)), col(row, "acquire_p99_ms_median"))
+			assert.Equal(t, FormatStat(Quantile(p99s, 0.5)), col(row, "acquire_p99_ms_median"))
 			assert.LessOrEqual(t, atof(t, col(row, "acquire_p99_ms_p10")), atof(t, col(row, "acquire_p99_ms_median")))
 		}
 	}

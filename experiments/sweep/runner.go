@@ -257,9 +257,11 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 // acquisitions keeps its fraction (4.98753). Counts (runs, _n) are integers and exact.
 const SummaryDigits = 6
 
-// formatStat renders a summary statistic to SummaryDigits significant digits, without an
-// exponent for everyday magnitudes ('g' switches to one below 1e-4 and from 1e6 on).
-func formatStat(f float64) string {
+// FormatStat renders a summary statistic as summary.csv writes it: to SummaryDigits
+// significant digits, without an exponent for everyday magnitudes ('g' switches to one
+// below 1e-4 and from 1e6 on). A reader that computes a statistic again from runs.csv (the
+// figures) compares it with the file's through FormatStat, digit for digit.
+func FormatStat(f float64) string {
 	s := strconv.FormatFloat(f, 'g', SummaryDigits, 64)
 	if s == "-0" {
 		return "0"

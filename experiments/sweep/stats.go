@@ -37,10 +37,13 @@ func Wilson(k, n int) (lo, hi float64) {
 	return max(lo, 0), min(hi, 1)
 }
 
-// quantile returns the q-quantile of sorted (ascending, not empty) by linear interpolation
+// Quantile returns the q-quantile of sorted (ascending, not empty) by linear interpolation
 // between order statistics (Hyndman and Fan's type 7, the default of R and NumPy): the
-// value at position (n-1)q.
-func quantile(sorted []float64, q float64) float64 {
+// value at position (n-1)q. It is the one quantile of summary.csv and of the figures
+// drawn from runs.csv, so the two agree to the bit: its products are converted to float64
+// explicitly, which stops Go from fusing them into a multiply-add on arm64 (and amd64
+// with GOAMD64=v3), where the fused result can differ in the last bit.
+func Quantile(sorted []float64, q float64) float64 {
 	h := float64(float64(len(sorted)-1) * q)
 	i := int(h)
 	if i >= len(sorted)-1 {

@@ -54,12 +54,12 @@ func TestWilson(t *testing.T) {
 
 func TestQuantile(t *testing.T) {
 	v := []float64{1, 2, 3, 4, 10}
-	assert.Equal(t, 3.0, quantile(v, 0.5))
-	assert.InDelta(t, 1.4, quantile(v, 0.1), 1e-15) // position 0.4 between 1 and 2
-	assert.InDelta(t, 7.6, quantile(v, 0.9), 1e-15) // position 3.6 between 4 and 10
-	assert.Equal(t, 2.5, quantile([]float64{2, 3}, 0.5))
-	assert.Equal(t, 7.0, quantile([]float64{7}, 0.9))
-	assert.Equal(t, 10.0, quantile(v, 1))
+	assert.Equal(t, 3.0, Quantile(v, 0.5))
+	assert.InDelta(t, 1.4, Quantile(v, 0.1), 1e-15) // position 0.4 between 1 and 2
+	assert.InDelta(t, 7.6, Quantile(v, 0.9), 1e-15) // position 3.6 between 4 and 10
+	assert.Equal(t, 2.5, Quantile([]float64{2, 3}, 0.5))
+	assert.Equal(t, 7.0, Quantile([]float64{7}, 0.9))
+	assert.Equal(t, 10.0, Quantile(v, 1))
 }
 
 func TestCodecRoundTrip(t *testing.T) {

@@ -112,21 +112,21 @@ func (a *accum) stats(k Kind, n int, row []string) []string {
 	switch k {
 	case KindBool:
 		lo, hi := Wilson(a.ones, n)
-		return append(row, formatStat(float64(a.ones)/float64(n)), formatStat(lo), formatStat(hi))
+		return append(row, FormatStat(float64(a.ones)/float64(n)), FormatStat(lo), FormatStat(hi))
 	case KindCount:
-		return append(row, formatStat(float64(a.isum)/float64(n)))
+		return append(row, FormatStat(float64(a.isum)/float64(n)))
 	case KindMillis:
 		if a.present == 0 {
 			return append(row, "", "", "", "0")
 		}
 		slices.Sort(a.vals)
-		return append(row, formatStat(quantile(a.vals, 0.5)), formatStat(quantile(a.vals, 0.1)),
-			formatStat(quantile(a.vals, 0.9)), strconv.Itoa(a.present))
+		return append(row, FormatStat(Quantile(a.vals, 0.5)), FormatStat(Quantile(a.vals, 0.1)),
+			FormatStat(Quantile(a.vals, 0.9)), strconv.Itoa(a.present))
 	case KindFloat:
 		if a.present == 0 {
 			return append(row, "", "0")
 		}
-		return append(row, formatStat(a.fsum/float64(a.present)), strconv.Itoa(a.present))
+		return append(row, FormatStat(a.fsum/float64(a.present)), strconv.Itoa(a.present))
 	}
 	return row
 }
@@ -143,7 +143,7 @@ func ratioStats(r Ratio, num, den int64, row []string) []string {
 		}
 		return append(row, "")
 	}
-	row = append(row, formatStat(scale*float64(num)/float64(den)))
+	row = append(row, FormatStat(scale*float64(num)/float64(den)))
 	if !r.Proportion {
 		return row
 	}
@@ -151,5 +151,5 @@ func ratioStats(r Ratio, num, den int64, row []string) []string {
 		return append(row, "", "") // not a proportion: no interval
 	}
 	lo, hi := Wilson(int(num), int(den))
-	return append(row, formatStat(scale*lo), formatStat(scale*hi))
+	return append(row, FormatStat(scale*lo), FormatStat(scale*hi))
 }
