@@ -14,14 +14,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
-)
-
-// The files of a sweep folder, as package sweep writes them.
-const (
-	runsFile     = "runs.csv"
-	summaryFile  = "summary.csv"
-	manifestFile = "manifest.json"
 )
 
 // MaxSweepRuns bounds the rows read from runs.csv: the sweep engine's own limit.
@@ -90,8 +84,10 @@ type Run struct {
 	P50Ms, P99Ms float64
 }
 
-// runColumns are the runs.csv columns the plots read.
-var runColumns = []string{"point", "any_validity_overlap", "any_usage_overlap", "validity_overlaps",
+// runColumns are the runs.csv columns the plots read: the sweep engine's point column,
+// then metrics of experiments.Columns (TestRunColumnsAreWritten holds the two lists
+// together; Record.Metrics names each metric where it computes it).
+var runColumns = []string{sweep.PointColumn, "any_validity_overlap", "any_usage_overlap", "validity_overlaps",
 	"usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected", "acquired", "failed", "split_brain_rounds",
 	"acquire_latency_p50_ms", "acquire_latency_p99_ms"}
 
@@ -130,22 +126,15 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// manifest is the part of manifest.json the plots use.
+// manifest is manifest.json as package sweep writes it, plus notes added to it by hand.
 type manifest struct {
-	Complete bool `json:"complete"`
-	Spec     struct {
-		Base       []KnobKV `json:"base"`
-		Axes       []Axis   `json:"axes"`
-		Replicates int      `json:"replicates"`
-		Seed       uint64   `json:"seed"`
-		Notes      []string `json:"notes"`
-	} `json:"spec"`
+	sweep.Manifest
 	// Notes are added to the figures' captions, as the spec's notes are.
 	Notes []string `json:"notes"`
 }
 
 func readManifest(dir string) (*manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	b, err := os.ReadFile(filepath.Join(dir, sweep.ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -154,22 +143,22 @@ func readManifest(dir string) (*manifest, error) {
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, sweep.ManifestFile), err)
 	}
 	return &m, nil
 }
 
 // readRuns reads runs.csv by column name.
 func (sw *Sweep) readRuns(man *manifest) error {
-	path := filepath.Join(sw.Dir, runsFile)
+	path := filepath.Join(sw.Dir, sweep.RunsFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("sweep folder %s: %s: %w (is it a sweep's output folder?)", sw.Dir, runsFile, unwrapPathErr(err))
+		return fmt.Errorf("sweep folder %s: %s: %w (is it a sweep's output folder?)", sw.Dir, sweep.RunsFile, unwrapPathErr(err))
 	}
 	defer f.Close()
 	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
 	r.ReuseRecord = true // a row is dropped once added to its point
-	header, col, err := readHeader(r, path, append([]string{"seed"}, runColumns...),
+	header, col, err := readHeader(r, path, append([]string{sweep.SeedColumn}, runColumns...),
 		": not a redlock-sim sweep, or an incompatible version")
 	if err != nil {
 		return err
@@ -223,7 +212,10 @@ func (sw *Sweep) add(run *Run) error {
 // and the first metric, and returns each axis's column.
 func (sw *Sweep) axes(man *manifest, header []string, col map[string]int) []int {
 	if man != nil {
-		sw.Base, sw.Replicates, sw.Seed, sw.Complete = man.Spec.Base, man.Spec.Replicates, man.Spec.Seed, man.Complete
+		sw.Replicates, sw.Seed, sw.Complete = man.Spec.Replicates, man.Spec.Seed, man.Complete
+		for _, kv := range man.Spec.Base {
+			sw.Base = append(sw.Base, KnobKV{Knob: kv.Name, Value: kv.Value})
+		}
 		sw.Notes = append(slices.Clone(man.Spec.Notes), man.Notes...)
 	}
 	var idx []int
@@ -236,11 +228,22 @@ func (sw *Sweep) axes(man *manifest, header []string, col map[string]int) []int 
 		}
 		return idx
 	}
-	for i := col["seed"] + 1; i < len(header) && header[i] != "trace_hash" && !slices.Contains(runColumns, header[i]); i++ {
+	for i := col[sweep.SeedColumn] + 1; i < len(header) && !isMetric(header[i]); i++ {
 		sw.Axes = append(sw.Axes, Axis{Knob: header[i]})
 		idx = append(idx, i)
 	}
 	return idx
+}
+
+// isMetric says whether a runs.csv column is one of the metrics a run reports, which
+// follow the swept knobs.
+func isMetric(column string) bool {
+	for _, c := range experiments.Columns() {
+		if c.Name == column {
+			return true
+		}
+	}
+	return false
 }
 
 // noteValues adds values not listed by the manifest (or all of them without one), in
@@ -283,7 +286,7 @@ func parseRun(run *Run, rec []string, col map[string]int, axisCols []int) error 
 		}
 		return v
 	}
-	run.Point = int(integer("point"))
+	run.Point = int(integer(sweep.PointColumn))
 	run.AnyValidity = integer("any_validity_overlap") > 0
 	run.AnyUsage = integer("any_usage_overlap") > 0
 	run.Validity = integer("validity_overlaps")
@@ -305,8 +308,6 @@ func parseRun(run *Run, rec []string, col map[string]int, axisCols []int) error 
 	return errors.Join(errs...)
 }
 
-// checkSummary compares summary.csv, when there is one, with what runs.csv says of each
-// point: its number of runs and its fractions of runs with an overlap.
 // readHeader reads a CSV header and indexes its columns by name, refusing a file that
 // lacks any of the required ones (hint ends that message).
 func readHeader(r *csv.Reader, path string, required []string, hint string) ([]string, map[string]int, error) {
@@ -326,8 +327,10 @@ func readHeader(r *csv.Reader, path string, required []string, hint string) ([]s
 	return header, col, nil
 }
 
+// checkSummary compares summary.csv, when there is one, with what runs.csv says of each
+// point: its number of runs and its fractions of runs with an overlap.
 func (sw *Sweep) checkSummary() error {
-	path := filepath.Join(sw.Dir, summaryFile)
+	path := filepath.Join(sw.Dir, sweep.SummaryFile)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a shard's folder, or a sweep still running
@@ -337,7 +340,7 @@ func (sw *Sweep) checkSummary() error {
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
-	_, col, err := readHeader(r, path, []string{"point", "runs", "any_validity_overlap_frac", "any_usage_overlap_frac"}, "")
+	_, col, err := readHeader(r, path, []string{sweep.PointColumn, sweep.RunsColumn, validityFrac, usageFrac}, "")
 	if err != nil {
 		return err
 	}
@@ -354,10 +357,17 @@ func (sw *Sweep) checkSummary() error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if err := checkPoint(rec, col, points); err != nil {
-			return fmt.Errorf("%s:%d disagrees with %s: %w", path, line, runsFile, err)
+			return fmt.Errorf("%s:%d disagrees with %s: %w", path, line, sweep.RunsFile, err)
 		}
 	}
 }
+
+// The summary.csv columns checkSummary compares with runs.csv: the fractions of runs
+// with an overlap, named as package sweep names a bool column's statistics.
+var (
+	validityFrac = sweep.StatColumns(sweep.Column{Name: "any_validity_overlap", Kind: sweep.KindBool})[0]
+	usageFrac    = sweep.StatColumns(sweep.Column{Name: "any_usage_overlap", Kind: sweep.KindBool})[0]
+)
 
 func checkPoint(rec []string, col map[string]int, points map[int]*Cell) error {
 	field := func(name string) string {
@@ -366,23 +376,23 @@ func checkPoint(rec []string, col map[string]int, points map[int]*Cell) error {
 		}
 		return ""
 	}
-	p, err := strconv.Atoi(field("point"))
+	p, err := strconv.Atoi(field(sweep.PointColumn))
 	c := points[p]
 	if err != nil || c == nil {
-		return fmt.Errorf("point %q has no runs", field("point"))
+		return fmt.Errorf("point %q has no runs", field(sweep.PointColumn))
 	}
-	if n, err := strconv.Atoi(field("runs")); err != nil || n != c.Runs {
-		return fmt.Errorf("point %d: runs = %q, runs.csv has %d", p, field("runs"), c.Runs)
+	if n, err := strconv.Atoi(field(sweep.RunsColumn)); err != nil || n != c.Runs {
+		return fmt.Errorf("point %d: %s = %q, %s has %d", p, sweep.RunsColumn, field(sweep.RunsColumn), sweep.RunsFile, c.Runs)
 	}
 	for _, k := range []struct {
 		name string
 		ones int
-	}{{"any_validity_overlap_frac", c.ValidityRuns}, {"any_usage_overlap_frac", c.UsageRuns}} {
+	}{{validityFrac, c.ValidityRuns}, {usageFrac, c.UsageRuns}} {
 		// summary.csv rounds its statistics to 6 significant digits (sweep.SummaryDigits), so
 		// a fraction may be off by 5e-7; 1e-5 allows that and still refuses a wrong one.
 		v, err := strconv.ParseFloat(field(k.name), 64)
 		if err != nil || math.Abs(v-float64(k.ones)/float64(c.Runs)) > 1e-5 {
-			return fmt.Errorf("point %d: %s = %q, runs.csv gives %d/%d", p, k.name, field(k.name), k.ones, c.Runs)
+			return fmt.Errorf("point %d: %s = %q, %s gives %d/%d", p, k.name, field(k.name), sweep.RunsFile, k.ones, c.Runs)
 		}
 	}
 	return nil

@@ -22,7 +22,17 @@ type layout struct {
 	sumHeader  []string
 }
 
-// Fixed leading columns of runs.csv.
+// The names of the columns the engine itself writes: runs.csv begins with PointColumn,
+// ReplicateColumn and SeedColumn, then the swept knobs; summary.csv with PointColumn, the
+// swept knobs and RunsColumn. Readers (plots) find them by these names.
+const (
+	PointColumn     = "point"
+	ReplicateColumn = "replicate"
+	SeedColumn      = "seed"
+	RunsColumn      = "runs" // summary.csv: the point's number of runs
+)
+
+// Fixed leading columns of runs.csv, by index.
 const (
 	colPoint = iota
 	colReplicate
@@ -35,13 +45,13 @@ func newLayout(spec *Spec, cols []Column, ratios []Ratio) (*layout, error) {
 		return nil, fmt.Errorf("the runner reports no columns")
 	}
 	l := &layout{spec: spec, cols: cols, ratios: ratios}
-	l.runsHeader = []string{"point", "replicate", "seed"}
-	l.sumHeader = []string{"point"}
+	l.runsHeader = []string{PointColumn, ReplicateColumn, SeedColumn}
+	l.sumHeader = []string{PointColumn}
 	for _, a := range spec.Axes {
 		l.runsHeader = append(l.runsHeader, a.Knob)
 		l.sumHeader = append(l.sumHeader, a.Knob)
 	}
-	l.sumHeader = append(l.sumHeader, "runs")
+	l.sumHeader = append(l.sumHeader, RunsColumn)
 	for _, c := range cols {
 		if err := checkName(c.Name); err != nil {
 			return nil, fmt.Errorf("runner column: %w", err)
