@@ -1,9 +1,12 @@
 package plots
 
 import (
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
@@ -21,4 +24,37 @@ func TestSpreadIsSummaryQuantile(t *testing.T) {
 	assert.Equal(t, 1234.567, e.Y)
 	sorted := []float64{2.2, 1234.567, 1334.567}
 	assert.Equal(t, Estimate{sweep.Quantile(sorted, 0.5), sweep.Quantile(sorted, 0.1), sweep.Quantile(sorted, 0.9)}, e)
+}
+
+// TestFixturePercentilesEqualSummary: for every point of every fixture, the median and
+// the 10th and 90th percentiles across runs that the figures draw, written as summary.csv
+// writes a statistic, are summary.csv's digits exactly, and so are the overlap fractions.
+func TestFixturePercentilesEqualSummary(t *testing.T) {
+	for _, name := range fixtures {
+		sw := readFixture(t, name)
+		rows := summaryRows(t, filepath.Join("testdata", name))
+		require.Len(t, rows, len(sw.Points), name)
+		for i, pt := range sw.Points {
+			row := rows[i]
+			require.Equal(t, row["point"], strconv.Itoa(pt.Point), "%s: summary.csv is in point order", name)
+			for _, c := range []struct {
+				col string
+				e   Estimate
+				n   int
+			}{{"acquire_latency_p50_ms", pt.Cell.P50(), len(pt.Cell.P50Ms)}, {"acquire_latency_p99_ms", pt.Cell.P99(), len(pt.Cell.P99Ms)}} {
+				assert.Equal(t, row[c.col+"_n"], strconv.Itoa(c.n), "%s point %d %s", name, pt.Point, c.col)
+				if c.n == 0 {
+					continue
+				}
+				assert.Equal(t, row[c.col+"_median"], sweep.FormatStat(c.e.Y), "%s point %d %s", name, pt.Point, c.col)
+				assert.Equal(t, row[c.col+"_p10"], sweep.FormatStat(c.e.Lo), "%s point %d %s", name, pt.Point, c.col)
+				assert.Equal(t, row[c.col+"_p90"], sweep.FormatStat(c.e.Hi), "%s point %d %s", name, pt.Point, c.col)
+			}
+			for col, e := range map[string]Estimate{"any_validity_overlap": pt.Cell.ValidityFrac(), "any_usage_overlap": pt.Cell.UsageFrac()} {
+				assert.Equal(t, row[col+"_frac"], sweep.FormatStat(e.Y), "%s point %d %s", name, pt.Point, col)
+				assert.Equal(t, row[col+"_lo"], sweep.FormatStat(e.Lo), "%s point %d %s", name, pt.Point, col)
+				assert.Equal(t, row[col+"_hi"], sweep.FormatStat(e.Hi), "%s point %d %s", name, pt.Point, col)
+			}
+		}
+	}
 }
