@@ -58,3 +58,13 @@ func TestFixturePercentilesEqualSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestPer10kIsSummaryRatio: a rate per 10,000 acquisitions is computed in summary.csv's
+// order (10,000 × count / acquisitions), so the figure's value is the file's to the bit:
+// one usage overlap in three acquisitions is 3333.3333333333335, where count /
+// acquisitions × 10,000 gives 3333.333333333333.
+func TestPer10kIsSummaryRatio(t *testing.T) {
+	c := Cell{Usage: 1, Stale: 2, Acquired: 3}
+	assert.Equal(t, 3333.3333333333335, c.UsagePer10k())
+	assert.Equal(t, 6666.666666666667, c.StalePer10k())
+}

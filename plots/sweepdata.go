@@ -485,7 +485,7 @@ func (c *Cell) per10k(n int64) float64 {
 	if c.Acquired == 0 {
 		return math.NaN()
 	}
-	return float64(n) / float64(c.Acquired) * 1e4
+	return 1e4 * float64(n) / float64(c.Acquired) // in summary.csv's order: scale × sum / sum
 }
 
 // ValidityPer10k is the validity overlaps per 10,000 acquisitions: the lock broke its
