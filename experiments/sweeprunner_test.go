@@ -14,8 +14,9 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
-// issueSpec is the spec issue 6 says must work exactly as written.
-const issueSpec = `base:
+// readmeSpec is the sweep spec the README shows (without its comments and notes): it must
+// parse and sweep the simulated world exactly as written, so a user's first sweep works.
+const readmeSpec = `base:
   scenario: baseline
   duration: 20s
 axes:
@@ -69,8 +70,8 @@ func TestSweepRunnerReportsTheRecordsMetrics(t *testing.T) {
 	assert.ErrorContains(t, err, "did you mean ttl")
 }
 
-func TestIssueSpecSweepsTheRealWorld(t *testing.T) {
-	spec, err := sweep.ParseSpec("issue.yaml", []byte(issueSpec), SweepRunner())
+func TestReadmeSpecSweepsTheRealWorld(t *testing.T) {
+	spec, err := sweep.ParseSpec("readme.yaml", []byte(readmeSpec), SweepRunner())
 	require.NoError(t, err)
 	require.Equal(t, 4, spec.Points())
 	var outs [][]byte
@@ -108,7 +109,7 @@ func TestRecycledHistogramsChangeNothing(t *testing.T) {
 // acquire success rate with its interval and each violation kind per 10,000 acquisitions,
 // recomputed here as ratios of sums from runs.csv.
 func TestSummaryHasRatesPerKind(t *testing.T) {
-	spec, err := sweep.ParseSpec("issue.yaml", []byte(issueSpec), SweepRunner())
+	spec, err := sweep.ParseSpec("readme.yaml", []byte(readmeSpec), SweepRunner())
 	require.NoError(t, err)
 	dir := t.TempDir()
 	_, err = sweep.Run(context.Background(), SweepRunner(), spec, sweep.Options{Dir: dir, Workers: 2, Tool: "test"})
