@@ -37,7 +37,7 @@ type Config struct {
 	Duration time.Duration // simulated run length
 
 	Lock      redlock.Config // the algorithm's knobs, nodes included
-	Replicas  int            // replicas behind each Redlock node, asynchronously replicated
+	Replicas  int            // replicas behind each Redlock node, asynchronously replicated (see replicas())
 	Clients   int
 	Resources int
 
@@ -135,7 +135,7 @@ func registry() []knob {
 		lockKnob("nodes", "world", "count", fmt.Sprintf("[1, %d]", redlock.MaxNodes),
 			"N, the independent Redis masters (single-instance variants use 1)",
 			func(c *Config) string { return strconv.Itoa(c.Lock.Nodes) }),
-		intKnob("replicas", "world", "replicas behind each node (async replication, failover)", 0, MaxReplicas, "",
+		intKnob("replicas", "world", "replicas behind each node (async replication, failover); at least 1 with variant = single-instance-failover", 0, MaxReplicas, "",
 			func(c *Config) *int { return &c.Replicas }),
 		intKnob("clients", "world", "client processes contending for the locks", 1, MaxClients, "",
 			func(c *Config) *int { return &c.Clients }),
@@ -194,13 +194,13 @@ func registry() []knob {
 		floatKnob("clog_rate", "network", "1/s", "random clogs of one link per simulated second (held, then delivered in a burst)", 0, network.MaxRate,
 			func(c *Config) *float64 { return &c.ClogRate }),
 		distKnob("clog_len", "network", "how long each random clog lasts", func(c *Config) *network.Dist { return &c.ClogLen }),
-		knob{Param: Param{Name: "persistence", Group: "nodes", Unit: "enum", Allowed: "one of none, aof-everysec, aof-always",
+		knob{Param: Param{Name: "persistence", Group: "nodes", Unit: "enum", Allowed: oneOf(persistenceNames()),
 			Help: "what a node keeps across a crash: nothing, the AOF fsynced every second, or every write"},
 			set: func(c *Config, v string) error {
 				p, err := model.ParsePersistence(v)
 				if err != nil {
-					return asValueError("persistence", v, "one of none, aof-everysec, aof-always",
-						unknownChoice(v, []string{"none", "aof-everysec", "aof-always"}))
+					names := persistenceNames()
+					return asValueError("persistence", v, oneOf(names), unknownChoice(v, names))
 				}
 				c.Persistence = p
 				return nil
@@ -238,7 +238,7 @@ func registry() []knob {
 func lockKnobs() []knob {
 	delay := fmt.Sprintf("[0s, %v]", redlock.MaxDelay)
 	return []knob{
-		lockKnob("variant", "algorithm", "enum", "one of "+strings.Join(variantNames(), ", "),
+		lockKnob("variant", "algorithm", "enum", oneOf(enumNames(redlock.Variants())),
 			"the algorithm, or a teaching variant with one named deviation",
 			func(c *Config) string { return c.Lock.Variant.String() }),
 		lockKnob("ttl", "algorithm", "duration", fmt.Sprintf("whole milliseconds in [1ms, %v]", redlock.MaxTTL),
@@ -254,7 +254,7 @@ func lockKnobs() []knob {
 			func(c *Config) string { return c.Lock.RetryJitter.String() }),
 		lockKnob("tries", "algorithm", "count", fmt.Sprintf("[1, %d]", redlock.MaxTries), "attempts per acquire",
 			func(c *Config) string { return strconv.Itoa(c.Lock.Tries) }),
-		lockKnob("mode", "algorithm", "enum", "one of multiplexed, sequential", "SET to all nodes at once, or one after another",
+		lockKnob("mode", "algorithm", "enum", oneOf(enumNames(redlock.Modes())), "SET to all nodes at once, or one after another",
 			func(c *Config) string { return c.Lock.Mode.String() }),
 		lockKnob("timeout", "algorithm", "duration", delay+" (0 = ttl × timeout_factor)", "how long to wait for one node's reply",
 			func(c *Config) string { return c.Lock.Timeout.String() }),
@@ -266,19 +266,44 @@ func lockKnobs() []knob {
 			func(c *Config) string { return strconv.Itoa(c.Lock.MaxExtensions) }),
 		lockKnob("set_nx_on_extend", "algorithm", "bool", "true or false", "an extension also takes nodes whose key is gone",
 			func(c *Config) string { return strconv.FormatBool(c.Lock.SetNXOnExtend) }),
-		lockKnob("fencing", "algorithm", "enum", "one of none, one, majority",
+		lockKnob("fencing", "algorithm", "enum", oneOf(enumNames(redlock.Fencings())),
 			"take a fencing token (INCR on node 0, or on a majority) and send it with storage writes",
 			func(c *Config) string { return c.Lock.Fencing.String() }),
 	}
 }
 
-func variantNames() []string {
-	var out []string
-	for _, v := range redlock.Variants() {
-		out = append(out, v.String())
+// enumNames returns the names of every value of an enum, in its table's order. The
+// allowed text of an enum knob is derived from the enum's own table through it, so adding a
+// value (a variant, a mode, a fencing scheme) cannot leave `redlock-sim params` or an error
+// message stale.
+func enumNames[E fmt.Stringer](all []E) []string {
+	out := make([]string, len(all))
+	for i, v := range all {
+		out[i] = v.String()
 	}
 	return out
 }
+
+// persistenceNames returns every persistence mode's name, in model's table order. Package
+// model exports no list of the modes, so it walks the values up from zero for as long as
+// each one's name parses back to itself: the table and its parser are then the only source.
+func persistenceNames() []string {
+	var out []string
+	for i := 0; ; i++ {
+		p := model.Persistence(i)
+		if q, err := model.ParsePersistence(p.String()); err != nil || q != p {
+			return out
+		}
+		out = append(out, p.String())
+	}
+}
+
+// enumPrefix heads the allowed text of every enum knob; checkSyntax reads the names back
+// after it.
+const enumPrefix = "one of "
+
+// oneOf is the allowed text of an enum knob whose values are names.
+func oneOf(names []string) string { return enumPrefix + strings.Join(names, ", ") }
 
 func lockKnob(name, group, unit, allowed, help string, get func(c *Config) string) knob {
 	return knob{Param: Param{Name: name, Group: group, Unit: unit, Allowed: allowed, Help: help},
@@ -319,7 +344,7 @@ func checkSyntax(unit, v, allowed string) error {
 	case "bool":
 		_, err = parseBoolValue(v)
 	case "enum":
-		names := strings.Split(strings.TrimPrefix(allowed, "one of "), ", ")
+		names := strings.Split(strings.TrimPrefix(allowed, enumPrefix), ", ")
 		if !slices.Contains(names, v) {
 			err = unknownChoice(v, names)
 		}
@@ -519,7 +544,27 @@ func (c *Config) Validate() error {
 		}
 		return err
 	}
+	if c.Lock.Variant == redlock.VariantSingleInstanceFailover && c.FailoverAfter == 0 {
+		return &sim.ParamError{Param: "failover_after", Value: c.FailoverAfter,
+			Allowed: "more than 0s with variant = single-instance-failover (0 = never: the replica would never be promoted)"}
+	}
 	return c.checkLimits()
+}
+
+// replicas returns the replicas the world really puts behind each node. The variant
+// single-instance-failover means "one master with an asynchronously replicated replica that
+// is promoted on failure" (redlock.VariantSingleInstanceFailover): just as the variant
+// implies nodes = 1 (redlock.Config.Effective), it implies at least one replica, so
+// `--set variant=single-instance-failover` alone runs the world its name promises rather
+// than, silently, a plain single instance. Deriving beats refusing replicas = 0: a sweep
+// over every variant then runs each one's own world without a per-variant replicas axis.
+// An explicit replicas ≥ 1 is kept, and failover_after = 0 (never promote) is refused by
+// Validate, since it contradicts the variant.
+func (c *Config) replicas() int {
+	if c.Lock.Variant == redlock.VariantSingleInstanceFailover {
+		return max(c.Replicas, 1)
+	}
+	return c.Replicas
 }
 
 // Limits on the faults drawn from rates per node, far beyond what a meaningful run uses.

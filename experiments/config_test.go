@@ -3,12 +3,14 @@ package experiments
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -206,4 +208,55 @@ func TestDistSyntax(t *testing.T) {
 	l, err := ParseLatency("tail(1ms, 0.5, exp(0s,10ms))")
 	require.NoError(t, err)
 	assert.Equal(t, network.Tail(network.Constant(time.Millisecond), 0.5, network.Exponential(0, 10*time.Millisecond)), l)
+}
+
+// TestEnumKnobsAllowedListsTable checks that every enum knob's allowed text lists exactly
+// the values of its enum's table, so a new variant, mode, fencing scheme or persistence
+// mode shows up in `redlock-sim params` and in error messages.
+func TestEnumKnobsAllowedListsTable(t *testing.T) {
+	tables := map[string][]string{
+		"variant":     enumNames(redlock.Variants()),
+		"mode":        enumNames(redlock.Modes()),
+		"fencing":     enumNames(redlock.Fencings()),
+		"persistence": {model.PersistNone.String(), model.PersistAOFEverySec.String(), model.PersistAOFAlways.String()},
+	}
+	seen := 0
+	for _, p := range Params() {
+		if p.Unit != "enum" {
+			continue
+		}
+		seen++
+		want, ok := tables[p.Name]
+		require.True(t, ok, "enum knob %s has no table in this test", p.Name)
+		got := strings.Split(strings.TrimPrefix(p.Allowed, enumPrefix), ", ")
+		assert.Equal(t, want, got, p.Name)
+		for _, v := range want {
+			c := DefaultConfig()
+			assert.NoError(t, c.Set(p.Name, v), "%s = %s", p.Name, v)
+		}
+	}
+	assert.Equal(t, len(tables), seen)
+}
+
+// TestFailoverVariantImpliesReplica checks that variant=single-instance-failover alone runs
+// one master with a promotable replica, not a plain single instance, and that
+// failover_after=0 (never promote) is refused with it.
+func TestFailoverVariantImpliesReplica(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Apply([]KV{{"variant", "single-instance-failover"}}))
+	w, err := Plan(c, 1)
+	require.NoError(t, err)
+	require.Len(t, w.GroupCfgs, 1)
+	assert.Len(t, w.GroupCfgs[0].Nodes, 2)
+	assert.Equal(t, c.FailoverAfter, w.GroupCfgs[0].FailoverAfter)
+
+	require.NoError(t, c.Apply([]KV{{"replicas", "2"}}))
+	w, err = Plan(c, 1)
+	require.NoError(t, err)
+	assert.Len(t, w.GroupCfgs[0].Nodes, 3)
+
+	c.FailoverAfter = 0
+	var pe *sim.ParamError
+	require.ErrorAs(t, c.Validate(), &pe)
+	assert.Equal(t, "failover_after", pe.Param)
 }

@@ -98,12 +98,13 @@ func (w *World) planGroups() error {
 	for i := range w.nodes() {
 		g := model.GroupConfig{Name: "redis" + strconv.Itoa(i+1),
 			ReplicationDelay: cfg.ReplDelay, ReplicationJitter: cfg.ReplJitter}
-		if cfg.Replicas > 0 {
+		replicas := cfg.replicas()
+		if replicas > 0 {
 			g.FailoverAfter = cfg.FailoverAfter
 		}
-		for j := range cfg.Replicas + 1 {
+		for j := range replicas + 1 {
 			name := g.Name
-			if cfg.Replicas > 0 {
+			if replicas > 0 {
 				name += "." + strconv.Itoa(j)
 			}
 			ck, err := w.processClock(name, cfg.NodeDriftPPM, cfg.NodeOffset, true)
