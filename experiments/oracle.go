@@ -10,7 +10,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -68,22 +68,28 @@ const (
 // The two verdicts (Safety): the lock's counts validity and usage overlaps, the
 // resource's counts stale writes accepted.
 //
+// The oracle reads only the algorithm-neutral lock events (package redlock/lock) that the
+// client processes pass on, and the storage's reports: it judges any lock algorithm, and
+// imports none.
+//
 // Attempts and failures: every attempt ends with an AttemptEnded; failed attempts count by
-// reason. A no-quorum loss is a "timeout" when the nodes that never answered could have
-// made the quorum (OKs + unanswered ≥ quorum), and "no_quorum" when refusals decided it.
-// Failed counts acquires that gave up after all their tries.
+// reason. A lost vote is a "timeout" when the servers that never answered could have made
+// up the votes it lacked (votes + unanswered ≥ needed), and "no_quorum" when refusals
+// decided it. Failed counts acquires that gave up after all their tries.
 //
 // Time to acquire: from the first acquire start of a wait (the first AcquireStart after the
 // client's previous lock, or after it switched resource) to Acquired, so failed acquires
 // and the rests between them count: it is what the caller waits.
 //
-// Split-brain round: attempts on one resource are clustered by overlap in true time (each
-// attempt spans its start to its end; attempts are taken in the order they end, and one
-// joins the cluster when it started before the cluster's latest end). A cluster is a
-// split-brain round when at least two clients took part, none won, and the votes they
-// collected (each client's best OK count in the cluster, summed) reached a quorum: the lock
-// was there to take, and the contenders split it. Clusters that failed because someone
-// held the lock collect fewer votes than a quorum and do not count.
+// Split-brain round: attempts on one resource are clustered by overlap in true time: each
+// attempt spans its AttemptStarted to its AttemptEnded, and a cluster is a maximal run of
+// attempts each of which started while an earlier one of the run was in progress or at
+// the instant the run's latest attempt ended (so the clusters do not depend on the order
+// in which attempts end). A cluster is a split-brain round when at least two clients took
+// part, none won, and the votes they collected (each client's best vote count in the
+// cluster, summed) reached the votes needed: the lock was there to take, and the
+// contenders split it. Clusters that failed because someone held the lock collect fewer
+// votes than needed and do not count.
 //
 // Unheld while waiting: per resource, the true time during which at least one client was
 // waiting (as for time to acquire) and no validity window was open; summed over resources.
@@ -91,8 +97,6 @@ const (
 // while nobody holds a valid lock.
 type Oracle struct {
 	s       *sim.Sim
-	n       int // Redlock nodes (effective)
-	quorum  int
 	names   []string // client names
 	resName []string
 	resIdx  map[string]int32
@@ -121,6 +125,8 @@ type oClient struct {
 	waiting    bool
 	waitRes    int32
 	waitFrom   sim.Time
+	attempting bool  // an acquire attempt is in progress, on attemptRes
+	attemptRes int32
 	paused     bool
 	pauseFrom  sim.Time
 	lastPause  [2]sim.Time // the latest finished pause
@@ -147,6 +153,8 @@ type oResource struct {
 	unheld    time.Duration
 
 	clActive bool
+	clOpen   int      // attempts of the cluster still in progress
+	clNeed   int      // the most votes any attempt of the cluster needed
 	clEnd    sim.Time
 	clMask   uint64
 	clWon    bool
@@ -178,10 +186,9 @@ type Violation struct {
 	a, b     int32
 }
 
-// newOracle returns an oracle for the given clients and resources, whose Redlock runs on
-// n nodes.
-func newOracle(s *sim.Sim, n int, clients, resources []string) *Oracle {
-	o := &Oracle{s: s, n: n, quorum: n/2 + 1, names: clients, resName: resources,
+// newOracle returns an oracle for the given clients and resources.
+func newOracle(s *sim.Sim, clients, resources []string) *Oracle {
+	o := &Oracle{s: s, names: clients, resName: resources,
 		resIdx: make(map[string]int32, len(resources)),
 		cl:     make([]oClient, len(clients)), res: make([]oResource, len(resources)),
 		hist: histograms.Get().(*hdrhistogram.Histogram)}
@@ -222,9 +229,10 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 	switch e.Kind {
 	case model.EvAcquireStart:
 		o.acquireStart(now, c, r)
+	case model.EvAttemptStarted:
+		o.attemptStarted(now, c, r)
 	case model.EvAttemptEnded:
-		start := e.Client.Clock().TimerFires(0, e.Outcome.Start)
-		o.attemptEnded(now, c, r, start, e.Outcome)
+		o.attemptEnded(now, c, r, e.Lock)
 	case model.EvAcquired:
 		o.acquired(now, c, r, e.ValidUntil)
 	case model.EvAcquireFailed:
@@ -235,6 +243,8 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 		o.workEnd(now, c)
 	case model.EvReleaseStart:
 		o.releaseStart(now, c)
+	case model.EvLost:
+		o.closeWindow(now, c)
 	case model.EvReleased:
 		o.st.released++
 	case model.EvExtendStart:
@@ -330,42 +340,69 @@ func (o *Oracle) account(now sim.Time, r int32) {
 	rs.last = now
 }
 
-func (o *Oracle) attemptEnded(now sim.Time, c, r int32, start sim.Time, out *redlock.Outcome) {
-	o.st.attempts++
-	switch out.Reason {
-	case redlock.ReasonNone:
-	case redlock.ReasonNoQuorum:
-		if out.OKs+(o.n-out.Replies) >= o.quorum {
-			o.st.timeout++
-		} else {
-			o.st.noQuorum++
-		}
-	case redlock.ReasonValidityExpired:
-		o.st.expired++
-	case redlock.ReasonFenceFailed:
-		o.st.fenceFailed++
-	case redlock.ReasonAborted:
-		o.st.aborted++
-	default:
-		o.st.other++
-	}
+// attemptStarted opens client c's attempt on r, and a new cluster of attempts when none of
+// the current one's is in progress and its latest ended before now.
+func (o *Oracle) attemptStarted(now sim.Time, c, r int32) {
+	o.endAttempt(c)
 	if r < 0 {
 		return
 	}
 	rs := &o.res[r]
-	if rs.clActive && start > rs.clEnd {
+	if rs.clActive && rs.clOpen == 0 && now > rs.clEnd {
 		o.closeCluster(rs)
 	}
 	if !rs.clActive {
-		rs.clActive, rs.clEnd, rs.clMask, rs.clWon = true, now, 0, false
+		rs.clActive, rs.clEnd, rs.clMask, rs.clWon, rs.clNeed = true, now, 0, false, 0
+	}
+	rs.clOpen++
+	cs := &o.cl[c]
+	cs.attempting, cs.attemptRes = true, r
+}
+
+// endAttempt closes client c's attempt in progress, if any, in its cluster's count.
+func (o *Oracle) endAttempt(c int32) {
+	cs := &o.cl[c]
+	if cs.attempting {
+		o.res[cs.attemptRes].clOpen--
+		cs.attempting = false
+	}
+}
+
+func (o *Oracle) attemptEnded(now sim.Time, c, r int32, out *lock.Event) {
+	o.st.attempts++
+	switch out.Reason {
+	case lock.ReasonNone:
+	case lock.ReasonNoQuorum:
+		if out.Unanswered() {
+			o.st.timeout++
+		} else {
+			o.st.noQuorum++
+		}
+	case lock.ReasonValidityExpired:
+		o.st.expired++
+	case lock.ReasonFenceFailed:
+		o.st.fenceFailed++
+	case lock.ReasonAborted:
+		o.st.aborted++
+	default:
+		o.st.other++
+	}
+	o.endAttempt(c)
+	if r < 0 {
+		return
+	}
+	rs := &o.res[r]
+	if !rs.clActive { // an attempt whose start the oracle was not told of
+		rs.clActive, rs.clEnd, rs.clMask, rs.clWon, rs.clNeed = true, now, 0, false, 0
 	}
 	rs.clEnd = max(rs.clEnd, now)
+	rs.clNeed = max(rs.clNeed, out.Needed)
 	if rs.clMask&(1<<uint(c)) == 0 {
 		rs.clOKs[c] = 0
 	}
 	rs.clMask |= 1 << uint(c)
-	rs.clOKs[c] = max(rs.clOKs[c], uint8(min(out.OKs, 255)))
-	if out.Reason == redlock.ReasonNone {
+	rs.clOKs[c] = max(rs.clOKs[c], uint8(min(out.Votes, 255)))
+	if out.Reason == lock.ReasonNone {
 		rs.clWon = true
 	}
 }
@@ -379,7 +416,7 @@ func (o *Oracle) closeCluster(rs *oResource) {
 	for m := rs.clMask; m != 0; m &= m - 1 {
 		votes += int(rs.clOKs[bits.TrailingZeros64(m)])
 	}
-	if votes >= o.quorum {
+	if votes >= rs.clNeed {
 		o.st.splitBrain++
 	}
 }
@@ -466,7 +503,11 @@ func (o *Oracle) workEnd(now sim.Time, c int32) {
 	}
 }
 
-func (o *Oracle) releaseStart(now sim.Time, c int32) {
+func (o *Oracle) releaseStart(now sim.Time, c int32) { o.closeWindow(now, c) }
+
+// closeWindow ends client c's validity window now: it released, or its algorithm reported
+// the lock lost.
+func (o *Oracle) closeWindow(now sim.Time, c int32) {
 	cs := &o.cl[c]
 	if !cs.holding || cs.res < 0 {
 		cs.holding = false
@@ -495,6 +536,7 @@ func (o *Oracle) recomputeHeld(r int32) {
 }
 
 func (o *Oracle) crash(now sim.Time, c int32) {
+	o.endAttempt(c)
 	o.workEnd(now, c)
 	o.stopWaiting(now, c)
 	cs := &o.cl[c]

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -18,17 +18,21 @@ func testOracle(t *testing.T, clients int) *Oracle {
 	s, err := sim.New(sim.Config{Seed: 1})
 	require.NoError(t, err)
 	names := []string{"c1", "c2", "c3", "c4"}[:clients]
-	o := newOracle(s, 5, names, []string{"lock", "other"})
+	o := newOracle(s, names, []string{"lock", "other"})
 	o.epClient = []int32{-1, 0, 1, 2, 3}[:clients+1]
 	return o
 }
 
 func at(d time.Duration) sim.Time { return sim.Time(d) }
 
-func won(oks int) *redlock.Outcome { return &redlock.Outcome{OKs: oks, Replies: 5} }
+// won and lost are attempts on five servers that needed three votes.
+func won(votes int) *lock.Event {
+	return &lock.Event{Kind: lock.AttemptEnded, Votes: votes, Needed: 3, Replies: 5, Servers: 5}
+}
 
-func lost(oks, replies int) *redlock.Outcome {
-	return &redlock.Outcome{Reason: redlock.ReasonNoQuorum, OKs: oks, Replies: replies}
+func lost(votes, replies int) *lock.Event {
+	return &lock.Event{Kind: lock.AttemptEnded, Reason: lock.ReasonNoQuorum, Votes: votes, Needed: 3,
+		Replies: replies, Servers: 5}
 }
 
 func TestOracleSequentialHoldersAreSafe(t *testing.T) {
@@ -121,22 +125,61 @@ func TestOracleResourcesAreIndependent(t *testing.T) {
 func TestOracleSplitBrainRound(t *testing.T) {
 	o := testOracle(t, 3)
 	// Three contenders overlap and split the five votes 2-2-1: a split-brain round.
-	o.attemptEnded(at(10*ms), 0, 0, at(0), lost(2, 5))
-	o.attemptEnded(at(11*ms), 1, 0, at(0), lost(2, 5))
-	o.attemptEnded(at(12*ms), 2, 0, at(1*ms), lost(1, 5))
+	o.attemptStarted(at(0), 0, 0)
+	o.attemptStarted(at(0), 1, 0)
+	o.attemptStarted(at(1*ms), 2, 0)
+	o.attemptEnded(at(10*ms), 0, 0, lost(2, 5))
+	o.attemptEnded(at(11*ms), 1, 0, lost(2, 5))
+	o.attemptEnded(at(12*ms), 2, 0, lost(1, 5))
 	// Next round, later: one wins.
-	o.attemptEnded(at(210*ms), 0, 0, at(200*ms), won(3))
-	o.attemptEnded(at(211*ms), 1, 0, at(200*ms), lost(2, 5))
+	o.attemptStarted(at(200*ms), 0, 0)
+	o.attemptStarted(at(200*ms), 1, 0)
+	o.attemptEnded(at(210*ms), 0, 0, won(3))
+	o.attemptEnded(at(211*ms), 1, 0, lost(2, 5))
 	// Then two contenders fail against a holder: too few votes to be a split.
-	o.attemptEnded(at(410*ms), 1, 0, at(400*ms), lost(0, 5))
-	o.attemptEnded(at(411*ms), 2, 0, at(400*ms), lost(0, 5))
+	o.attemptStarted(at(400*ms), 1, 0)
+	o.attemptStarted(at(400*ms), 2, 0)
+	o.attemptEnded(at(410*ms), 1, 0, lost(0, 5))
+	o.attemptEnded(at(411*ms), 2, 0, lost(0, 5))
 	// A lone loser is no split either.
-	o.attemptEnded(at(610*ms), 2, 0, at(600*ms), lost(2, 3))
+	o.attemptStarted(at(600*ms), 2, 0)
+	o.attemptEnded(at(610*ms), 2, 0, lost(2, 3))
 	o.finish(at(time.Second))
 	assert.Equal(t, int64(1), o.st.splitBrain)
 	assert.Equal(t, int64(8), o.st.attempts)
 	assert.Equal(t, int64(6), o.st.noQuorum)
 	assert.Equal(t, int64(1), o.st.timeout, "2 OKs + 2 silent nodes could have made 3")
+}
+
+// TestOracleSplitBrainClustersByOverlapNotByEndOrder: A spans [0, 10ms], B [5ms, 20ms], C
+// [12ms, 15ms]. All three overlap B, so they are one round of contention, although C ends
+// (15ms) before B and starts after A ended. Clustering attempts in the order they end
+// would have put A alone and B with C, and seen no split of the votes 1+1+1 = 3.
+func TestOracleSplitBrainClustersByOverlapNotByEndOrder(t *testing.T) {
+	o := testOracle(t, 3)
+	o.attemptStarted(at(0), 0, 0)
+	o.attemptStarted(at(5*ms), 1, 0)
+	o.attemptEnded(at(10*ms), 0, 0, lost(1, 5))
+	o.attemptStarted(at(12*ms), 2, 0)
+	o.attemptEnded(at(15*ms), 2, 0, lost(1, 5))
+	o.attemptEnded(at(20*ms), 1, 0, lost(1, 5))
+	o.attemptStarted(at(30*ms), 0, 0) // a later attempt closes the round
+	o.finish(at(time.Second))
+	assert.Equal(t, int64(1), o.st.splitBrain)
+}
+
+// TestOracleACrashedAttemptDoesNotHoldTheRoundOpen: an attempt that never ends (its client
+// crashed) must not make every later attempt part of its round.
+func TestOracleACrashedAttemptDoesNotHoldTheRoundOpen(t *testing.T) {
+	o := testOracle(t, 3)
+	o.attemptStarted(at(0), 0, 0)
+	o.crash(at(1*ms), 0)
+	o.attemptStarted(at(100*ms), 1, 0)
+	o.attemptEnded(at(110*ms), 1, 0, lost(2, 5))
+	o.attemptStarted(at(500*ms), 2, 0)
+	o.attemptEnded(at(510*ms), 2, 0, lost(1, 5))
+	o.finish(at(time.Second))
+	assert.Zero(t, o.st.splitBrain, "two separate lone losers, not one round of 2+1 votes")
 }
 
 func TestOracleUnheldWhileWaitingStopsAtExpiry(t *testing.T) {
@@ -173,7 +216,8 @@ func TestOracleEventPathDoesNotAllocate(t *testing.T) {
 	out := lost(1, 5)
 	allocs := testing.AllocsPerRun(1000, func() {
 		o.acquireStart(at(0), 0, 0)
-		o.attemptEnded(at(0), 0, 0, at(0), out)
+		o.attemptStarted(at(0), 0, 0)
+		o.attemptEnded(at(0), 0, 0, out)
 		o.acquired(at(0), 0, 0, at(time.Second))
 		o.workEnd(at(0), 0)
 		o.releaseStart(at(0), 0)

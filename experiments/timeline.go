@@ -6,7 +6,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -164,7 +164,8 @@ type openKey struct {
 }
 
 type clientOpen struct {
-	validity, work, pause int // index of the open span in the lane, -1 if none
+	validity, work, pause int      // index of the open span in the lane, -1 if none
+	attemptFrom           sim.Time // true start of the attempt in progress
 }
 
 type writeKey struct {
@@ -346,18 +347,19 @@ func (c *timelineCollector) closeKey(l, ri int, end sim.Time, how string) {
 func (c *timelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 	j := e.Client.Index()
 	cl, op := &c.tl.Clients[j], &c.cl[j]
-	if e.Outcome != nil && e.Outcome.Value != "" {
-		if _, seen := c.values[e.Outcome.Value]; !seen && c.room() {
-			c.values[e.Outcome.Value] = j
+	if e.Lock != nil && e.Lock.Value != "" {
+		if _, seen := c.values[e.Lock.Value]; !seen && c.room() {
+			c.values[e.Lock.Value] = j
 		}
 	}
 	t := now.Duration()
 	switch e.Kind {
+	case model.EvAttemptStarted:
+		op.attemptFrom = now
 	case model.EvAttemptEnded:
-		start := e.Client.Clock().TimerFires(0, e.Outcome.Start)
 		if c.room() {
-			cl.Attempts = append(cl.Attempts, Attempt{Span: Span{From: start.Duration(), To: t},
-				OKs: e.Outcome.OKs, Won: e.Outcome.Reason == redlock.ReasonNone, Reason: e.Outcome.Reason.String()})
+			cl.Attempts = append(cl.Attempts, Attempt{Span: Span{From: op.attemptFrom.Duration(), To: t},
+				OKs: e.Lock.Votes, Won: e.Lock.Reason == lock.ReasonNone, Reason: e.Lock.Reason.String()})
 		}
 	case model.EvAcquired:
 		op.work = c.openSpan(&cl.Work, t, -1)
@@ -440,13 +442,6 @@ func (c *timelineCollector) finish(rec *Record) *Timeline {
 	end := sim.Time(c.w.Config.Duration)
 	tl := &c.tl
 	tl.Scenario, tl.Seed = rec.Scenario, rec.Seed
-	for j, cl := range c.w.Clients { // values of attempts still under way
-		if v := cl.Machine().Value(); v != "" {
-			if _, seen := c.values[v]; !seen {
-				c.values[v] = j
-			}
-		}
-	}
 	for l := range tl.Nodes {
 		for ri := range c.open[l] {
 			if ok := &c.open[l][ri]; ok.on {

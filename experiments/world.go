@@ -164,6 +164,10 @@ func (w *World) planClients() error {
 	for i := range nodes {
 		nodes[i] = network.Endpoint(i)
 	}
+	algo, err := redlock.Factory(cfg.Lock)
+	if err != nil {
+		return err
+	}
 	for j := range cfg.Clients {
 		name := "client" + strconv.Itoa(j+1)
 		ck, err := w.processClock(name, cfg.ClientDriftPPM, cfg.ClientOffset, false)
@@ -179,7 +183,7 @@ func (w *World) planClients() error {
 			start = sim.Time(w.Sim.Rand(name + "/start").Int64N(int64(cfg.StartSpread) + 1))
 		}
 		w.ClientCfgs = append(w.ClientCfgs, model.ClientConfig{
-			Name: name, Index: j, Clock: ck, Lock: cfg.Lock,
+			Name: name, Index: j, Clock: ck, Lock: algo, AckTimeout: cfg.Lock.Effective().NodeTimeout(),
 			Nodes: nodes, Storage: network.Endpoint(n), Resources: res,
 			Hold: cfg.Hold, Think: cfg.Think, StartAt: start,
 			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
@@ -216,7 +220,7 @@ func (w *World) Build() error {
 	for j := range w.ClientCfgs {
 		names[j] = w.ClientCfgs[j].Name
 	}
-	w.Oracle = newOracle(w.Sim, w.nodes(), names, w.Resources)
+	w.Oracle = newOracle(w.Sim, names, w.Resources)
 	w.Oracle.describe = w.describeFaults
 	st.SetObserver(w.Oracle)
 	for j, cc := range w.ClientCfgs {

@@ -3,7 +3,7 @@ package model
 import (
 	"math"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // Do executes a command given as argv, as a client would send it, at wall time nowMs,
@@ -11,8 +11,8 @@ import (
 // accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, PEXPIRE NX|XX|GT|LT, DEL of
 // several keys, EVAL, EVALSHA, SCRIPT LOAD|FLUSH|KILL), Redis's arity and syntax errors,
 // and the unknown-command error for anything else. It is the differential test's path,
-// and how a caller issues what redlock.Command cannot express (SCRIPT LOAD).
-func (e *Engine) Do(argv []string, nowMs int64) redlock.Reply {
+// and how a caller issues what resp.Command cannot express (SCRIPT LOAD).
+func (e *Engine) Do(argv []string, nowMs int64) resp.Reply {
 	e.effects = e.effects[:0]
 	if len(argv) == 0 {
 		return errReply("ERR redlock-sim: empty command")
@@ -37,7 +37,7 @@ func (e *Engine) Do(argv []string, nowMs int64) redlock.Reply {
 		for _, k := range argv[1:] {
 			count += e.del(k, nowMs)
 		}
-		return redlock.IntReply(count)
+		return resp.IntReply(count)
 	case eqFold(name, "pexpire"):
 		if n < 3 {
 			return arityErr("pexpire")
@@ -82,7 +82,7 @@ const (
 // doSet parses SET's options exactly as Redis 7.0's parseExtendedStringArgumentsOrReply
 // does (which combinations are a syntax error, which repetitions are allowed), then
 // validates the expiry as getExpireMillisecondsOrReply does.
-func (e *Engine) doSet(argv []string, nowMs int64) redlock.Reply {
+func (e *Engine) doSet(argv []string, nowMs int64) resp.Reply {
 	flags := 0
 	var expire string
 	for j := 3; j < len(argv); j++ {
@@ -120,13 +120,13 @@ func (e *Engine) doSet(argv []string, nowMs int64) redlock.Reply {
 	o := setOpts{get: flags&setGet != 0, keepTTL: flags&setKeepTTL != 0}
 	switch {
 	case flags&setNX != 0:
-		o.cond = redlock.CondNX
+		o.cond = resp.CondNX
 	case flags&setXX != 0:
-		o.cond = redlock.CondXX
+		o.cond = resp.CondXX
 	}
 	if flags&(setEX|setPX|setEXAT|setPXAT) != 0 {
 		exp, r := expiryArg(expire, flags, nowMs)
-		if r.Kind == redlock.ReplyError {
+		if r.Kind == resp.ReplyError {
 			return r
 		}
 		o.hasExp, o.exp = true, exp
@@ -136,7 +136,7 @@ func (e *Engine) doSet(argv []string, nowMs int64) redlock.Reply {
 
 // expiryArg is getExpireMillisecondsOrReply: the absolute expiry in ms for SET's EX, PX,
 // EXAT or PXAT argument.
-func expiryArg(arg string, flags int, nowMs int64) (int64, redlock.Reply) {
+func expiryArg(arg string, flags int, nowMs int64) (int64, resp.Reply) {
 	ms, ok := parseInt(arg)
 	if !ok {
 		return 0, errNotInt
@@ -154,12 +154,12 @@ func expiryArg(arg string, flags int, nowMs int64) (int64, redlock.Reply) {
 	if ms <= 0 {
 		return 0, errExpireSet
 	}
-	return ms, redlock.Reply{}
+	return ms, resp.Reply{}
 }
 
 // doPExpire parses PEXPIRE's options (parseExtendedExpireArgumentsOrReply), then its
 // integer argument.
-func (e *Engine) doPExpire(argv []string, nowMs int64) redlock.Reply {
+func (e *Engine) doPExpire(argv []string, nowMs int64) resp.Reply {
 	flags := 0
 	for _, a := range argv[3:] {
 		opt := cstr(a)
@@ -191,7 +191,7 @@ func (e *Engine) doPExpire(argv []string, nowMs int64) redlock.Reply {
 
 // doEval is EVAL / EVALSHA with Redis's checks in Redis's order: an EVALSHA digest that is
 // not 40 bytes, then numkeys, then the script lookup.
-func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) redlock.Reply {
+func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) resp.Reply {
 	if isSHA && len(argv[1]) != 40 {
 		return errNoScript
 	}
@@ -204,13 +204,13 @@ func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) redlock.Reply {
 	case numkeys < 0:
 		return errNegKeys
 	}
-	var s redlock.Script
+	var s resp.Script
 	if isSHA {
-		if s = redlock.ScriptBySHA(argv[1]); !e.ScriptLoaded(s) {
+		if s = resp.ScriptBySHA(argv[1]); !e.ScriptLoaded(s) {
 			return errNoScript
 		}
 	} else {
-		if s = scriptBySource(argv[1]); s == redlock.ScriptNone {
+		if s = scriptBySource(argv[1]); s == resp.ScriptNone {
 			return errNoLua
 		}
 		e.LoadScript(s)
@@ -230,8 +230,8 @@ func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) redlock.Reply {
 }
 
 // doScript is the SCRIPT container command: LOAD, FLUSH and KILL are modelled; EXISTS,
-// HELP and DEBUG answer with arrays or a debugger, which a redlock.Reply cannot carry.
-func (e *Engine) doScript(argv []string) redlock.Reply {
+// HELP and DEBUG answer with arrays or a debugger, which a resp.Reply cannot carry.
+func (e *Engine) doScript(argv []string) resp.Reply {
 	sub, n := argv[1], len(argv)
 	switch {
 	case eqFold(sub, "load"):
@@ -239,7 +239,7 @@ func (e *Engine) doScript(argv []string) redlock.Reply {
 			return arityErr("script|load")
 		}
 		s := scriptBySource(argv[2])
-		if s == redlock.ScriptNone {
+		if s == resp.ScriptNone {
 			return errNoLua
 		}
 		e.LoadScript(s)
@@ -247,7 +247,7 @@ func (e *Engine) doScript(argv []string) redlock.Reply {
 	case eqFold(sub, "flush"):
 		if n == 2 || (n == 3 && (eqFold(cstr(argv[2]), "sync") || eqFold(cstr(argv[2]), "async"))) {
 			e.FlushScripts()
-			return redlock.OK
+			return resp.OK
 		}
 		return errReply("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 	case eqFold(sub, "kill"):
@@ -273,13 +273,13 @@ func (e *Engine) doScript(argv []string) redlock.Reply {
 	return errReply("ERR redlock-sim: SCRIPT " + lower(sub) + " is not modelled")
 }
 
-func arityErr(name string) redlock.Reply {
+func arityErr(name string) resp.Reply {
 	return errReply("ERR wrong number of arguments for '" + name + "' command")
 }
 
 // unknownCommand formats Redis 7.0's error for a command it does not know: the name and
 // the arguments as C strings, each cut so the argument list stays near 128 bytes.
-func unknownCommand(argv []string) redlock.Reply {
+func unknownCommand(argv []string) resp.Reply {
 	var args []byte
 	for _, a := range argv[1:] {
 		if len(args) >= 128 {

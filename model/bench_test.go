@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -16,13 +16,13 @@ type benchClient struct {
 	ep, to  network.Endpoint
 	sent    int
 	limit   int
-	acquire redlock.Command
-	release redlock.Command
+	acquire resp.Command
+	release resp.Command
 	bad     int
 }
 
 func (c *benchClient) Receive(_ sim.Time, _, _ network.Endpoint, m *Message) {
-	if m.Reply.Kind == redlock.ReplyError || m.Reply.Kind == redlock.ReplyNil {
+	if m.Reply.Kind == resp.ReplyError || m.Reply.Kind == resp.ReplyNil {
 		c.bad++
 	}
 	c.next(m.ReqID)
@@ -132,8 +132,8 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 
 func newBenchClient(tr transport, to network.Endpoint, n int) *benchClient {
 	return &benchClient{tr: tr, to: to, limit: n,
-		acquire: redlock.Set("lock", "7f3a9c", redlock.CondNX, 10*time.Second),
-		release: redlock.EvalSHA(redlock.ScriptRelease, "lock", "7f3a9c", 0)}
+		acquire: resp.Set("lock", "7f3a9c", resp.CondNX, 10*time.Second),
+		release: resp.EvalSHA(resp.ScriptRelease, "lock", "7f3a9c", 0)}
 }
 
 func runBench(b *testing.B, s *sim.Sim, g *Group, c *benchClient) {

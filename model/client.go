@@ -9,7 +9,8 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -32,15 +33,17 @@ type Pause struct {
 	For time.Duration // how long the process is frozen, in true time
 }
 
-// ClientConfig configures one client process: its clock, the algorithm's knobs, whom it
-// talks to, its workload and the pauses and crash it suffers.
+// ClientConfig configures one client process: its clock, the lock algorithm it drives,
+// whom it talks to, its workload and the pauses and crash it suffers.
 type ClientConfig struct {
 	Name  string
 	Index int // the world numbers its clients 0..n-1; the oracle indexes arrays by it
 	Clock clock.Config
-	Lock  redlock.Config // Lock.Effective().Nodes must equal len(Nodes)
+	// Lock builds the lock algorithm the process drives (redlock.Factory for Redlock). The
+	// algorithm addresses its servers as 0..len(Nodes)-1.
+	Lock lock.Factory
 
-	Nodes     []network.Endpoint // the Redlock nodes (Group endpoints), in node order
+	Nodes     []network.Endpoint // the lock's servers (Group endpoints), in the algorithm's order
 	Storage   network.Endpoint   // the fenced storage, or NoEndpoint
 	Resources []string           // the resources it locks, taken round-robin
 
@@ -52,11 +55,12 @@ type ClientConfig struct {
 	ExtendEvery    time.Duration // while working, extend this often (local time); 0: never
 	// ReleaseAfterAck makes the client wait for the storage's acknowledgement of its last
 	// write before it releases: otherwise the write can land after the next holder's (a
-	// stale write the workload made, not the lock). It waits as long as it would for a
-	// Redis node's reply (Lock.NodeTimeout, on its own clock) and never past its lock's
-	// validity, then releases anyway. The storage must acknowledge writes
+	// stale write the workload made, not the lock). It waits AckTimeout (on its own clock;
+	// the world passes the time it would wait for a Redis node's reply) and never past its
+	// lock's validity, then releases anyway. The storage must acknowledge writes
 	// (StorageConfig.Acknowledge).
 	ReleaseAfterAck bool
+	AckTimeout      time.Duration
 
 	Pauses    []Pause      // stop-the-world pauses at given true times
 	PauseRate float64      // random pauses per simulated second; 0: none
@@ -70,27 +74,32 @@ type ClientEventKind uint8
 
 // The client events, in the order a lock cycle produces them.
 const (
-	EvAcquireStart  ClientEventKind = iota + 1 // the workload starts acquiring Resource
-	EvAttemptEnded                             // one attempt ended (Outcome says how)
-	EvAcquired                                 // the lock is held until ValidUntil (true time)
-	EvAcquireFailed                            // every try failed
-	EvWrite                                    // a storage write was sent
-	EvWorkEnd                                  // the client stopped working on the resource
-	EvReleaseStart                             // release sent: the client no longer relies on the lock
-	EvReleased                                 // release round over
-	EvExtendStart                              // an extension was started
-	EvExtended                                 // the lock is now held until ValidUntil
-	EvExtendFailed                             // the extension failed; ValidUntil is unchanged
-	EvPause                                    // a stop-the-world pause began
-	EvResume                                   // the pause ended
-	EvCrash                                    // the process died
+	EvAcquireStart ClientEventKind = iota + 1 // the workload starts acquiring Resource
+	// EvAttemptStarted: one acquire attempt started (Lock says which). It is told to the
+	// observer but not traced: the requests that follow are its trace, and a record of its
+	// own would change every trace hash for no new fact.
+	EvAttemptStarted
+	EvAttemptEnded  // one attempt ended (Lock says how)
+	EvAcquired      // the lock is held until ValidUntil (true time)
+	EvAcquireFailed // every try failed
+	EvWrite         // a storage write was sent
+	EvWorkEnd       // the client stopped working on the resource
+	EvReleaseStart  // release sent: the client no longer relies on the lock
+	EvReleased      // release round over
+	EvExtendStart   // an extension was started
+	EvExtended      // the lock is now held until ValidUntil
+	EvExtendFailed  // the extension failed; ValidUntil is unchanged
+	EvLost          // the algorithm learned it lost the lock before its deadline
+	EvPause         // a stop-the-world pause began
+	EvResume        // the pause ended
+	EvCrash         // the process died
 )
 
-var clientEventNames = [...]string{EvAcquireStart: "acquire-start", EvAttemptEnded: "attempt-ended",
-	EvAcquired: "acquired", EvAcquireFailed: "acquire-failed", EvWrite: "write", EvWorkEnd: "work-end",
-	EvReleaseStart: "release-start", EvReleased: "released", EvExtendStart: "extend-start",
-	EvExtended: "extended", EvExtendFailed: "extend-failed", EvPause: "pause", EvResume: "resume",
-	EvCrash: "crash"}
+var clientEventNames = [...]string{EvAcquireStart: "acquire-start", EvAttemptStarted: "attempt-start",
+	EvAttemptEnded: "attempt-ended", EvAcquired: "acquired", EvAcquireFailed: "acquire-failed",
+	EvWrite: "write", EvWorkEnd: "work-end", EvReleaseStart: "release-start", EvReleased: "released",
+	EvExtendStart: "extend-start", EvExtended: "extended", EvExtendFailed: "extend-failed",
+	EvLost: "lost", EvPause: "pause", EvResume: "resume", EvCrash: "crash"}
 
 func (k ClientEventKind) String() string {
 	if int(k) < len(clientEventNames) && clientEventNames[k] != "" {
@@ -105,12 +114,12 @@ type ClientEvent struct {
 	Kind       ClientEventKind
 	Client     *Client
 	Resource   string
-	Outcome    *redlock.Outcome // the machine's outcome, for the events that come from one
-	ValidUntil sim.Time         // the validity deadline in TRUE time, converted with the client's clock
-	Token      int64            // fencing token of the held lock (0 if none)
-	Fenced     bool             // EvWrite: the write carries the token
-	WriteID    uint64           // EvWrite: the storage request id, as StoredWrite.ReqID
-	For        time.Duration    // EvPause: how long
+	Lock       *lock.Event   // the algorithm's event, for the events that come from one
+	ValidUntil sim.Time      // the validity deadline in TRUE time, converted with the client's clock
+	Token      int64         // fencing token of the held lock (0 if none)
+	Fenced     bool          // EvWrite: the write carries the token
+	WriteID    uint64        // EvWrite: the storage request id, as StoredWrite.ReqID
+	For        time.Duration // EvPause: how long
 }
 
 // Observer receives every client event as it happens in true time. The oracle implements
@@ -167,12 +176,13 @@ type heldItem struct {
 	msg  Message
 }
 
-// Client is a client process: a local clock, a network endpoint, the redlock state machine
-// and a workload (acquire, work, release, think, again), suffering stop-the-world pauses
-// and perhaps a crash. It is the simulator's driver of the very state machine that
-// redlock/redisdriver drives against real Redis: it turns the machine's outputs into
-// network messages and local timers, and feeds it replies and timer firings stamped with
-// its own monotonic clock.
+// Client is a client process: a local clock, a network endpoint, a lock algorithm (any
+// lock.Client: Redlock's state machine, or another) and a workload (acquire, work, release,
+// think, again), suffering stop-the-world pauses and perhaps a crash. It is the simulator's
+// driver of the very state machine that redlock/redisdriver drives against real Redis: it
+// turns the algorithm's outputs into network messages and local timers, feeds it replies
+// and timer firings stamped with its own monotonic clock, and tells its observer the
+// algorithm's neutral lock events in true time.
 //
 // A pause freezes the process: timers and messages that come due are held and handled, in
 // order, when it resumes, so its timers fire late. A client that was working when the
@@ -185,14 +195,14 @@ type Client struct {
 	cfg  ClientConfig
 	ep   network.Endpoint
 	clk  *clock.Clock
-	m    *redlock.Machine
+	m    lock.Client
 	work *rand.Rand // hold and think draws
 	gc   *rand.Rand // random pauses, so turning them on leaves the workload's draws alone
 
 	hold, think, pauseLen network.Sampler
 	nodeOf                []int32 // endpoint → node index, -1 for other endpoints
-	lastReq               []redlock.Req
-	lastCmd               []redlock.Command
+	lastReq               []lock.Req
+	lastCmd               []resp.Command
 
 	state    clientState
 	gen      uint64 // bumped at each acquire; events of an older cycle are stale
@@ -201,7 +211,7 @@ type Client struct {
 	held     []heldItem
 
 	timerEv, resumeEv                    sim.EventID
-	timerID                              redlock.TimerID
+	timerID                              lock.TimerID
 	workEv, deadlineEv, extendEv, restEv sim.EventID
 
 	resource   string
@@ -227,7 +237,9 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 	if c.clk, err = clock.New(cfg.Clock, s.Rand(cfg.Name+"/clock")); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
-	if c.m, err = redlock.New(cfg.Lock, s.Rand(cfg.Name+"/redlock")); err != nil {
+	// The algorithm's stream keeps the name it had when Redlock was the only algorithm, so
+	// that seeds replay across that change.
+	if c.m, err = cfg.Lock(s.Rand(cfg.Name + "/redlock")); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
 	c.hold, _ = network.NewSampler(cfg.Hold, "hold")
@@ -241,12 +253,15 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 }
 
 func (cfg *ClientConfig) validate(net *network.Net[Message]) error {
-	n := cfg.Lock.Effective().Nodes
 	switch {
 	case cfg.Name == "":
 		return sim.BadParam("name", `""`, "a non-empty name")
-	case len(cfg.Nodes) != n:
-		return sim.BadParam("nodes", len(cfg.Nodes), fmt.Sprintf("%d endpoints (the lock's nodes)", n))
+	case cfg.Lock == nil:
+		return sim.BadParam("lock", "nil", "a lock algorithm (a lock.Factory)")
+	case len(cfg.Nodes) == 0:
+		return sim.BadParam("nodes", 0, "at least one server endpoint")
+	case cfg.ReleaseAfterAck && cfg.AckTimeout <= 0:
+		return sim.BadParam("ack_timeout", cfg.AckTimeout, "more than 0s with release_after_ack")
 	case len(cfg.Resources) == 0 || len(cfg.Resources) > MaxClientResources:
 		return sim.BadParam("resources", len(cfg.Resources), fmt.Sprintf("[1, %d] resources", MaxClientResources))
 	case cfg.Storage != NoEndpoint && (cfg.Storage < 0 || int(cfg.Storage) >= net.Endpoints()):
@@ -302,8 +317,8 @@ func (c *Client) mapNodes() {
 	for i, e := range c.cfg.Nodes {
 		c.nodeOf[e] = int32(i)
 	}
-	c.lastReq = make([]redlock.Req, len(c.cfg.Nodes))
-	c.lastCmd = make([]redlock.Command, len(c.cfg.Nodes))
+	c.lastReq = make([]lock.Req, len(c.cfg.Nodes))
+	c.lastCmd = make([]resp.Command, len(c.cfg.Nodes))
 }
 
 func (c *Client) schedule() error {
@@ -338,8 +353,8 @@ func (c *Client) Endpoint() network.Endpoint { return c.ep }
 // Clock returns the client's local clock.
 func (c *Client) Clock() *clock.Clock { return c.clk }
 
-// Machine returns the client's redlock state machine, for inspection.
-func (c *Client) Machine() *redlock.Machine { return c.m }
+// Lock returns the lock algorithm the client drives, for inspection.
+func (c *Client) Lock() lock.Client { return c.m }
 
 // Stats returns the client's counters.
 func (c *Client) Stats() ClientStats { return c.stats }
@@ -409,10 +424,10 @@ func (c *Client) run(now sim.Time, kind int, arg uint64) {
 			c.startAcquire(now)
 		}
 	case cevMachineTimer:
-		if redlock.TimerID(arg) == c.timerID {
+		if lock.TimerID(arg) == c.timerID {
 			c.timerEv, c.timerID = 0, 0
 		}
-		c.feed(now, c.m.Timer(c.mono(now), redlock.TimerID(arg)))
+		c.feed(now, c.m.Timer(c.mono(now), lock.TimerID(arg)))
 	case cevWorkDone:
 		c.endWork(now, arg, true)
 	case cevDeadline:
@@ -435,7 +450,7 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 		c.stats.Stray++ // storage acknowledgements of other writes: nobody waits for them
 		return
 	}
-	req := redlock.Req(m.ReqID)
+	req := lock.Req(m.ReqID)
 	if c.retryAsEval(node, req, m.Reply) {
 		return
 	}
@@ -446,13 +461,13 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 // under the same request id, as go-redis's Script.Run does (and redisdriver with it): a
 // fresh, restarted or promoted Redis 7 has an empty script cache. The machine never sees
 // the NOSCRIPT, only the EVAL's reply, exactly as against real Redis.
-func (c *Client) retryAsEval(node int32, req redlock.Req, r redlock.Reply) bool {
+func (c *Client) retryAsEval(node int32, req lock.Req, r resp.Reply) bool {
 	cmd := &c.lastCmd[node]
-	if r.Kind != redlock.ReplyError || !strings.HasPrefix(r.Str, "NOSCRIPT") ||
-		c.lastReq[node] != req || cmd.Op != redlock.OpEvalSHA {
+	if r.Kind != resp.ReplyError || !strings.HasPrefix(r.Str, "NOSCRIPT") ||
+		c.lastReq[node] != req || cmd.Op != resp.OpEvalSHA {
 		return false
 	}
-	cmd.Op = redlock.OpEval
+	cmd.Op = resp.OpEval
 	c.stats.NoScript++
 	c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req), *cmd))
 	return true
@@ -470,47 +485,55 @@ func (c *Client) feed(now sim.Time, err error) {
 	for i := 0; i < len(outs) && c.state != csDead; i++ {
 		o := &outs[i]
 		switch o.Kind {
-		case redlock.OutSend:
+		case lock.OutSend:
+			if uint(o.Node) >= uint(len(c.cfg.Nodes)) { // an algorithm's bug, not the network's
+				c.s.Fail(fmt.Errorf("client %s at %v: the lock algorithm sent to server %d of %d", c.cfg.Name, now, o.Node, len(c.cfg.Nodes)))
+				return
+			}
 			c.lastReq[o.Node] = o.Req
-			if c.lastCmd[o.Node].Op = o.Command.Op; o.Command.Op == redlock.OpEvalSHA {
+			if c.lastCmd[o.Node].Op = o.Command.Op; o.Command.Op == resp.OpEvalSHA {
 				c.lastCmd[o.Node] = o.Command // only an EVALSHA is ever resent (retryAsEval)
 			}
 			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req), o.Command))
-		case redlock.OutSetTimer:
+		case lock.OutSetTimer:
 			c.s.Cancel(c.timerEv)
 			c.timerID = o.Timer
 			c.timerEv = c.at(c.clk.TimerFires(now, o.After), cevMachineTimer, uint64(o.Timer))
-		case redlock.OutCancelTimer:
+		case lock.OutCancelTimer:
 			if o.Timer == c.timerID {
 				c.s.Cancel(c.timerEv)
 				c.timerEv, c.timerID = 0, 0
 			}
-		case redlock.OutOutcome:
-			c.outcome(now, &o.Outcome)
+		case lock.OutEvent:
+			c.outcome(now, &o.Event)
 		}
 	}
 }
 
-func (c *Client) outcome(now sim.Time, o *redlock.Outcome) {
+func (c *Client) outcome(now sim.Time, o *lock.Event) {
 	switch o.Kind {
-	case redlock.AttemptEnded:
+	case lock.AttemptStarted:
+		c.emit(now, EvAttemptStarted, o)
+	case lock.Lost:
+		c.lost(now, o)
+	case lock.AttemptEnded:
 		c.emit(now, EvAttemptEnded, o)
-	case redlock.Acquired:
+	case lock.Acquired:
 		c.acquired(now, o)
-	case redlock.AcquireFailed:
+	case lock.AcquireFailed:
 		c.stats.AcquireFailed++
 		c.emit(now, EvAcquireFailed, o)
 		c.rest(now)
-	case redlock.Extended:
+	case lock.Extended:
 		c.validUntil = c.trueDeadline(now, o.Deadline)
 		c.emit(now, EvExtended, o)
 		if c.cfg.StopAtDeadline && c.state != csAcking { // awaitAck's give-up time stands
 			c.s.Cancel(c.deadlineEv)
 			c.deadlineEv = c.at(c.validUntil, cevDeadline, c.gen)
 		}
-	case redlock.ExtendFailed:
+	case lock.ExtendFailed:
 		c.emit(now, EvExtendFailed, o)
-	case redlock.Released:
+	case lock.Released:
 		c.stats.Cycles++
 		c.emit(now, EvReleased, o)
 		c.rest(now)
@@ -533,7 +556,7 @@ func (c *Client) startAcquire(now sim.Time) {
 
 // acquired starts the work: a first storage write at once, then the hold on the local
 // clock, and for a careful client a stop at the validity deadline.
-func (c *Client) acquired(now sim.Time, o *redlock.Outcome) {
+func (c *Client) acquired(now sim.Time, o *lock.Event) {
 	c.stats.Acquired++
 	c.state = csWorking
 	c.token = o.Token
@@ -583,7 +606,7 @@ func (c *Client) awaitAck(now sim.Time) {
 	c.s.Cancel(c.extendEv)
 	c.workEv, c.extendEv = 0, 0
 	c.state, c.ackID = csAcking, c.writeID
-	giveUp := min(c.validUntil, c.clk.TimerFires(now, c.cfg.Lock.NodeTimeout()))
+	giveUp := min(c.validUntil, c.clk.TimerFires(now, c.cfg.AckTimeout))
 	c.deadlineEv = c.at(giveUp, cevDeadline, c.gen)
 }
 
@@ -604,15 +627,25 @@ func (c *Client) extend(now sim.Time, gen uint64) {
 		return
 	}
 	c.extendEv = c.at(c.clk.TimerFires(now, c.cfg.ExtendEvery), cevExtend, c.gen)
-	if c.m.State() != redlock.StateHeld {
+	err := c.m.Extend(c.mono(now))
+	if errors.Is(err, lock.ErrBusy) {
 		return // the previous extension is still under way
 	}
-	c.emit(now, EvExtendStart, nil)
-	err := c.m.Extend(c.mono(now))
-	if errors.Is(err, redlock.ErrBusy) {
-		return
+	if err == nil {
+		c.emit(now, EvExtendStart, nil) // the algorithm traces nothing: its outputs follow
 	}
 	c.feed(now, err)
+}
+
+// lost handles the algorithm's word that the lock is gone before its deadline: the
+// validity ends now, and a careful client stops working at once, as at its deadline.
+func (c *Client) lost(now sim.Time, o *lock.Event) {
+	c.validUntil = min(c.validUntil, now)
+	c.emit(now, EvLost, o)
+	if c.cfg.StopAtDeadline && c.state == csWorking {
+		c.s.Cancel(c.deadlineEv)
+		c.deadlineEv = c.at(now, cevDeadline, c.gen)
+	}
 }
 
 // rest schedules the next acquire after a think time on the local clock.
@@ -737,18 +770,21 @@ func (c *Client) trueDeadline(now sim.Time, deadline time.Duration) sim.Time {
 	return c.clk.TimerFires(now, deadline-c.mono(now))
 }
 
-func (c *Client) emit(now sim.Time, k ClientEventKind, o *redlock.Outcome) {
-	c.ev = ClientEvent{Kind: k, Client: c, Resource: c.resource, Outcome: o,
+func (c *Client) emit(now sim.Time, k ClientEventKind, o *lock.Event) {
+	c.ev = ClientEvent{Kind: k, Client: c, Resource: c.resource, Lock: o,
 		ValidUntil: c.validUntil, Token: c.token}
 	c.notify(now)
 }
 
-// notify traces c.ev and hands it to the observer.
+// notify traces c.ev (but an attempt's start, see EvAttemptStarted) and hands it to the
+// observer.
 func (c *Client) notify(now sim.Time) {
 	e := &c.ev
-	if !c.s.Tracing() {
+	switch {
+	case e.Kind == EvAttemptStarted:
+	case !c.s.Tracing():
 		c.foldEvent(now, e)
-	} else {
+	default:
 		c.traceEvent(now, e)
 	}
 	if c.obs != nil {
@@ -761,9 +797,9 @@ func (c *Client) notify(now sim.Time) {
 func (c *Client) foldEvent(now sim.Time, e *ClientEvent) {
 	r := c.s.FoldNames(c.names.actor, c.names.kinds[e.Kind]).Dur(c.mono(now))
 	switch {
-	case e.Outcome != nil:
-		o := e.Outcome
-		r = r.Str(e.Resource).Int(int64(o.Attempt)).Int(int64(o.OKs)).Str(o.Reason.String()).
+	case e.Lock != nil:
+		o := e.Lock
+		r = r.Str(e.Resource).Int(int64(o.Attempt)).Int(int64(o.Votes)).Str(o.Reason.String()).
 			Dur(o.Validity).Int(o.Token)
 	case e.Kind == EvWrite:
 		r = r.Str(e.Resource).Int(int64(e.WriteID)).Int(e.Token).Bool(e.Fenced)
@@ -778,11 +814,11 @@ func (c *Client) foldEvent(now sim.Time, e *ClientEvent) {
 func (c *Client) traceEvent(now sim.Time, e *ClientEvent) {
 	mono := sim.Dur("mono", c.mono(now))
 	switch {
-	case e.Outcome != nil:
+	case e.Lock != nil:
 		c.s.Trace(c.cfg.Name, e.Kind.String(), mono, sim.Str("resource", e.Resource),
-			sim.Int("attempt", int64(e.Outcome.Attempt)), sim.Int("oks", int64(e.Outcome.OKs)),
-			sim.Str("reason", e.Outcome.Reason.String()), sim.Dur("validity", e.Outcome.Validity),
-			sim.Int("token", e.Outcome.Token))
+			sim.Int("attempt", int64(e.Lock.Attempt)), sim.Int("oks", int64(e.Lock.Votes)),
+			sim.Str("reason", e.Lock.Reason.String()), sim.Dur("validity", e.Lock.Validity),
+			sim.Int("token", e.Lock.Token))
 	case e.Kind == EvWrite:
 		c.s.Trace(c.cfg.Name, "write", mono, sim.Str("resource", e.Resource), sim.Int("id", int64(e.WriteID)),
 			sim.Int("token", e.Token), sim.Bool("fenced", e.Fenced))

@@ -82,6 +82,6 @@ func TestReleaseAfterAckGivesUpAfterANodeTimeout(t *testing.T) {
 	w.client(cfg)
 	w.run(20 * time.Second)
 	write, release := lastWriteAndRelease(t, w)
-	assert.Equal(t, cfg.Lock.NodeTimeout(), release-write)
+	assert.Equal(t, cfg.AckTimeout, release-write)
 	assert.Less(t, release, w.log.of("alice", EvAcquired)[0].validUntil.Duration())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -21,7 +22,7 @@ type logged struct {
 	kind       ClientEventKind
 	validUntil sim.Time
 	token      int64
-	reason     redlock.Reason
+	reason     lock.Reason
 }
 
 // eventLog is an Observer that keeps every event; hook, when set, runs on each.
@@ -32,8 +33,8 @@ type eventLog struct {
 
 func (l *eventLog) ClientEvent(now sim.Time, e *ClientEvent) {
 	g := logged{at: now, client: e.Client.Name(), kind: e.Kind, validUntil: e.ValidUntil, token: e.Token}
-	if e.Outcome != nil {
-		g.reason = e.Outcome.Reason
+	if e.Lock != nil {
+		g.reason = e.Lock.Reason
 	}
 	l.events = append(l.events, g)
 	if l.hook != nil {
@@ -86,7 +87,9 @@ func constLink(d time.Duration) network.Link {
 func (w *lockWorld) clientCfg(name string, ttl, hold time.Duration) ClientConfig {
 	lc := redlock.DefaultConfig()
 	lc.Nodes, lc.TTL, lc.RetryDelay, lc.RetryJitter = len(w.nodes), ttl, 10*ms, 5*ms
-	return ClientConfig{Name: name, Lock: lc, Nodes: w.nodes, Storage: w.storage.Endpoint(),
+	algo, err := redlock.Factory(lc)
+	require.NoError(w.t, err)
+	return ClientConfig{Name: name, Lock: algo, AckTimeout: lc.Effective().NodeTimeout(), Nodes: w.nodes, Storage: w.storage.Endpoint(),
 		Resources: []string{"lock"}, Hold: network.Constant(hold), Think: network.Constant(ms)}
 }
 
@@ -147,7 +150,7 @@ func TestLifecycleOrder(t *testing.T) {
 	for _, e := range w.log.events {
 		kinds = append(kinds, e.kind)
 	}
-	assert.Equal(t, []ClientEventKind{EvAcquireStart, EvAttemptEnded, EvAcquired, EvWrite,
+	assert.Equal(t, []ClientEventKind{EvAcquireStart, EvAttemptStarted, EvAttemptEnded, EvAcquired, EvWrite,
 		EvWrite, EvWorkEnd, EvReleaseStart, EvReleased}, kinds)
 	// 1ms out, 1ms back; the validity deadline is TTL − drift after the start, in true time
 	// because this client's clock is ideal.
@@ -296,7 +299,9 @@ func TestClientBadConfig(t *testing.T) {
 	good := w.clientCfg("alice", time.Second, 5*ms)
 	cases := map[string]func(c *ClientConfig){
 		"name":         func(c *ClientConfig) { c.Name = "" },
-		"nodes":        func(c *ClientConfig) { c.Nodes = c.Nodes[:2] },
+		"nodes":        func(c *ClientConfig) { c.Nodes = nil },
+		"lock":         func(c *ClientConfig) { c.Lock = nil },
+		"ack_timeout":  func(c *ClientConfig) { c.ReleaseAfterAck, c.AckTimeout = true, 0 },
 		"resources":    func(c *ClientConfig) { c.Resources = nil },
 		"resources[0]": func(c *ClientConfig) { c.Resources = []string{""} },
 		"extend_every": func(c *ClientConfig) { c.ExtendEvery = -ms },
@@ -304,7 +309,6 @@ func TestClientBadConfig(t *testing.T) {
 		"pauses[0]":    func(c *ClientConfig) { c.Pauses = []Pause{{At: 0, For: -ms}} },
 		"hold.max":     func(c *ClientConfig) { c.Hold = network.Uniform(2*ms, ms) },
 		"storage":      func(c *ClientConfig) { c.Storage = 99 },
-		"ttl":          func(c *ClientConfig) { c.Lock.TTL = 0 },
 	}
 	for param, breakIt := range cases {
 		cfg := good

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/internal/redistest"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // The differential test runs the same seeded random command sequences against a real
@@ -27,14 +27,14 @@ const (
 var (
 	diffKeys   = []string{"k1", "k2", "k3", "lock"}
 	diffValues = []string{"v1", "v2", "v3", "1", "41", "-5", "9223372036854775807", "abc", "01", ""}
-	scripts    = []redlock.Script{redlock.ScriptRelease, redlock.ScriptExtend, redlock.ScriptExtendOrSet}
+	scripts    = []resp.Script{resp.ScriptRelease, resp.ScriptExtend, resp.ScriptExtendOrSet}
 )
 
 // diffCmd is one generated command: a Command value (run through Engine.Exec) or a raw
 // argv (run through Engine.Do). Every command also runs through Do on a second engine, so
 // both paths are checked against the server.
 type diffCmd struct {
-	cmd  *redlock.Command
+	cmd  *resp.Command
 	argv []string
 }
 
@@ -73,7 +73,7 @@ func (g *gen) scriptTTL() time.Duration {
 func (g *gen) command() diffCmd {
 	switch x := g.r.IntN(100); {
 	case x < 20:
-		c := redlock.Command{Op: redlock.OpSet, Key: g.key(), Value: g.value(), Cond: redlock.Cond(g.r.IntN(3))}
+		c := resp.Command{Op: resp.OpSet, Key: g.key(), Value: g.value(), Cond: resp.Cond(g.r.IntN(3))}
 		switch g.r.IntN(6) {
 		case 0, 1:
 			c.TTL = time.Duration(g.secs(60)) * time.Second
@@ -85,26 +85,26 @@ func (g *gen) command() diffCmd {
 		}
 		return diffCmd{cmd: &c}
 	case x < 28:
-		return diffCmd{cmd: &redlock.Command{Op: redlock.OpGet, Key: g.key()}}
+		return diffCmd{cmd: &resp.Command{Op: resp.OpGet, Key: g.key()}}
 	case x < 33:
-		return diffCmd{cmd: &redlock.Command{Op: redlock.OpDel, Key: g.key()}}
+		return diffCmd{cmd: &resp.Command{Op: resp.OpDel, Key: g.key()}}
 	case x < 40:
 		ttl := []time.Duration{-2 * time.Second, -time.Millisecond, 0}[g.r.IntN(3)]
 		if g.r.IntN(2) == 0 {
 			ttl = time.Duration(g.secs(60))*time.Second + 500*time.Millisecond
 		}
-		return diffCmd{cmd: &redlock.Command{Op: redlock.OpPExpire, Key: g.key(), TTL: ttl}}
+		return diffCmd{cmd: &resp.Command{Op: resp.OpPExpire, Key: g.key(), TTL: ttl}}
 	case x < 48:
-		return diffCmd{cmd: &redlock.Command{Op: redlock.OpPTTL, Key: g.key()}}
+		return diffCmd{cmd: &resp.Command{Op: resp.OpPTTL, Key: g.key()}}
 	case x < 54:
-		return diffCmd{cmd: &redlock.Command{Op: redlock.OpIncr, Key: g.key()}}
+		return diffCmd{cmd: &resp.Command{Op: resp.OpIncr, Key: g.key()}}
 	case x < 78:
 		s := scripts[g.r.IntN(len(scripts))]
-		op := redlock.OpEvalSHA
+		op := resp.OpEvalSHA
 		if g.r.IntN(3) == 0 {
-			op = redlock.OpEval
+			op = resp.OpEval
 		}
-		return diffCmd{cmd: &redlock.Command{Op: op, Key: g.key(), Value: g.value(), TTL: g.scriptTTL(), Script: s}}
+		return diffCmd{cmd: &resp.Command{Op: op, Key: g.key(), Value: g.value(), TTL: g.scriptTTL(), Script: s}}
 	}
 	return diffCmd{argv: g.argv()}
 }
@@ -247,12 +247,12 @@ func (g *gen) evalArgv() []string {
 }
 
 // sameReply compares a real reply with the model's; a non-negative PTTL may be off by tol.
-func sameReply(argv []string, real, model redlock.Reply, tol int64) bool {
+func sameReply(argv []string, real, model resp.Reply, tol int64) bool {
 	if real == model {
 		return true
 	}
 	isPTTL := strings.EqualFold(argv[0], "pttl")
-	return isPTTL && real.Kind == redlock.ReplyInt && model.Kind == redlock.ReplyInt &&
+	return isPTTL && real.Kind == resp.ReplyInt && model.Kind == resp.ReplyInt &&
 		real.Int >= 0 && model.Int >= 0 && real.Int <= model.Int && model.Int-real.Int <= tol
 }
 
@@ -285,8 +285,8 @@ func TestDifferentialAgainstRealRedis(t *testing.T) {
 		real, err := rc.do(batch)
 		require.NoError(t, err)
 		tol := time.Now().UnixMilli() - t0 + 1
-		require.Equal(t, redlock.OK, real[0])
-		require.Equal(t, redlock.OK, real[1])
+		require.Equal(t, resp.OK, real[0])
+		require.Equal(t, resp.OK, real[1])
 		for i, c := range cmds {
 			argv := c.args()
 			want := real[i+2]
@@ -315,15 +315,15 @@ func TestDifferentialAgainstRealRedis(t *testing.T) {
 }
 
 // replyClass buckets replies for the coverage check.
-func replyClass(r redlock.Reply) string {
+func replyClass(r resp.Reply) string {
 	switch r.Kind {
-	case redlock.ReplyNil:
+	case resp.ReplyNil:
 		return "nil"
-	case redlock.ReplyStatus:
+	case resp.ReplyStatus:
 		return r.Str
-	case redlock.ReplyBulk:
+	case resp.ReplyBulk:
 		return "bulk"
-	case redlock.ReplyInt:
+	case resp.ReplyInt:
 		if r.Int > 1 {
 			return "int:ttl"
 		}
@@ -379,7 +379,7 @@ func TestDifferentialExpiry(t *testing.T) {
 			case 0:
 				batch = append(batch, []string{"SET", k, "v", "PX", ms})
 			case 1:
-				batch = append(batch, []string{"EVAL", redlock.ScriptExtendOrSet.Source(), "1", k, "v", ms})
+				batch = append(batch, []string{"EVAL", resp.ScriptExtendOrSet.Source(), "1", k, "v", ms})
 			case 2:
 				batch = append(batch, []string{"SET", k, "v", "PX", "100000"}, []string{"PEXPIRE", k, ms})
 			}
@@ -390,7 +390,7 @@ func TestDifferentialExpiry(t *testing.T) {
 		require.NoError(t, err)
 		ts1 := time.Now().UnixMilli()
 		for _, argv := range batch[1:] {
-			require.NotEqual(t, redlock.ReplyError, m.Do(argv, ts0).Kind)
+			require.NotEqual(t, resp.ReplyError, m.Do(argv, ts0).Kind)
 		}
 		for range 4 {
 			time.Sleep(time.Duration(r.IntN(70)) * time.Millisecond)
@@ -412,7 +412,7 @@ func TestDifferentialExpiry(t *testing.T) {
 					continue
 				}
 				definite++
-				if get.Kind == redlock.ReplyNil {
+				if get.Kind == resp.ReplyNil {
 					expired++
 				} else {
 					alive++

@@ -8,7 +8,7 @@
 // Engine is the data path of one redis-server process: the keyspace, expiry and the
 // script cache. It takes the wall time as an argument and holds no notion of time itself,
 // so the same code runs in the simulator and in the differential test, which feeds it
-// the machine's clock. It executes redlock.Command values (the simulator's path, no
+// the machine's clock. It executes resp.Command values (the simulator's path, no
 // allocation) and raw argv (Do: the differential test's path, and how to issue what a
 // Command cannot express, such as SCRIPT LOAD).
 //
@@ -112,12 +112,12 @@
 //
 // # Divergences from Redis 7.0
 //
-// Known and deliberate; none is reachable from a redlock.Command the differential test
+// Known and deliberate; none is reachable from a resp.Command the differential test
 // draws.
 //
 //   - No Lua: EVAL or SCRIPT LOAD of any script other than the three standard ones
 //     answers "ERR redlock-sim: no Lua interpreter; ...". SCRIPT EXISTS, HELP and DEBUG
-//     answer arrays or start a debugger, which a redlock.Reply cannot carry; they answer
+//     answer arrays or start a debugger, which a resp.Reply cannot carry; they answer
 //     an explicit "not modelled" error after Redis's arity check.
 //   - Only SET, GET, DEL, PEXPIRE, PTTL, INCR, EVAL, EVALSHA and SCRIPT exist; any other
 //     command, real or not (EXPIRE, PING, FLUSHALL, ...), gets Redis's unknown-command

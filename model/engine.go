@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -22,7 +22,7 @@ const DefaultMaxKeys = 1 << 16
 
 // Engine is the data path of one redis-server process: the keyspace with absolute expiries
 // in milliseconds on the process's wall clock, and the script cache. It executes commands
-// given as redlock.Command values (the simulator's path, allocation-free) or as argv (the
+// given as resp.Command values (the simulator's path, allocation-free) or as argv (the
 // differential test's path), always at a wall time the caller supplies, so it holds no
 // notion of time itself and a test can drive it with real time.
 //
@@ -70,10 +70,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 func (e *Engine) Len() int { return e.ks.len() }
 
 // ScriptLoaded reports whether the standard script s is in the script cache.
-func (e *Engine) ScriptLoaded(s redlock.Script) bool { return s != 0 && s < 8 && e.scripts&(1<<s) != 0 }
+func (e *Engine) ScriptLoaded(s resp.Script) bool { return s != 0 && s < 8 && e.scripts&(1<<s) != 0 }
 
 // LoadScript puts the standard script s in the script cache, as SCRIPT LOAD does.
-func (e *Engine) LoadScript(s redlock.Script) {
+func (e *Engine) LoadScript(s resp.Script) {
 	if s != 0 && s < 8 && s.SHA() != "" {
 		e.scripts |= 1 << s
 	}
@@ -117,39 +117,39 @@ func (e *Engine) ExpireDue(nowMs int64) int {
 // Exec executes one command at wall time nowMs (milliseconds, the node's gettimeofday)
 // and returns Redis's reply, exactly as a redis-server 7 would answer c.Args(). It
 // allocates nothing on the paths Redlock uses.
-func (e *Engine) Exec(c redlock.Command, nowMs int64) redlock.Reply { return e.exec(&c, nowMs) }
+func (e *Engine) Exec(c resp.Command, nowMs int64) resp.Reply { return e.exec(&c, nowMs) }
 
 // exec is Exec without copying the command, for the node's hot path.
-func (e *Engine) exec(c *redlock.Command, nowMs int64) redlock.Reply {
+func (e *Engine) exec(c *resp.Command, nowMs int64) resp.Reply {
 	e.effects = e.effects[:0]
 	switch c.Op {
-	case redlock.OpSet:
+	case resp.OpSet:
 		o := setOpts{cond: c.Cond}
 		if c.TTL > 0 {
-			var r redlock.Reply
-			if o.exp, r = setExpiry(c, nowMs); r.Kind == redlock.ReplyError {
+			var r resp.Reply
+			if o.exp, r = setExpiry(c, nowMs); r.Kind == resp.ReplyError {
 				return r
 			}
 			o.hasExp = true
 		}
 		return e.set(c.Key, c.Value, o, nowMs)
-	case redlock.OpGet:
+	case resp.OpGet:
 		return e.get(c.Key, nowMs)
-	case redlock.OpDel:
-		return redlock.IntReply(e.del(c.Key, nowMs))
-	case redlock.OpPExpire:
+	case resp.OpDel:
+		return resp.IntReply(e.del(c.Key, nowMs))
+	case resp.OpPExpire:
 		return e.pexpire(c.Key, c.TTL.Milliseconds(), 0, nowMs)
-	case redlock.OpPTTL:
+	case resp.OpPTTL:
 		return e.pttl(c.Key, nowMs)
-	case redlock.OpIncr:
+	case resp.OpIncr:
 		return e.incr(c.Key, nowMs)
-	case redlock.OpEval:
+	case resp.OpEval:
 		if c.Script.SHA() == "" {
 			return errNoLua
 		}
 		e.LoadScript(c.Script)
 		return e.runScript(c.Script, cmdArgs(c), nowMs)
-	case redlock.OpEvalSHA:
+	case resp.OpEvalSHA:
 		if !e.ScriptLoaded(c.Script) {
 			return errNoScript
 		}
@@ -160,7 +160,7 @@ func (e *Engine) exec(c *redlock.Command, nowMs int64) redlock.Reply {
 }
 
 // setExpiry turns SET's PX/EX of a Command into an absolute expiry, with Redis's checks.
-func setExpiry(c *redlock.Command, nowMs int64) (int64, redlock.Reply) {
+func setExpiry(c *resp.Command, nowMs int64) (int64, resp.Reply) {
 	var ms int64
 	if c.InSecs {
 		s := int64(c.TTL / time.Second)
@@ -178,13 +178,13 @@ func setExpiry(c *redlock.Command, nowMs int64) (int64, redlock.Reply) {
 	if when <= 0 {
 		return 0, errExpireSet
 	}
-	return when, redlock.Reply{}
+	return when, resp.Reply{}
 }
 
 // cmdArgs gives a script its KEYS[1], ARGV[1] and ARGV[2] as Command.Args renders them.
-func cmdArgs(c *redlock.Command) scriptArgs {
+func cmdArgs(c *resp.Command) scriptArgs {
 	a := scriptArgs{k1: strArg(c.Key), a1: strArg(c.Value)}
-	if c.Script != redlock.ScriptRelease {
+	if c.Script != resp.ScriptRelease {
 		a.a2 = optArg{n: c.TTL.Milliseconds(), kind: argInt}
 	}
 	return a
@@ -207,9 +207,9 @@ var (
 	errNoLua = errReply("ERR redlock-sim: no Lua interpreter; only the standard Redlock scripts (release, extend, extend-or-set) run")
 )
 
-func errReply(s string) redlock.Reply { return redlock.Reply{Kind: redlock.ReplyError, Str: s} }
+func errReply(s string) resp.Reply { return resp.Reply{Kind: resp.ReplyError, Str: s} }
 
-func bulk(s string) redlock.Reply { return redlock.Reply{Kind: redlock.ReplyBulk, Str: s} }
+func bulk(s string) resp.Reply { return resp.Reply{Kind: resp.ReplyBulk, Str: s} }
 
 // lookup finds key, first removing it if it has expired at nowMs (lazy expiry, as
 // Redis's expireIfNeeded: a key is gone once now > expiry).
@@ -246,27 +246,27 @@ func (e *Engine) logKey(i int32) {
 }
 
 type setOpts struct {
-	cond    redlock.Cond
+	cond    resp.Cond
 	get     bool  // SET ... GET: reply with the old value
 	keepTTL bool  // SET ... KEEPTTL
 	hasExp  bool  // PX/EX/PXAT/EXAT given
 	exp     int64 // the absolute expiry when hasExp
 }
 
-func (e *Engine) set(key, val string, o setOpts, nowMs int64) redlock.Reply {
+func (e *Engine) set(key, val string, o setOpts, nowMs int64) resp.Reply {
 	i, found := e.lookup(key, nowMs)
-	reply := redlock.OK
+	reply := resp.OK
 	if o.get {
-		reply = redlock.Nil
+		reply = resp.Nil
 		if found {
 			reply = bulk(e.ks.ents[i].val)
 		}
 	}
-	if (o.cond == redlock.CondNX && found) || (o.cond == redlock.CondXX && !found) {
+	if (o.cond == resp.CondNX && found) || (o.cond == resp.CondXX && !found) {
 		if o.get {
 			return reply
 		}
-		return redlock.Nil
+		return resp.Nil
 	}
 	if !found {
 		if e.ks.len() >= e.maxKeys {
@@ -286,11 +286,11 @@ func (e *Engine) set(key, val string, o setOpts, nowMs int64) redlock.Reply {
 	return reply
 }
 
-func (e *Engine) get(key string, nowMs int64) redlock.Reply {
+func (e *Engine) get(key string, nowMs int64) resp.Reply {
 	if i, ok := e.lookup(key, nowMs); ok {
 		return bulk(e.ks.ents[i].val)
 	}
-	return redlock.Nil
+	return resp.Nil
 }
 
 func (e *Engine) del(key string, nowMs int64) int64 {
@@ -302,18 +302,18 @@ func (e *Engine) del(key string, nowMs int64) int64 {
 	return 1
 }
 
-func (e *Engine) pttl(key string, nowMs int64) redlock.Reply {
+func (e *Engine) pttl(key string, nowMs int64) resp.Reply {
 	i, ok := e.lookup(key, nowMs)
 	switch {
 	case !ok:
-		return redlock.IntReply(-2)
+		return resp.IntReply(-2)
 	case !e.ks.hasExp(i):
-		return redlock.IntReply(-1)
+		return resp.IntReply(-1)
 	}
-	return redlock.IntReply(max(e.ks.ents[i].exp-nowMs, 0))
+	return resp.IntReply(max(e.ks.ents[i].exp-nowMs, 0))
 }
 
-func (e *Engine) incr(key string, nowMs int64) redlock.Reply {
+func (e *Engine) incr(key string, nowMs int64) resp.Reply {
 	i, found := e.lookup(key, nowMs)
 	var old int64
 	if found {
@@ -334,7 +334,7 @@ func (e *Engine) incr(key string, nowMs int64) redlock.Reply {
 	// INCR overwrites the value and keeps the expiry, as dbOverwrite does.
 	e.ks.ents[i].val = formatInt(old + 1)
 	e.logKey(i)
-	return redlock.IntReply(old + 1)
+	return resp.IntReply(old + 1)
 }
 
 // PEXPIRE's NX/XX/GT/LT options.
@@ -345,7 +345,7 @@ const (
 	expLT
 )
 
-func (e *Engine) pexpire(key string, ms int64, flags int, nowMs int64) redlock.Reply {
+func (e *Engine) pexpire(key string, ms int64, flags int, nowMs int64) resp.Reply {
 	// Redis checks `when > LLONG_MAX - basetime` with wrapping arithmetic; so do we.
 	if ms > math.MaxInt64-nowMs {
 		return errExpirePExp
@@ -353,19 +353,19 @@ func (e *Engine) pexpire(key string, ms int64, flags int, nowMs int64) redlock.R
 	when := ms + nowMs
 	i, ok := e.lookup(key, nowMs)
 	if !ok {
-		return redlock.IntReply(0)
+		return resp.IntReply(0)
 	}
 	if flags != 0 && !expireAllowed(flags, e.ks.hasExp(i), e.ks.ents[i].exp, when) {
-		return redlock.IntReply(0)
+		return resp.IntReply(0)
 	}
 	if when <= nowMs {
 		// checkAlreadyExpired: a master turns an expiry in the past into a DEL.
 		e.remove(i)
-		return redlock.IntReply(1)
+		return resp.IntReply(1)
 	}
 	e.ks.setExp(i, when)
 	e.logKey(i)
-	return redlock.IntReply(1)
+	return resp.IntReply(1)
 }
 
 // expireAllowed applies PEXPIRE's NX/XX/GT/LT; a key without expiry counts as infinite.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -30,8 +30,8 @@ func TestExecAgreesWithDoOnArgs(t *testing.T) {
 		viaDo, _ := NewEngine(EngineConfig{MaxKeys: 2})
 		now := int64(DefaultEpochMs)
 		for i := range 200 {
-			c := redlock.Command{Op: redlock.Op(r.IntN(10)), Key: keys[r.IntN(len(keys))], Value: vals[r.IntN(len(vals))],
-				Cond: redlock.Cond(r.IntN(4)), TTL: ttls[r.IntN(len(ttls))], InSecs: r.IntN(3) == 0, Script: redlock.Script(r.IntN(5))}
+			c := resp.Command{Op: resp.Op(r.IntN(10)), Key: keys[r.IntN(len(keys))], Value: vals[r.IntN(len(vals))],
+				Cond: resp.Cond(r.IntN(4)), TTL: ttls[r.IntN(len(ttls))], InSecs: r.IntN(3) == 0, Script: resp.Script(r.IntN(5))}
 			now += r.Int64N(3000)
 			want := viaDo.Do(c.Args(), now)
 			require.Equalf(t, want, viaExec.Exec(c, now), "seed %d step %d: %s (%q)", seed, i, c, c.Args())
@@ -46,19 +46,19 @@ func TestExecAgreesWithDoOnArgs(t *testing.T) {
 
 func TestExpiryIsNowGreaterThanWhen(t *testing.T) {
 	e, _ := NewEngine(EngineConfig{})
-	require.Equal(t, redlock.OK, e.Do([]string{"SET", "k", "v", "PX", "100"}, 1000))
-	assert.Equal(t, redlock.IntReply(0), e.Do([]string{"PTTL", "k"}, 1100), "at the expiry instant the key still exists")
+	require.Equal(t, resp.OK, e.Do([]string{"SET", "k", "v", "PX", "100"}, 1000))
+	assert.Equal(t, resp.IntReply(0), e.Do([]string{"PTTL", "k"}, 1100), "at the expiry instant the key still exists")
 	assert.Equal(t, bulkOf("v"), e.Do([]string{"GET", "k"}, 1100))
-	assert.Equal(t, redlock.Nil, e.Do([]string{"GET", "k"}, 1101))
-	assert.Equal(t, redlock.IntReply(-2), e.Do([]string{"PTTL", "k"}, 1101))
+	assert.Equal(t, resp.Nil, e.Do([]string{"GET", "k"}, 1101))
+	assert.Equal(t, resp.IntReply(-2), e.Do([]string{"PTTL", "k"}, 1101))
 }
 
 func TestEffectsCarryAbsoluteExpiry(t *testing.T) {
 	e, _ := NewEngine(EngineConfig{})
-	e.Exec(set("k", "v", redlock.CondNX, 10*time.Second), 5000)
+	e.Exec(set("k", "v", resp.CondNX, 10*time.Second), 5000)
 	require.Len(t, e.effects, 1)
 	assert.Equal(t, effect{key: "k", val: "v", exp: 15000}, e.effects[0], "SET PX is logged as SET PXAT")
-	e.Exec(redlock.Command{Op: redlock.OpIncr, Key: "k"}, 6000)
+	e.Exec(resp.Command{Op: resp.OpIncr, Key: "k"}, 6000)
 	assert.Empty(t, e.effects, "a failed INCR writes nothing")
 	e.Exec(get("k"), 15001)
 	assert.Equal(t, []effect{{key: "k", exp: NoExpiry, del: true, expired: true}}, e.effects, "lazy expiry is a DEL")
@@ -153,11 +153,11 @@ func TestUnknownCommandText(t *testing.T) {
 
 func TestScriptLoadAndFlush(t *testing.T) {
 	e, _ := NewEngine(EngineConfig{})
-	rel := redlock.EvalSHA(redlock.ScriptRelease, "k", "v", 0)
+	rel := resp.EvalSHA(resp.ScriptRelease, "k", "v", 0)
 	assert.Equal(t, errNoScript, e.Exec(rel, 0))
-	assert.Equal(t, bulkOf(redlock.ScriptRelease.SHA()), e.Do([]string{"SCRIPT", "LOAD", redlock.ScriptRelease.Source()}, 0))
-	assert.Equal(t, redlock.IntReply(0), e.Exec(rel, 0))
-	assert.Equal(t, redlock.OK, e.Do([]string{"script", "flush", "async"}, 0))
+	assert.Equal(t, bulkOf(resp.ScriptRelease.SHA()), e.Do([]string{"SCRIPT", "LOAD", resp.ScriptRelease.Source()}, 0))
+	assert.Equal(t, resp.IntReply(0), e.Exec(rel, 0))
+	assert.Equal(t, resp.OK, e.Do([]string{"script", "flush", "async"}, 0))
 	assert.Equal(t, errNoScript, e.Exec(rel, 0))
 }
 
@@ -166,10 +166,10 @@ func TestMessageDescription(t *testing.T) {
 		m    Message
 		want string
 	}{
-		{Request(3, redlock.Set("lock", "v", redlock.CondNX, 10*time.Second)), "req=3 SET lock v NX PX 10000"},
-		{Request(4, redlock.EvalSHA(redlock.ScriptExtendOrSet, "lock", "v", 2*time.Second)), "req=4 EVALSHA <extend-or-set> 1 lock v 2000"},
-		{Message{Kind: MsgReply, ReqID: 3, Reply: redlock.OK}, "req=3 OK"},
-		{Message{Kind: MsgReply, ReqID: 5, Reply: redlock.IntReply(-2)}, "req=5 (integer) -2"},
+		{Request(3, resp.Set("lock", "v", resp.CondNX, 10*time.Second)), "req=3 SET lock v NX PX 10000"},
+		{Request(4, resp.EvalSHA(resp.ScriptExtendOrSet, "lock", "v", 2*time.Second)), "req=4 EVALSHA <extend-or-set> 1 lock v 2000"},
+		{Message{Kind: MsgReply, ReqID: 3, Reply: resp.OK}, "req=3 OK"},
+		{Message{Kind: MsgReply, ReqID: 5, Reply: resp.IntReply(-2)}, "req=5 (integer) -2"},
 		{Message{Kind: MsgReply, ReqID: 6, Reply: errNoScript}, "req=6 (error) NOSCRIPT No matching script. Please use EVAL."},
 		{StorageWrite(7, "file", "data", 34, true), `req=7 write file "data" token=34`},
 		{StorageWrite(8, "file", "data", 0, false), `req=8 write file "data" unfenced`},
@@ -184,7 +184,7 @@ func TestMessageDescription(t *testing.T) {
 // panicking, with a reply of a kind Redis could send.
 func FuzzDo(f *testing.F) {
 	for _, seed := range []string{"SET k v NX PX 100", "EVALSHA x 1 k", "PEXPIRE k 5 GT LT", "SCRIPT LOAD x", "DEL a b c",
-		"EVAL " + redlock.ScriptExtendOrSet.Source() + " 1 k v 10", "SET k v EXAT 5 KEEPTTL GET"} {
+		"EVAL " + resp.ScriptExtendOrSet.Source() + " 1 k v 10", "SET k v EXAT 5 KEEPTTL GET"} {
 		f.Add(seed, int64(DefaultEpochMs))
 	}
 	f.Fuzz(func(t *testing.T, line string, now int64) {
@@ -192,7 +192,7 @@ func FuzzDo(f *testing.F) {
 		e, _ := NewEngine(EngineConfig{MaxKeys: 4})
 		for range 2 {
 			r := e.Do(argv, now)
-			if r.Kind > redlock.ReplyError {
+			if r.Kind > resp.ReplyError {
 				t.Fatalf("%q: reply kind %d", argv, r.Kind)
 			}
 		}
@@ -213,9 +213,9 @@ func splitArgs(line string) []string {
 // TestExecRecordText checks that the compact exec field (command and common reply in one
 // field) prints exactly as the two-field form does.
 func TestExecRecordText(t *testing.T) {
-	c := redlock.Set("lock", "v", redlock.CondNX, 10*time.Second)
-	for _, r := range []redlock.Reply{redlock.OK, redlock.Nil, redlock.IntReply(-2), redlock.IntReply(1 << 40),
-		bulkOf("v"), {Kind: redlock.ReplyStatus, Str: "QUEUED"}, errNoScript} {
+	c := resp.Set("lock", "v", resp.CondNX, 10*time.Second)
+	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(-2), resp.IntReply(1 << 40),
+		bulkOf("v"), {Kind: resp.ReplyStatus, Str: "QUEUED"}, errNoScript} {
 		f, compact := execField(&c, r)
 		fields := []sim.Field{f}
 		if !compact {
@@ -223,6 +223,6 @@ func TestExecRecordText(t *testing.T) {
 		}
 		rec := sim.Record{Actor: "r", Kind: "exec", Fields: fields}
 		assert.Equal(t, "          0s r        exec cmd=SET lock v NX PX 10000 reply="+r.String(), rec.String())
-		assert.Equal(t, r.Kind == redlock.ReplyNil || r.IsOK() || (r.Kind == redlock.ReplyInt && r.Int == -2), compact, "%v", r)
+		assert.Equal(t, r.Kind == resp.ReplyNil || r.IsOK() || (r.Kind == resp.ReplyInt && r.Int == -2), compact, "%v", r)
 	}
 }

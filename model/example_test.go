@@ -7,7 +7,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -16,7 +16,7 @@ type client struct {
 	net  *network.Net[model.Message]
 	ep   network.Endpoint
 	to   network.Endpoint
-	cmds []redlock.Command
+	cmds []resp.Command
 }
 
 func (c *client) HandleEvent(_ sim.Time, _ int, i uint64) {
@@ -40,9 +40,9 @@ func ExampleGroup() {
 		ReplicationDelay: 50 * time.Millisecond,
 		FailoverAfter:    time.Second,
 	})
-	c := &client{net: net, to: g.Endpoint(), cmds: []redlock.Command{
-		redlock.Set("lock", "a", redlock.CondNX, 30*time.Second),
-		redlock.Set("lock", "b", redlock.CondNX, 30*time.Second),
+	c := &client{net: net, to: g.Endpoint(), cmds: []resp.Command{
+		resp.Set("lock", "a", resp.CondNX, 30*time.Second),
+		resp.Set("lock", "b", resp.CondNX, 30*time.Second),
 	}}
 	c.ep, _ = net.AddEndpoint("client1", c)
 	_, _ = s.Schedule(0, c, 0, 0)

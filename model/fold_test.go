@@ -6,18 +6,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
 // The folded records (no sink attached) must hash exactly as the traced ones.
 func TestFoldsHashAsTheirFields(t *testing.T) {
-	set := redlock.Set("lock", "7f3a9c", redlock.CondNX, 10*time.Second)
+	set := resp.Set("lock", "7f3a9c", resp.CondNX, 10*time.Second)
 	msgs := []Message{
 		Request(3, set),
-		Request(4, redlock.EvalSHA(redlock.ScriptRelease, "lock", "7f3a9c", 0)),
-		{Kind: MsgReply, ReqID: 5, Reply: redlock.OK},
-		{Kind: MsgReply, ReqID: 6, Reply: redlock.IntReply(1)},
+		Request(4, resp.EvalSHA(resp.ScriptRelease, "lock", "7f3a9c", 0)),
+		{Kind: MsgReply, ReqID: 5, Reply: resp.OK},
+		{Kind: MsgReply, ReqID: 6, Reply: resp.IntReply(1)},
 		{Kind: MsgReply, ReqID: 7, Reply: errReply("NOSCRIPT No matching script. Please use EVAL.")},
 		StorageWrite(8, "lock", "client1", 34, true),
 		StorageWrite(9, "lock", "client2", 0, false),
@@ -28,7 +28,7 @@ func TestFoldsHashAsTheirFields(t *testing.T) {
 		FoldMsg(&m, folded.Fold("net", "deliver")).End()
 		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), m.String())
 	}
-	for _, r := range []redlock.Reply{redlock.OK, redlock.Nil, redlock.IntReply(1), redlock.IntReply(1 << 40),
+	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(1), resp.IntReply(1 << 40),
 		errReply("ERR syntax error"), bulk("v")} {
 		traced, folded := newSimT(t), newSimT(t)
 		if f, compact := execField(&set, r); compact {

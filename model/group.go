@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -120,7 +120,7 @@ func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 // network's Send goes through Go's wrapper for the generic method, which copies the
 // 104-byte message once more and calls again; a direct call skips both, one reply per
 // command.
-func (g *Group) reply(to network.Endpoint, id uint64, r redlock.Reply) {
+func (g *Group) reply(to network.Endpoint, id uint64, r resp.Reply) {
 	m := Message{Kind: MsgReply, ReqID: id, Reply: r}
 	if g.net != nil {
 		g.net.Send(g.ep, to, m)

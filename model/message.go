@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -40,14 +40,14 @@ func (k MsgKind) String() string {
 type Message struct {
 	ReqID  uint64 // chosen by the requester, echoed in the reply
 	Token  int64  // MsgWrite: the fencing token, when Fenced
-	Cmd    redlock.Command
-	Reply  redlock.Reply
+	Cmd    resp.Command
+	Reply  resp.Reply
 	Kind   MsgKind
 	Fenced bool // MsgWrite: the write carries a fencing token
 }
 
 // Request returns the message that sends command c as request id.
-func Request(id uint64, c redlock.Command) Message {
+func Request(id uint64, c resp.Command) Message {
 	return Message{Kind: MsgCommand, ReqID: id, Cmd: c}
 }
 
@@ -55,7 +55,7 @@ func Request(id uint64, c redlock.Command) Message {
 // with fencing token token when fenced (the unsafe baseline sends fenced=false).
 func StorageWrite(id uint64, resource, data string, token int64, fenced bool) Message {
 	return Message{Kind: MsgWrite, ReqID: id, Token: token, Fenced: fenced,
-		Cmd: redlock.Command{Key: resource, Value: data}}
+		Cmd: resp.Command{Key: resource, Value: data}}
 }
 
 // String renders the message as the trace shows it.
@@ -102,13 +102,13 @@ func unpackMsg(v int64) (k MsgKind, detail uint64, id uint64) {
 	return MsgKind(u >> 60), u >> 32 & (1<<28 - 1), u & (1<<32 - 1)
 }
 
-func packCmd(c *redlock.Command) uint64 {
+func packCmd(c *resp.Command) uint64 {
 	return uint64(c.Op) | uint64(c.Cond)<<8 | b2u(c.InSecs)<<16 | uint64(c.Script)<<17
 }
 
-func unpackCmd(v uint64, ttl int64, key, value string) redlock.Command {
-	return redlock.Command{Op: redlock.Op(v & 0xff), Cond: redlock.Cond(v >> 8 & 0xff), InSecs: v>>16&1 == 1,
-		Script: redlock.Script(v >> 17 & 0xff), TTL: time.Duration(ttl), Key: key, Value: value}
+func unpackCmd(v uint64, ttl int64, key, value string) resp.Command {
+	return resp.Command{Op: resp.Op(v & 0xff), Cond: resp.Cond(v >> 8 & 0xff), InSecs: v>>16&1 == 1,
+		Script: resp.Script(v >> 17 & 0xff), TTL: time.Duration(ttl), Key: key, Value: value}
 }
 
 func b2u(b bool) uint64 {
@@ -125,9 +125,9 @@ func formatMsg(f *sim.Field, dst []byte) []byte {
 	m := Message{Kind: k, ReqID: id}
 	switch k {
 	case MsgReply:
-		m.Reply = redlock.Reply{Kind: redlock.ReplyKind(detail), Int: f.Int2, Str: f.Str}
+		m.Reply = resp.Reply{Kind: resp.ReplyKind(detail), Int: f.Int2, Str: f.Str}
 	case MsgWrite:
-		m.Fenced, m.Token, m.Cmd = detail == 1, f.Int2, redlock.Command{Key: f.Str, Value: f.Str2}
+		m.Fenced, m.Token, m.Cmd = detail == 1, f.Int2, resp.Command{Key: f.Str, Value: f.Str2}
 	default:
 		m.Cmd = unpackCmd(detail, f.Int2, f.Str, f.Str2)
 	}
@@ -159,7 +159,7 @@ func appendMessage(dst []byte, m *Message) []byte {
 
 // cmdField and replyField are the node's trace fields for an executed command, packed
 // like Describe's so that nothing is formatted without a sink.
-func cmdField(c *redlock.Command) sim.Field {
+func cmdField(c *resp.Command) sim.Field {
 	return sim.Field{Key: "cmd", Kind: sim.FieldCustom, Int: int64(packCmd(c)), Int2: int64(c.TTL),
 		Str: c.Key, Str2: c.Value, Format: formatCmd}
 }
@@ -169,7 +169,7 @@ func cmdField(c *redlock.Command) sim.Field {
 // then folds one field per command instead of two. It prints exactly as cmdField
 // followed by replyField would ("SET lock v NX PX 10000 reply=OK"); compact reports
 // whether the reply fitted, and when it did not the caller adds replyField.
-func execField(c *redlock.Command, r redlock.Reply) (f sim.Field, compact bool) {
+func execField(c *resp.Command, r resp.Reply) (f sim.Field, compact bool) {
 	f = cmdField(c)
 	f.Int, compact = execInt(c, r)
 	return f, compact
@@ -177,7 +177,7 @@ func execField(c *redlock.Command, r redlock.Reply) (f sim.Field, compact bool) 
 
 // foldExec folds the fields of a node's exec record as Trace would fold execField's (and
 // replyField's, when the reply did not fit), without building them.
-func foldExec(r sim.Folder, c *redlock.Command, rep redlock.Reply) sim.Folder {
+func foldExec(r sim.Folder, c *resp.Command, rep resp.Reply) sim.Folder {
 	i, compact := execInt(c, rep)
 	r = r.Custom(i, int64(c.TTL), c.Key, c.Value)
 	if !compact {
@@ -187,11 +187,11 @@ func foldExec(r sim.Folder, c *redlock.Command, rep redlock.Reply) sim.Folder {
 }
 
 // execInt is the Int of execField's field.
-func execInt(c *redlock.Command, r redlock.Reply) (int64, bool) {
+func execInt(c *resp.Command, r resp.Reply) (int64, bool) {
 	v := int64(packCmd(c))
 	switch {
-	case r.Kind == redlock.ReplyNil, r.Kind == redlock.ReplyStatus && r.Str == "OK",
-		r.Kind == redlock.ReplyInt && r.Int == int64(int32(r.Int)):
+	case r.Kind == resp.ReplyNil, r.Kind == resp.ReplyStatus && r.Str == "OK",
+		r.Kind == resp.ReplyInt && r.Int == int64(int32(r.Int)):
 		return v | int64(1<<compactBit|uint64(r.Kind)<<replyKindShift|uint64(uint32(r.Int))<<32), true
 	}
 	return v, false
@@ -211,23 +211,23 @@ func formatCmd(f *sim.Field, dst []byte) []byte {
 	if v>>compactBit&1 == 0 {
 		return dst
 	}
-	r := redlock.Reply{Kind: redlock.ReplyKind(v >> replyKindShift & 7)}
+	r := resp.Reply{Kind: resp.ReplyKind(v >> replyKindShift & 7)}
 	switch r.Kind {
-	case redlock.ReplyStatus:
+	case resp.ReplyStatus:
 		r.Str = "OK"
-	case redlock.ReplyInt:
+	case resp.ReplyInt:
 		r.Int = int64(int32(uint32(v >> 32)))
 	}
 	dst = append(dst, " reply="...)
 	return append(dst, r.String()...)
 }
 
-func replyField(r redlock.Reply) sim.Field {
+func replyField(r resp.Reply) sim.Field {
 	return sim.Field{Key: "reply", Kind: sim.FieldCustom, Int: int64(r.Kind), Int2: r.Int, Str: r.Str, Format: formatReply}
 }
 
 func formatReply(f *sim.Field, dst []byte) []byte {
-	r := redlock.Reply{Kind: redlock.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}
+	r := resp.Reply{Kind: resp.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}
 	return append(dst, r.String()...)
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -67,7 +67,7 @@ type Node struct {
 type request struct {
 	from network.Endpoint
 	id   uint64
-	cmd  redlock.Command
+	cmd  resp.Command
 }
 
 type replItem struct {
@@ -251,13 +251,13 @@ func (n *Node) serve(now sim.Time) {
 }
 
 // execute is serve for a request that never waited in the queue.
-func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *redlock.Command) {
+func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.Command) {
 	reply, nowMs := n.run(now, c)
 	n.finish(now, nowMs, from, id, reply)
 }
 
 // run executes c on the node's wall clock and traces it.
-func (n *Node) run(now sim.Time, c *redlock.Command) (redlock.Reply, int64) {
+func (n *Node) run(now sim.Time, c *resp.Command) (resp.Reply, int64) {
 	nowMs := n.WallMs(now)
 	reply := n.eng.exec(c, nowMs)
 	n.stats.Commands++
@@ -267,7 +267,7 @@ func (n *Node) run(now sim.Time, c *redlock.Command) (redlock.Reply, int64) {
 }
 
 // finish persists and replicates what the command did, then answers it.
-func (n *Node) finish(now sim.Time, nowMs int64, from network.Endpoint, id uint64, reply redlock.Reply) {
+func (n *Node) finish(now sim.Time, nowMs int64, from network.Endpoint, id uint64, reply resp.Reply) {
 	n.commit(now, nowMs)
 	n.g.reply(from, id, reply)
 }
@@ -300,7 +300,7 @@ func (n *Node) commit(now sim.Time, nowMs int64) {
 
 // traceExec records an executed command. Without a sink the record is only folded into
 // the trace hash, without building its fields.
-func (n *Node) traceExec(c *redlock.Command, reply redlock.Reply) {
+func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 	if !n.s.Tracing() {
 		foldExec(n.s.FoldNames(n.nm.actor, n.nm.kind), c, reply).End()
 		return
@@ -482,7 +482,7 @@ func (n *Node) load(nowMs int64) {
 }
 
 func (n *Node) preload() {
-	for _, s := range []redlock.Script{redlock.ScriptRelease, redlock.ScriptExtend, redlock.ScriptExtendOrSet} {
+	for _, s := range []resp.Script{resp.ScriptRelease, resp.ScriptExtend, resp.ScriptExtendOrSet} {
 		n.eng.LoadScript(s)
 	}
 }

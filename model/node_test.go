@@ -11,7 +11,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -21,20 +21,20 @@ func TestNodeAnswersThroughTheNetwork(t *testing.T) {
 	w := newWorld(t, 1, network.Link{Latency: network.Latency{Fast: network.Constant(ms)}})
 	g := w.group(GroupConfig{Name: "redis1", Nodes: []NodeConfig{{PreloadScripts: true}}})
 	c := w.client("client1")
-	acq := c.at(0, g.Endpoint(), set("lock", "v1", redlock.CondNX, 10*time.Second))
-	again := c.at(5*ms, g.Endpoint(), set("lock", "v2", redlock.CondNX, 10*time.Second))
+	acq := c.at(0, g.Endpoint(), set("lock", "v1", resp.CondNX, 10*time.Second))
+	again := c.at(5*ms, g.Endpoint(), set("lock", "v2", resp.CondNX, 10*time.Second))
 	ttl := c.at(5*ms, g.Endpoint(), pttl("lock"))
-	wrong := c.at(10*ms, g.Endpoint(), redlock.EvalSHA(redlock.ScriptRelease, "lock", "v2", 0))
-	rel := c.at(10*ms, g.Endpoint(), redlock.EvalSHA(redlock.ScriptRelease, "lock", "v1", 0))
+	wrong := c.at(10*ms, g.Endpoint(), resp.EvalSHA(resp.ScriptRelease, "lock", "v2", 0))
+	rel := c.at(10*ms, g.Endpoint(), resp.EvalSHA(resp.ScriptRelease, "lock", "v1", 0))
 	after := c.at(20*ms, g.Endpoint(), get("lock"))
 	w.run(time.Second)
 
-	assert.Equal(t, redlock.OK, c.reply(acq))
-	assert.Equal(t, redlock.Nil, c.reply(again))
-	assert.Equal(t, redlock.IntReply(9995), c.reply(ttl), "set at 1ms, read at 6ms on an ideal clock")
-	assert.Equal(t, redlock.IntReply(0), c.reply(wrong))
-	assert.Equal(t, redlock.IntReply(1), c.reply(rel))
-	assert.Equal(t, redlock.Nil, c.reply(after))
+	assert.Equal(t, resp.OK, c.reply(acq))
+	assert.Equal(t, resp.Nil, c.reply(again))
+	assert.Equal(t, resp.IntReply(9995), c.reply(ttl), "set at 1ms, read at 6ms on an ideal clock")
+	assert.Equal(t, resp.IntReply(0), c.reply(wrong))
+	assert.Equal(t, resp.IntReply(1), c.reply(rel))
+	assert.Equal(t, resp.Nil, c.reply(after))
 	assert.Equal(t, sim.Time(2*ms), c.replies[acq].at, "one network hop each way")
 	assert.Len(t, w.grep("redis1", "exec", "cmd=SET lock v1 NX PX 10000", "reply=OK"), 1)
 	assert.Len(t, w.grep("net", "deliver", "msg=req=5 EVALSHA <release> 1 lock v1"), 1)
@@ -94,7 +94,7 @@ func TestPauseKeepsTheQueueAndTheCommandInService(t *testing.T) {
 	want := []time.Duration{ms, 10*ms + 500*time.Microsecond, 11500 * time.Microsecond, 12500 * time.Microsecond, 13500 * time.Microsecond}
 	for i, id := range ids {
 		assert.Equal(t, sim.Time(want[i]), c.replies[id].at, "command %d", i)
-		assert.Equal(t, redlock.OK, c.replies[id].reply)
+		assert.Equal(t, resp.OK, c.replies[id].reply)
 	}
 }
 
@@ -116,7 +116,7 @@ func aofWorkload(t *testing.T, p Persistence, how FaultKind) (w *world, g *Group
 	for i, id := range ids {
 		_, _, ok := g.Node(0).Peek(fmt.Sprint("k", i))
 		survived = append(survived, ok)
-		acked = append(acked, c.answered(id) && c.reply(id) == redlock.OK)
+		acked = append(acked, c.answered(id) && c.reply(id) == resp.OK)
 	}
 	return w, g, survived, acked
 }
@@ -169,17 +169,17 @@ func TestDelayedRestartLongerThanTheTTLLeavesNoKeyAlive(t *testing.T) {
 	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{Persistence: PersistAOFAlways}}})
 	c := w.client("c")
 	for i := range 10 {
-		c.at(time.Duration(i)*10*ms, g.Endpoint(), set(fmt.Sprint("lock", i), "v", redlock.CondNX, time.Duration(1+i)*time.Second))
+		c.at(time.Duration(i)*10*ms, g.Endpoint(), set(fmt.Sprint("lock", i), "v", resp.CondNX, time.Duration(1+i)*time.Second))
 	}
 	c.at(0, g.Endpoint(), set("forever", "v", 0, 0))
 	require.NoError(t, g.At(sim.Time(200*ms), Fault{Kind: FaultCrash, Node: 0, For: 11 * time.Second}))
 	var after []uint64
 	for i := range 10 {
-		after = append(after, c.at(11300*ms, g.Endpoint(), set(fmt.Sprint("lock", i), "other", redlock.CondNX, time.Second)))
+		after = append(after, c.at(11300*ms, g.Endpoint(), set(fmt.Sprint("lock", i), "other", resp.CondNX, time.Second)))
 	}
 	w.run(12 * time.Second)
 	for i, id := range after {
-		assert.Equal(t, redlock.OK, c.reply(id), "lock%d was free after the restart", i)
+		assert.Equal(t, resp.OK, c.reply(id), "lock%d was free after the restart", i)
 	}
 	assert.Len(t, w.grep("r", "restart", "keys=1"), 1, "only the key without expiry came back")
 }
@@ -188,11 +188,11 @@ func TestRestartKeepsAbsoluteExpiry(t *testing.T) {
 	w := newWorld(t, 1, fast)
 	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{Persistence: PersistAOFAlways}}})
 	c := w.client("c")
-	c.at(0, g.Endpoint(), set("lock", "v", redlock.CondNX, 10*time.Second))
+	c.at(0, g.Endpoint(), set("lock", "v", resp.CondNX, 10*time.Second))
 	require.NoError(t, g.At(sim.Time(time.Second), Fault{Kind: FaultCrash, Node: 0, For: 3 * time.Second}))
 	ttl := c.at(5*time.Second, g.Endpoint(), pttl("lock"))
 	w.run(6 * time.Second)
-	assert.Equal(t, redlock.IntReply(5000), c.reply(ttl), "time passed for the key while the node was down")
+	assert.Equal(t, resp.IntReply(5000), c.reply(ttl), "time passed for the key while the node was down")
 }
 
 func TestWallClockJumpsMoveExpiry(t *testing.T) {
@@ -213,7 +213,7 @@ func TestWallClockJumpsMoveExpiry(t *testing.T) {
 			w := newWorld(t, 1, fast)
 			g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{Clock: clock.Config{Steps: []clock.Step{{At: sim.Time(time.Second), By: tc.step}}}}}})
 			c := w.client("c")
-			c.at(500*ms, g.Endpoint(), set("lock", "v", redlock.CondNX, 10*time.Second))
+			c.at(500*ms, g.Endpoint(), set("lock", "v", resp.CondNX, 10*time.Second))
 			w.run(tc.aliveAt)
 			val, _, ok := g.Node(0).Peek("lock")
 			assert.True(t, ok)
@@ -247,9 +247,9 @@ func TestScriptCacheIsEmptiedByRestart(t *testing.T) {
 	w := newWorld(t, 1, fast)
 	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{Persistence: PersistAOFAlways}}})
 	c := w.client("c")
-	rel := redlock.EvalSHA(redlock.ScriptRelease, "lock", "v", 0)
+	rel := resp.EvalSHA(resp.ScriptRelease, "lock", "v", 0)
 	evalRel := rel
-	evalRel.Op = redlock.OpEval
+	evalRel.Op = resp.OpEval
 	c.at(0, g.Endpoint(), set("lock", "v", 0, 0))
 	noscript := c.at(ms, g.Endpoint(), rel)
 	eval := c.at(2*ms, g.Endpoint(), set("lock2", "v", 0, 0))
@@ -261,8 +261,8 @@ func TestScriptCacheIsEmptiedByRestart(t *testing.T) {
 	again := c.at(21*ms, g.Endpoint(), rel)
 	w.run(time.Second)
 	assert.Equal(t, errNoScript, c.reply(noscript))
-	assert.Equal(t, redlock.OK, c.reply(eval))
-	assert.Equal(t, redlock.IntReply(1), c.reply(loaded))
+	assert.Equal(t, resp.OK, c.reply(eval))
+	assert.Equal(t, resp.IntReply(1), c.reply(loaded))
 	assert.Equal(t, errNoScript, c.reply(again), "Redis 7 does not persist scripts")
 }
 
@@ -280,21 +280,21 @@ func TestFailoverBeforeReplicationLosesTheKey(t *testing.T) {
 			g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{}, {}},
 				ReplicationDelay: 50 * ms, FailoverAfter: time.Second})
 			a, b := w.client("a"), w.client("b")
-			first := a.at(10*ms, g.Endpoint(), set("lock", "a", redlock.CondNX, 30*time.Second))
+			first := a.at(10*ms, g.Endpoint(), set("lock", "a", resp.CondNX, 30*time.Second))
 			require.NoError(t, g.At(sim.Time(tc.crashAt), Fault{Kind: tc.how, Node: CurrentMaster, Forever: true}))
-			down := b.at(500*ms, g.Endpoint(), set("lock", "b", redlock.CondNX, 30*time.Second))
-			second := b.at(1200*ms, g.Endpoint(), set("lock", "b", redlock.CondNX, 30*time.Second))
+			down := b.at(500*ms, g.Endpoint(), set("lock", "b", resp.CondNX, 30*time.Second))
+			second := b.at(1200*ms, g.Endpoint(), set("lock", "b", resp.CondNX, 30*time.Second))
 			w.run(2 * time.Second)
 
-			assert.Equal(t, redlock.OK, a.reply(first))
+			assert.Equal(t, resp.OK, a.reply(first))
 			assert.False(t, b.answered(down), "nobody serves while the master is down")
 			assert.Same(t, g.Node(1), g.Master())
 			assert.Len(t, w.grep("r", "failover", "from=r.0", "to=r.1"), 1)
 			if tc.lost {
-				assert.Equal(t, redlock.OK, b.reply(second), "the lock is granted twice")
+				assert.Equal(t, resp.OK, b.reply(second), "the lock is granted twice")
 				assert.EqualValues(t, 1, g.Stats().LostWrites)
 			} else {
-				assert.Equal(t, redlock.Nil, b.reply(second))
+				assert.Equal(t, resp.Nil, b.reply(second))
 				assert.Zero(t, g.Stats().LostWrites)
 			}
 		})
@@ -443,12 +443,12 @@ func TestBadParameters(t *testing.T) {
 func TestKeyLimitAnswersOOM(t *testing.T) {
 	e, err := NewEngine(EngineConfig{MaxKeys: 2})
 	require.NoError(t, err)
-	assert.Equal(t, redlock.OK, e.Exec(set("a", "1", 0, 0), 0))
-	assert.Equal(t, redlock.OK, e.Exec(set("b", "1", 0, 0), 0))
+	assert.Equal(t, resp.OK, e.Exec(set("a", "1", 0, 0), 0))
+	assert.Equal(t, resp.OK, e.Exec(set("b", "1", 0, 0), 0))
 	assert.Equal(t, errOOM, e.Exec(set("c", "1", 0, 0), 0))
-	assert.Equal(t, errOOM, e.Exec(redlock.Command{Op: redlock.OpIncr, Key: "c"}, 0))
-	assert.Equal(t, redlock.OK, e.Exec(set("a", "2", 0, 0), 0), "overwriting is fine")
-	assert.Equal(t, redlock.IntReply(3), e.Exec(redlock.Command{Op: redlock.OpIncr, Key: "a"}, 0))
+	assert.Equal(t, errOOM, e.Exec(resp.Command{Op: resp.OpIncr, Key: "c"}, 0))
+	assert.Equal(t, resp.OK, e.Exec(set("a", "2", 0, 0), 0), "overwriting is fine")
+	assert.Equal(t, resp.IntReply(3), e.Exec(resp.Command{Op: resp.OpIncr, Key: "a"}, 0))
 }
 
 // TestDeterminism runs a busy world twice per seed: two groups with replication jitter,
@@ -466,13 +466,13 @@ func TestDeterminism(t *testing.T) {
 			at := time.Duration(i) * ms
 			switch r.IntN(4) {
 			case 0:
-				c.at(at, g.Endpoint(), set(key, "v", redlock.CondNX, time.Duration(10+r.IntN(200))*ms))
+				c.at(at, g.Endpoint(), set(key, "v", resp.CondNX, time.Duration(10+r.IntN(200))*ms))
 			case 1:
-				c.at(at, g.Endpoint(), redlock.EvalSHA(redlock.ScriptRelease, key, "v", 0))
+				c.at(at, g.Endpoint(), resp.EvalSHA(resp.ScriptRelease, key, "v", 0))
 			case 2:
-				c.at(at, g.Endpoint(), redlock.Command{Op: redlock.OpEval, Script: redlock.ScriptExtend, Key: key, Value: "v", TTL: 100 * ms})
+				c.at(at, g.Endpoint(), resp.Command{Op: resp.OpEval, Script: resp.ScriptExtend, Key: key, Value: "v", TTL: 100 * ms})
 			default:
-				c.at(at, g.Endpoint(), redlock.Command{Op: redlock.OpIncr, Key: "counter"})
+				c.at(at, g.Endpoint(), resp.Command{Op: resp.OpIncr, Key: "counter"})
 			}
 		}
 		require.NoError(t, g.At(sim.Time(700*ms), Fault{Kind: FaultCrash, Node: CurrentMaster, For: 400 * ms}))

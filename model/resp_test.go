@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // respConn is a minimal RESP2 client for the differential test. A general client library
@@ -44,49 +44,49 @@ func (rc *respConn) flush() error {
 }
 
 // read reads one reply. Arrays are not expected from the modelled commands and are an error.
-func (rc *respConn) read() (redlock.Reply, error) {
+func (rc *respConn) read() (resp.Reply, error) {
 	line, err := rc.r.ReadString('\n')
 	if err != nil {
-		return redlock.Reply{}, err
+		return resp.Reply{}, err
 	}
 	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return redlock.Reply{}, fmt.Errorf("bad RESP line %q", line)
+		return resp.Reply{}, fmt.Errorf("bad RESP line %q", line)
 	}
 	body := line[1 : len(line)-2]
 	switch line[0] {
 	case '+':
-		return redlock.Reply{Kind: redlock.ReplyStatus, Str: body}, nil
+		return resp.Reply{Kind: resp.ReplyStatus, Str: body}, nil
 	case '-':
-		return redlock.Reply{Kind: redlock.ReplyError, Str: body}, nil
+		return resp.Reply{Kind: resp.ReplyError, Str: body}, nil
 	case ':':
 		n, err := strconv.ParseInt(body, 10, 64)
-		return redlock.IntReply(n), err
+		return resp.IntReply(n), err
 	case '$':
 		n, err := strconv.Atoi(body)
 		if err != nil {
-			return redlock.Reply{}, err
+			return resp.Reply{}, err
 		}
 		if n < 0 {
-			return redlock.Nil, nil
+			return resp.Nil, nil
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(rc.r, buf); err != nil {
-			return redlock.Reply{}, err
+			return resp.Reply{}, err
 		}
-		return redlock.Reply{Kind: redlock.ReplyBulk, Str: string(buf[:n])}, nil
+		return resp.Reply{Kind: resp.ReplyBulk, Str: string(buf[:n])}, nil
 	}
-	return redlock.Reply{}, fmt.Errorf("unexpected RESP reply %q", line)
+	return resp.Reply{}, fmt.Errorf("unexpected RESP reply %q", line)
 }
 
 // do sends a pipeline and reads one reply per command.
-func (rc *respConn) do(cmds [][]string) ([]redlock.Reply, error) {
+func (rc *respConn) do(cmds [][]string) ([]resp.Reply, error) {
 	for _, argv := range cmds {
 		rc.send(argv)
 	}
 	if err := rc.flush(); err != nil {
 		return nil, err
 	}
-	out := make([]redlock.Reply, len(cmds))
+	out := make([]resp.Reply, len(cmds))
 	for i := range cmds {
 		r, err := rc.read()
 		if err != nil {

@@ -1,8 +1,6 @@
 package model
 
-import (
-	"github.com/redlock-sim/redlock-sim/redlock"
-)
+import "github.com/redlock-sim/redlock-sim/redlock/resp"
 
 // optArg is one of a script's KEYS[1], ARGV[1], ARGV[2]: absent (Lua nil), a string, or
 // an integer already known (a Command's TTL, so the hot path formats and parses nothing).
@@ -44,7 +42,7 @@ type scriptArgs struct{ k1, a1, a2 optArg }
 // runScript runs a standard script the way its Lua would, including how the Lua fails
 // when KEYS or ARGV are too short. Errors raised by redis.call inside the script carry
 // Redis 7's suffix naming the script.
-func (e *Engine) runScript(s redlock.Script, a scriptArgs, nowMs int64) redlock.Reply {
+func (e *Engine) runScript(s resp.Script, a scriptArgs, nowMs int64) resp.Reply {
 	if a.k1.kind == argNil {
 		// redis.call("GET", nil): Lua's arguments fail to convert.
 		return scriptErr(s, errLuaArgs)
@@ -52,21 +50,21 @@ func (e *Engine) runScript(s redlock.Script, a scriptArgs, nowMs int64) redlock.
 	i, found := e.lookup(a.k1.s, nowMs)
 	match := found && a.a1.kind != argNil && a.a1.eq(e.ks.ents[i].val)
 	switch {
-	case s == redlock.ScriptRelease && match:
+	case s == resp.ScriptRelease && match:
 		e.remove(i)
-		return redlock.IntReply(1)
-	case s == redlock.ScriptRelease:
-		return redlock.IntReply(0)
+		return resp.IntReply(1)
+	case s == resp.ScriptRelease:
+		return resp.IntReply(0)
 	case match:
 		return e.scriptPExpire(s, a, nowMs)
-	case s == redlock.ScriptExtendOrSet && !found:
+	case s == resp.ScriptExtendOrSet && !found:
 		return e.scriptSetNXPX(s, a, nowMs)
 	}
-	return redlock.IntReply(0)
+	return resp.IntReply(0)
 }
 
 // scriptPExpire is redis.call("PEXPIRE", KEYS[1], ARGV[2]).
-func (e *Engine) scriptPExpire(s redlock.Script, a scriptArgs, nowMs int64) redlock.Reply {
+func (e *Engine) scriptPExpire(s resp.Script, a scriptArgs, nowMs int64) resp.Reply {
 	if a.a2.kind == argNil {
 		return scriptErr(s, errLuaArgs)
 	}
@@ -78,7 +76,7 @@ func (e *Engine) scriptPExpire(s redlock.Script, a scriptArgs, nowMs int64) redl
 }
 
 // scriptSetNXPX is redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX").
-func (e *Engine) scriptSetNXPX(s redlock.Script, a scriptArgs, nowMs int64) redlock.Reply {
+func (e *Engine) scriptSetNXPX(s resp.Script, a scriptArgs, nowMs int64) resp.Reply {
 	if a.a1.kind == argNil || a.a2.kind == argNil {
 		return scriptErr(s, errLuaArgs)
 	}
@@ -93,24 +91,24 @@ func (e *Engine) scriptSetNXPX(s redlock.Script, a scriptArgs, nowMs int64) redl
 	if a.a1.kind == argInt {
 		val = formatInt(a.a1.n)
 	}
-	return scriptErr(s, e.set(a.k1.s, val, setOpts{cond: redlock.CondNX, hasExp: true, exp: ms + nowMs}, nowMs))
+	return scriptErr(s, e.set(a.k1.s, val, setOpts{cond: resp.CondNX, hasExp: true, exp: ms + nowMs}, nowMs))
 }
 
 // scriptErr adds Redis 7's script suffix to an error raised inside script s; other
 // replies pass through.
-func scriptErr(s redlock.Script, r redlock.Reply) redlock.Reply {
-	if r.Kind != redlock.ReplyError {
+func scriptErr(s resp.Script, r resp.Reply) resp.Reply {
+	if r.Kind != resp.ReplyError {
 		return r
 	}
 	return errReply(r.Str + " script: " + s.SHA() + ", on @user_script:1.")
 }
 
 // scriptBySource returns the standard script whose exact source is src, or ScriptNone.
-func scriptBySource(src string) redlock.Script {
-	for s := redlock.ScriptRelease; s.SHA() != ""; s++ {
+func scriptBySource(src string) resp.Script {
+	for s := resp.ScriptRelease; s.SHA() != ""; s++ {
 		if s.Source() == src {
 			return s
 		}
 	}
-	return redlock.ScriptNone
+	return resp.ScriptNone
 }

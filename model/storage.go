@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -149,13 +149,13 @@ func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 
 // Write judges one write arriving at true time now, as Receive does, for callers that
 // reach the storage without the network. It reports whether the write was accepted.
-func (st *Storage) Write(now sim.Time, from network.Endpoint, resource, data string, token int64, fenced bool) (bool, redlock.Reply) {
+func (st *Storage) Write(now sim.Time, from network.Endpoint, resource, data string, token int64, fenced bool) (bool, resp.Reply) {
 	return st.write(now, StoredWrite{From: from, Resource: resource, Data: data, Token: token, Fenced: fenced})
 }
 
-func (st *Storage) write(now sim.Time, w StoredWrite) (bool, redlock.Reply) {
+func (st *Storage) write(now sim.Time, w StoredWrite) (bool, resp.Reply) {
 	resource, token, fenced := w.Resource, w.Token, w.Fenced
-	accepted, reply := true, redlock.OK
+	accepted, reply := true, resp.OK
 	switch {
 	case !fenced:
 		st.stats.Unfenced++

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -77,7 +77,7 @@ type plan struct {
 
 type got struct {
 	at    sim.Time
-	reply redlock.Reply
+	reply resp.Reply
 }
 
 func (w *world) client(name string) *client {
@@ -89,7 +89,7 @@ func (w *world) client(name string) *client {
 }
 
 // at plans command cmd to be sent to endpoint to at true time t and returns its id.
-func (c *client) at(t time.Duration, to network.Endpoint, cmd redlock.Command) uint64 {
+func (c *client) at(t time.Duration, to network.Endpoint, cmd resp.Command) uint64 {
 	return c.send(t, to, Request(0, cmd))
 }
 
@@ -111,7 +111,7 @@ func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *Message) {
 }
 
 // reply returns the reply to request id, failing the test if none came.
-func (c *client) reply(id uint64) redlock.Reply {
+func (c *client) reply(id uint64) resp.Reply {
 	g, ok := c.replies[id]
 	require.Truef(c.w.t, ok, "no reply to request %d", id)
 	return g.reply
@@ -122,12 +122,12 @@ func (c *client) answered(id uint64) bool {
 	return ok
 }
 
-func set(key, val string, cond redlock.Cond, ttl time.Duration) redlock.Command {
-	return redlock.Set(key, val, cond, ttl)
+func set(key, val string, cond resp.Cond, ttl time.Duration) resp.Command {
+	return resp.Set(key, val, cond, ttl)
 }
 
-func get(key string) redlock.Command  { return redlock.Command{Op: redlock.OpGet, Key: key} }
-func pttl(key string) redlock.Command { return redlock.Command{Op: redlock.OpPTTL, Key: key} }
-func bulkOf(s string) redlock.Reply   { return redlock.Reply{Kind: redlock.ReplyBulk, Str: s} }
+func get(key string) resp.Command  { return resp.Command{Op: resp.OpGet, Key: key} }
+func pttl(key string) resp.Command { return resp.Command{Op: resp.OpPTTL, Key: key} }
+func bulkOf(s string) resp.Reply   { return resp.Reply{Kind: resp.ReplyBulk, Str: s} }
 
 const ms = time.Millisecond

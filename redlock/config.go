@@ -224,8 +224,11 @@ type Config struct {
 	// Tries bounds the attempts of one acquire (the first one included).
 	Tries int
 	Mode  Mode
-	// Timeout is how long to wait for one node's reply. When zero, it is TTL × TimeoutFactor
-	// (redsync: 0.05), so the wait is always small next to the lock's lifetime.
+	// Timeout is how long to wait for one node's reply. When zero, it is TTL × TimeoutFactor,
+	// so the wait is always small next to the lock's lifetime. redsync sets 0.05 as its
+	// per-node timeout factor, but with go-redis v9 that timeout takes effect only when the
+	// client was built with ContextTimeoutEnabled; otherwise go-redis waits its own read
+	// timeout (3 s by default) and a stopped node stalls the whole round.
 	Timeout       time.Duration
 	TimeoutFactor float64
 	// FailFast stops waiting for replies once the quorum outcome is decided: enough OKs, or

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // ExampleMachine acquires a lock on five nodes. The caller plays the network: it reads
@@ -17,25 +19,26 @@ func ExampleMachine() {
 		panic(err)
 	}
 	_ = m.Acquire(0, "orders")
-	sends := append([]redlock.Output(nil), m.Outputs()...)
-	for _, o := range sends {
-		if o.Kind == redlock.OutSend {
+	var sends []lock.Output // the outputs are reused by the next input: keep copies
+	for _, o := range m.Outputs() {
+		if o.Kind == lock.OutSend {
 			fmt.Printf("node %d: %s\n", o.Node, o.Command.Op)
+			sends = append(sends, o)
 		}
 	}
 	// Nodes 0-3 answer OK after 3ms; node 4 is held by someone else.
 	for _, o := range sends[:5] {
-		r := redlock.OK
+		r := resp.OK
 		if o.Node == 4 {
-			r = redlock.Nil
+			r = resp.Nil
 		}
 		_ = m.Reply(3*time.Millisecond, o.Node, o.Req, r)
 	}
 	for _, o := range m.Outputs() {
-		if o.Kind == redlock.OutOutcome && o.Outcome.Kind == redlock.Acquired {
-			a := o.Outcome
+		if o.Kind == lock.OutEvent && o.Event.Kind == lock.Acquired {
+			a := o.Event
 			fmt.Printf("acquired %s with %d of 5, valid until %v (validity %v)\n",
-				a.Resource, a.OKs, a.Deadline, a.Validity)
+				a.Resource, a.Votes, a.Deadline, a.Validity)
 		}
 	}
 	// Output:

@@ -7,18 +7,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-)
 
-// Errors for inputs that make no sense in the machine's state. They are the driver's
-// mistakes, not the network's, so the machine refuses the input and changes nothing.
-var (
-	// ErrBusy: an operation is already in progress (Acquire while acquiring, Extend while
-	// extending, Release while releasing, ...).
-	ErrBusy = errors.New("redlock: operation in progress")
-	// ErrNotHeld: Extend or Release without a lock acquired or being acquired.
-	ErrNotHeld = errors.New("redlock: no lock held")
-	// ErrTimeBackward: an input carried a monotonic reading earlier than the previous one.
-	ErrTimeBackward = errors.New("redlock: monotonic time went backward")
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // State is where the machine is in the life of one lock.
@@ -44,7 +35,7 @@ func (s State) String() string { return enumName(stateNames[:], int(s), "state")
 
 // slot is the machine's view of one node in the current round.
 type slot struct {
-	req Req // the request awaited from this node; 0 when none
+	req lock.Req // the request awaited from this node; 0 when none
 	// expiring: setnx-then-expire got OK for SET and now awaits its separate PEXPIRE.
 	expiring bool
 }
@@ -68,9 +59,9 @@ func (r *round) over() bool {
 	return r.failFast && decided
 }
 
-func (r *round) finish(rep Reply, ok bool) {
+func (r *round) finish(rep resp.Reply, ok bool) {
 	r.done++
-	if rep.Kind != ReplyNone {
+	if rep.Kind != resp.ReplyNone {
 		r.replies++
 	}
 	if ok {
@@ -103,8 +94,8 @@ type Machine struct {
 	opStart     time.Duration // start of the current attempt, extension or release
 	deadline    time.Duration // validity deadline of the attempt or the held lock
 	newDeadline time.Duration // the deadline an extension in progress would give
-	reason      Reason        // why the last attempt failed
-	setOKs      int           // OKs of the last SET round, for AttemptEnded
+	reason      lock.Reason   // why the last attempt failed
+	setOKs      int           // OKs of the last SET round, for lock.AttemptEnded
 	setReplies  int
 	fenceMax    int64
 	token       int64
@@ -112,11 +103,26 @@ type Machine struct {
 
 	slots   []slot
 	round   round
-	timer   TimerID // the live timer; 0 when none
-	lastReq Req
-	lastTID TimerID
+	timer   lock.TimerID // the live timer; 0 when none
+	lastReq lock.Req
+	lastTID lock.TimerID
 	ignored uint64
-	out     []Output
+	out     []lock.Output
+}
+
+// Machine is a lock.Client: the simulator and redlock/redisdriver drive it through that
+// interface, like any other lock algorithm.
+var _ lock.Client = (*Machine)(nil)
+
+// Factory returns a lock.Factory that builds machines for cfg, the registration of Redlock
+// as a lock algorithm. cfg is checked now, so a bad knob is reported before any client is
+// built.
+func Factory(cfg Config) (lock.Factory, error) {
+	cfg = cfg.Effective()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return func(rng *rand.Rand) (lock.Client, error) { return New(cfg, rng) }, nil
 }
 
 // New returns an idle machine for cfg.Effective(), or the *ParamError of the first bad knob.
@@ -138,7 +144,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 		drift:   cfg.Drift(),
 		timeout: cfg.NodeTimeout(),
 		slots:   make([]slot, cfg.Nodes),
-		out:     make([]Output, 0, 2*cfg.Nodes+4),
+		out:     make([]lock.Output, 0, 2*cfg.Nodes+4),
 	}, nil
 }
 
@@ -166,14 +172,14 @@ func (m *Machine) Ignored() uint64 { return m.ignored }
 
 // Outputs returns what the last input produced, in order. The slice is reused: it is
 // valid until the next input method is called.
-func (m *Machine) Outputs() []Output { return m.out }
+func (m *Machine) Outputs() []lock.Output { return m.out }
 
 // begin clears the outbox and checks that time only moves forward: every expiry and
 // validity computation below assumes it.
 func (m *Machine) begin(now time.Duration) error {
 	m.out = m.out[:0]
 	if now < m.now {
-		return fmt.Errorf("%w: now = %v after %v", ErrTimeBackward, now, m.now)
+		return fmt.Errorf("%w: now = %v after %v", lock.ErrTimeBackward, now, m.now)
 	}
 	m.now = now
 	return nil
@@ -186,7 +192,7 @@ func (m *Machine) Acquire(now time.Duration, resource string) error {
 		return err
 	}
 	if m.state != StateIdle {
-		return fmt.Errorf("acquire %q in state %v: %w", resource, m.state, ErrBusy)
+		return fmt.Errorf("acquire %q in state %v: %w", resource, m.state, lock.ErrBusy)
 	}
 	m.resource = resource
 	if m.cfg.Fencing != FenceNone && (m.fenceKey == "" || m.fenceFor != resource) {
@@ -208,14 +214,14 @@ func (m *Machine) Extend(now time.Duration) error {
 	switch m.state {
 	case StateHeld:
 	case StateIdle:
-		return fmt.Errorf("extend: %w", ErrNotHeld)
+		return fmt.Errorf("extend: %w", lock.ErrNotHeld)
 	default:
-		return fmt.Errorf("extend in state %v: %w", m.state, ErrBusy)
+		return fmt.Errorf("extend in state %v: %w", m.state, lock.ErrBusy)
 	}
 	// The page: "limit the number of extensions", else a holder can starve everyone.
 	if m.cfg.Variant != VariantUnlimitedExtension && m.extensions >= m.cfg.MaxExtensions {
-		o := m.outcome(ExtendFailed, ReasonExtensionLimit, now, m.deadline)
-		o.Attempt, o.OKs, o.Replies, o.Start = m.extensions, 0, 0, now
+		o := m.outcome(lock.ExtendFailed, lock.ReasonExtensionLimit, now, m.deadline)
+		o.Attempt, o.Votes, o.Replies, o.Start = m.extensions, 0, 0, now
 		m.emit(o)
 		return nil
 	}
@@ -223,12 +229,12 @@ func (m *Machine) Extend(now time.Duration) error {
 	m.state = StateExtending
 	m.opStart = now
 	m.newDeadline = now + m.cfg.TTL - m.drift
-	script := ScriptExtend
+	script := resp.ScriptExtend
 	if m.cfg.SetNXOnExtend {
-		script = ScriptExtendOrSet
+		script = resp.ScriptExtendOrSet
 	}
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
-	m.sendAll(EvalSHA(script, m.resource, m.value, m.cfg.TTL))
+	m.sendAll(resp.EvalSHA(script, m.resource, m.value, m.cfg.TTL))
 	m.arm(m.timeout)
 	return nil
 }
@@ -242,21 +248,21 @@ func (m *Machine) Release(now time.Duration) error {
 	}
 	switch m.state {
 	case StateIdle:
-		return fmt.Errorf("release: %w", ErrNotHeld)
+		return fmt.Errorf("release: %w", lock.ErrNotHeld)
 	case StateReleasing:
-		return fmt.Errorf("release in state %v: %w", m.state, ErrBusy)
+		return fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
 	case StateAcquiring, StateFencing:
 		if m.state == StateAcquiring {
 			m.setOKs, m.setReplies = m.round.oks, m.round.replies
 		}
-		m.reason = ReasonAborted
+		m.reason = lock.ReasonAborted
 		m.emit(m.attemptEnded(now))
-		m.emit(m.outcome(AcquireFailed, ReasonAborted, now, m.deadline))
+		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
 	case StateCleaningUp, StateBackingOff:
-		m.emit(m.outcome(AcquireFailed, ReasonAborted, now, m.deadline))
+		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
 	case StateExtending:
-		o := m.outcome(ExtendFailed, ReasonAborted, now, m.deadline)
-		o.Attempt, o.OKs, o.Replies = m.extensions, m.round.oks, m.round.replies
+		o := m.outcome(lock.ExtendFailed, lock.ReasonAborted, now, m.deadline)
+		o.Attempt, o.Votes, o.Replies = m.extensions, m.round.oks, m.round.replies
 		m.emit(o)
 	}
 	m.disarm()
@@ -271,7 +277,7 @@ func (m *Machine) Release(now time.Duration) error {
 // Reply feeds the reply r from node to request req. A reply to a request the machine no
 // longer awaits is ignored: it belongs to an earlier round, or its node already timed out.
 // Drivers report a timeout or connection error as NoReply.
-func (m *Machine) Reply(now time.Duration, node int, req Req, r Reply) error {
+func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply) error {
 	if err := m.begin(now); err != nil {
 		return err
 	}
@@ -288,23 +294,23 @@ func (m *Machine) Reply(now time.Duration, node int, req Req, r Reply) error {
 	case StateAcquiring:
 		m.onSetReply(node, r)
 	case StateFencing:
-		ok := r.Kind == ReplyInt
+		ok := r.Kind == resp.ReplyInt
 		if ok && (m.round.oks == 0 || r.Int > m.fenceMax) {
 			m.fenceMax = r.Int
 		}
 		m.round.finish(r, ok)
 	case StateExtending:
 		// ScriptExtend answers PEXPIRE's 1; ScriptExtendOrSet may answer SET's OK instead.
-		m.round.finish(r, (r.Kind == ReplyInt && r.Int == 1) || r.IsOK())
+		m.round.finish(r, (r.Kind == resp.ReplyInt && r.Int == 1) || r.IsOK())
 	case StateCleaningUp, StateReleasing:
-		m.round.finish(r, r.Kind == ReplyInt && r.Int >= 1)
+		m.round.finish(r, r.Kind == resp.ReplyInt && r.Int >= 1)
 	}
 	m.advance(now)
 	return nil
 }
 
 // Timer reports that timer id fired. Only the live timer counts; others are stale.
-func (m *Machine) Timer(now time.Duration, id TimerID) error {
+func (m *Machine) Timer(now time.Duration, id lock.TimerID) error {
 	if err := m.begin(now); err != nil {
 		return err
 	}
@@ -335,6 +341,9 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.opStart = now
 	m.deadline = now + m.cfg.TTL - m.drift
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
+	o := m.push(lock.OutEvent)
+	o.Event = lock.Event{Kind: lock.AttemptStarted, Resource: m.resource, Value: m.value,
+		Attempt: m.attempt, Needed: m.quorum, Servers: m.n, Start: now}
 	if m.cfg.Mode == Sequential {
 		m.sendNextSet()
 		return
@@ -352,20 +361,20 @@ func (m *Machine) sendNextSet() {
 
 // setCommand is SET NX PX ttl, or for VariantSetNXThenExpire (its deviation) SET NX with no
 // expiry, to be followed by a separate PEXPIRE.
-func (m *Machine) setCommand() Command {
+func (m *Machine) setCommand() resp.Command {
 	if m.cfg.Variant == VariantSetNXThenExpire {
-		return Set(m.resource, m.value, CondNX, 0)
+		return resp.Set(m.resource, m.value, resp.CondNX, 0)
 	}
-	return Set(m.resource, m.value, CondNX, m.cfg.TTL)
+	return resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
 }
 
 // releaseCommand is compare-and-delete, or for VariantUnsafeRelease (its deviation) a plain
 // DEL that deletes whoever's key is there.
-func (m *Machine) releaseCommand() Command {
+func (m *Machine) releaseCommand() resp.Command {
 	if m.cfg.Variant == VariantUnsafeRelease {
-		return Command{Op: OpDel, Key: m.resource}
+		return resp.Command{Op: resp.OpDel, Key: m.resource}
 	}
-	return EvalSHA(ScriptRelease, m.resource, m.value, 0)
+	return resp.EvalSHA(resp.ScriptRelease, m.resource, m.value, 0)
 }
 
 // validAt reports whether validity is left at now, the page's step 3 condition. Skipping
@@ -377,9 +386,9 @@ func (m *Machine) validAt(now, deadline time.Duration) bool {
 	return deadline > now
 }
 
-func (m *Machine) onSetReply(node int, r Reply) {
+func (m *Machine) onSetReply(node int, r resp.Reply) {
 	s := &m.slots[node]
-	if s.expiring { // the PEXPIRE of setnx-then-expire: the OK was counted already
+	if s.expiring { // the PEXPIRE of setnx-then-expire: the resp.OK was counted already
 		s.expiring = false
 		m.round.done++
 		return
@@ -388,7 +397,7 @@ func (m *Machine) onSetReply(node int, r Reply) {
 		m.round.replies++
 		m.round.oks++
 		s.expiring = true
-		m.send(node, Command{Op: OpPExpire, Key: m.resource, TTL: m.cfg.TTL})
+		m.send(node, resp.Command{Op: resp.OpPExpire, Key: m.resource, TTL: m.cfg.TTL})
 		return
 	}
 	m.round.finish(r, r.IsOK())
@@ -420,8 +429,8 @@ func (m *Machine) endRound(now time.Duration) {
 		m.endExtend(now)
 	case StateReleasing:
 		m.state = StateIdle
-		o := m.outcome(Released, ReasonNone, now, m.deadline)
-		o.OKs, o.Replies = m.round.oks, m.round.replies
+		o := m.outcome(lock.Released, lock.ReasonNone, now, m.deadline)
+		o.Votes, o.Needed, o.Replies = m.round.oks, m.round.need, m.round.replies
 		m.emit(o)
 	}
 }
@@ -432,9 +441,9 @@ func (m *Machine) endSetRound(now time.Duration) {
 	m.setOKs, m.setReplies = m.round.oks, m.round.replies
 	switch {
 	case m.round.oks < m.quorum:
-		m.failAttempt(now, ReasonNoQuorum)
+		m.failAttempt(now, lock.ReasonNoQuorum)
 	case !m.validAt(now, m.deadline):
-		m.failAttempt(now, ReasonValidityExpired)
+		m.failAttempt(now, lock.ReasonValidityExpired)
 	case m.cfg.Fencing != FenceNone:
 		m.startFence()
 	default:
@@ -447,7 +456,7 @@ func (m *Machine) endSetRound(now time.Duration) {
 func (m *Machine) startFence() {
 	m.state = StateFencing
 	m.fenceMax = 0
-	incr := Command{Op: OpIncr, Key: m.fenceKey}
+	incr := resp.Command{Op: resp.OpIncr, Key: m.fenceKey}
 	if m.cfg.Fencing == FenceOne {
 		m.newRound(1, 1, false)
 		m.send(0, incr)
@@ -465,9 +474,9 @@ func (m *Machine) startFence() {
 func (m *Machine) endFenceRound(now time.Duration) {
 	switch {
 	case m.round.oks < m.round.need:
-		m.failAttempt(now, ReasonFenceFailed)
+		m.failAttempt(now, lock.ReasonFenceFailed)
 	case !m.validAt(now, m.deadline):
-		m.failAttempt(now, ReasonValidityExpired)
+		m.failAttempt(now, lock.ReasonValidityExpired)
 	default:
 		m.token, m.fenced = m.fenceMax, true
 		m.win(now)
@@ -475,16 +484,16 @@ func (m *Machine) endFenceRound(now time.Duration) {
 }
 
 func (m *Machine) win(now time.Duration) {
-	m.reason = ReasonNone
+	m.reason = lock.ReasonNone
 	m.emit(m.attemptEnded(now))
 	m.state = StateHeld
 	m.extensions = 0
-	m.emit(m.outcome(Acquired, ReasonNone, now, m.deadline))
+	m.emit(m.outcome(lock.Acquired, lock.ReasonNone, now, m.deadline))
 }
 
 // failAttempt is the page's step 4: unlock all instances, also those that never answered,
 // because a lost reply may hide a SET that succeeded.
-func (m *Machine) failAttempt(now time.Duration, reason Reason) {
+func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 	m.reason = reason
 	m.emit(m.attemptEnded(now))
 	m.state = StateCleaningUp
@@ -493,13 +502,15 @@ func (m *Machine) failAttempt(now time.Duration, reason Reason) {
 	m.arm(m.timeout)
 }
 
-// endCleanup waits out the cleanup before backing off, as redsync and node-redlock do, so
-// the next attempt's SETs are less likely to overtake this attempt's deletes (the value is
-// the same across attempts of one acquire).
+// endCleanup backs off only once the cleanup round is over, as redsync does (it waits for
+// every node's release before its retry delay), so the next attempt's SETs are less likely
+// to overtake this attempt's deletes (the value is the same across attempts of one
+// acquire). node-redlock differs: it does not clean up between attempts at all, and its
+// acquire script then finds its own leftover key taken.
 func (m *Machine) endCleanup(now time.Duration) {
 	if m.attempt >= m.cfg.Tries {
 		m.state = StateIdle
-		m.emit(m.outcome(AcquireFailed, m.reason, now, m.deadline))
+		m.emit(m.outcome(lock.AcquireFailed, m.reason, now, m.deadline))
 		return
 	}
 	m.state = StateBackingOff
@@ -508,17 +519,17 @@ func (m *Machine) endCleanup(now time.Duration) {
 
 func (m *Machine) endExtend(now time.Duration) {
 	m.state = StateHeld
-	var o Outcome
+	var o lock.Event
 	switch {
 	case m.round.oks < m.quorum:
-		o = m.outcome(ExtendFailed, ReasonNoQuorum, now, m.deadline)
+		o = m.outcome(lock.ExtendFailed, lock.ReasonNoQuorum, now, m.deadline)
 	case !m.validAt(now, m.newDeadline):
-		o = m.outcome(ExtendFailed, ReasonValidityExpired, now, m.deadline)
+		o = m.outcome(lock.ExtendFailed, lock.ReasonValidityExpired, now, m.deadline)
 	default:
 		m.deadline = m.newDeadline
-		o = m.outcome(Extended, ReasonNone, now, m.deadline)
+		o = m.outcome(lock.Extended, lock.ReasonNone, now, m.deadline)
 	}
-	o.Attempt, o.OKs, o.Replies = m.extensions, m.round.oks, m.round.replies
+	o.Attempt, o.Votes, o.Replies = m.extensions, m.round.oks, m.round.replies
 	m.emit(o)
 }
 
@@ -543,16 +554,16 @@ func (m *Machine) newValue() string {
 	return string(enc[:])
 }
 
-func (m *Machine) attemptEnded(now time.Duration) Outcome {
-	o := m.outcome(AttemptEnded, m.reason, now, m.deadline)
+func (m *Machine) attemptEnded(now time.Duration) lock.Event {
+	o := m.outcome(lock.AttemptEnded, m.reason, now, m.deadline)
 	o.Validity = 0
 	return o
 }
 
-func (m *Machine) outcome(kind OutcomeKind, reason Reason, now, deadline time.Duration) Outcome {
-	return Outcome{Kind: kind, Reason: reason, Resource: m.resource, Value: m.value,
-		Attempt: m.attempt, OKs: m.setOKs, Replies: m.setReplies, Start: m.opStart,
-		Deadline: deadline, Validity: deadline - now, Token: m.token, Fenced: m.fenced}
+func (m *Machine) outcome(kind lock.EventKind, reason lock.Reason, now, deadline time.Duration) lock.Event {
+	return lock.Event{Kind: kind, Reason: reason, Resource: m.resource, Value: m.value,
+		Attempt: m.attempt, Votes: m.setOKs, Needed: m.quorum, Replies: m.setReplies, Servers: m.n,
+		Start: m.opStart, Deadline: deadline, Validity: deadline - now, Token: m.token, Fenced: m.fenced}
 }
 
 func (m *Machine) newRound(targets, need int, failFast bool) {
@@ -562,28 +573,28 @@ func (m *Machine) newRound(targets, need int, failFast bool) {
 
 func (m *Machine) clearSlots() { clear(m.slots) }
 
-func (m *Machine) sendAll(c Command) {
+func (m *Machine) sendAll(c resp.Command) {
 	for i := range m.n {
 		m.send(i, c)
 	}
 	m.round.sent = m.n
 }
 
-func (m *Machine) send(node int, c Command) {
+func (m *Machine) send(node int, c resp.Command) {
 	m.lastReq++
 	m.slots[node].req = m.lastReq
 	o := m.grow()
-	if o.Kind == OutOutcome {
-		o.Outcome = Outcome{}
+	if o.Kind == lock.OutEvent {
+		o.Event = lock.Event{}
 	}
-	o.Kind, o.Node, o.Req, o.Command, o.Timer, o.After = OutSend, node, m.lastReq, c, 0, 0
+	o.Kind, o.Node, o.Req, o.Command, o.Timer, o.After = lock.OutSend, node, m.lastReq, c, 0, 0
 }
 
 // push appends a zeroed output of the given kind and returns it for filling in place:
 // cheaper than appending a whole 200-byte literal, on the hottest path of the simulator.
-func (m *Machine) push(kind OutputKind) *Output {
+func (m *Machine) push(kind lock.OutputKind) *lock.Output {
 	o := m.grow()
-	*o = Output{Kind: kind}
+	*o = lock.Output{Kind: kind}
 	return o
 }
 
@@ -591,9 +602,9 @@ func (m *Machine) push(kind OutputKind) *Output {
 // else holding an earlier output. Only an OutOutcome leaves its Outcome set, which lets
 // send, most outputs of a round, write its own fields and skip clearing the 100-byte
 // Outcome.
-func (m *Machine) grow() *Output {
+func (m *Machine) grow() *lock.Output {
 	if len(m.out) == cap(m.out) {
-		m.out = append(m.out, Output{})
+		m.out = append(m.out, lock.Output{})
 	} else {
 		m.out = m.out[:len(m.out)+1]
 	}
@@ -605,15 +616,15 @@ func (m *Machine) arm(after time.Duration) {
 	m.disarm()
 	m.lastTID++
 	m.timer = m.lastTID
-	o := m.push(OutSetTimer)
+	o := m.push(lock.OutSetTimer)
 	o.Timer, o.After = m.timer, after
 }
 
 func (m *Machine) disarm() {
 	if m.timer != 0 {
-		m.push(OutCancelTimer).Timer = m.timer
+		m.push(lock.OutCancelTimer).Timer = m.timer
 		m.timer = 0
 	}
 }
 
-func (m *Machine) emit(o Outcome) { m.push(OutOutcome).Outcome = o }
+func (m *Machine) emit(o lock.Event) { m.push(lock.OutEvent).Event = o }

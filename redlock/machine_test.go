@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // TestMachine runs the scripted interactions under testdata/. Each file is a sequence of
@@ -40,8 +42,8 @@ func TestMachine(t *testing.T) {
 type harness struct {
 	m         *redlock.Machine
 	values    map[string]string
-	lastReq   map[int]redlock.Req
-	lastTimer redlock.TimerID
+	lastReq   map[int]lock.Req
+	lastTimer lock.TimerID
 }
 
 func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
@@ -66,7 +68,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		id := h.lastTimer
 		if arg, ok := d.Arg("id"); ok {
 			n, _ := strconv.ParseUint(arg.SingleVal(t), 10, 64)
-			id = redlock.TimerID(n)
+			id = lock.TimerID(n)
 		}
 		err = h.m.Timer(now(t, d), id)
 	case "state":
@@ -93,7 +95,7 @@ func (h *harness) new(t *testing.T, d *datadriven.TestData) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	h.m, h.values, h.lastReq, h.lastTimer = m, map[string]string{}, map[int]redlock.Req{}, 0
+	h.m, h.values, h.lastReq, h.lastTimer = m, map[string]string{}, map[int]lock.Req{}, 0
 	c := m.Config()
 	return fmt.Sprintf("nodes=%d quorum=%d drift=%v timeout=%v", c.Nodes, m.Quorum(), c.Drift(), c.NodeTimeout())
 }
@@ -112,7 +114,7 @@ func (h *harness) reply(t *testing.T, d *datadriven.TestData) string {
 		req := h.lastReq[node]
 		if a, ok := d.Arg("req"); ok {
 			n, _ := strconv.ParseUint(a.SingleVal(t), 10, 64)
-			req = redlock.Req(n)
+			req = lock.Req(n)
 		}
 		if out := h.render(h.m.Reply(at, node, req, r)); out != noOutput {
 			b.WriteString(out)
@@ -126,27 +128,27 @@ func (h *harness) reply(t *testing.T, d *datadriven.TestData) string {
 
 const noOutput = "(no output)\n"
 
-func parseReply(t *testing.T, d *datadriven.TestData) redlock.Reply {
+func parseReply(t *testing.T, d *datadriven.TestData) resp.Reply {
 	for _, a := range d.CmdArgs {
 		switch a.Key {
 		case "ok":
-			return redlock.OK
+			return resp.OK
 		case "nil":
-			return redlock.Nil
+			return resp.Nil
 		case "none":
-			return redlock.NoReply
+			return resp.NoReply
 		case "int":
 			n, err := strconv.ParseInt(a.SingleVal(t), 10, 64)
 			require.NoError(t, err)
-			return redlock.IntReply(n)
+			return resp.IntReply(n)
 		case "status":
-			return redlock.Reply{Kind: redlock.ReplyStatus, Str: a.SingleVal(t)}
+			return resp.Reply{Kind: resp.ReplyStatus, Str: a.SingleVal(t)}
 		case "err":
-			return redlock.Reply{Kind: redlock.ReplyError, Str: a.SingleVal(t)}
+			return resp.Reply{Kind: resp.ReplyError, Str: a.SingleVal(t)}
 		}
 	}
 	t.Fatalf("%s: reply needs ok, nil, none, int=, status= or err=", d.Pos)
-	return redlock.Reply{}
+	return resp.Reply{}
 }
 
 func now(t *testing.T, d *datadriven.TestData) time.Duration {
@@ -168,9 +170,9 @@ func (h *harness) render(err error) string {
 	var b strings.Builder
 	for _, o := range h.m.Outputs() {
 		switch o.Kind {
-		case redlock.OutSend:
+		case lock.OutSend:
 			h.lastReq[o.Node] = o.Req
-		case redlock.OutSetTimer:
+		case lock.OutSetTimer:
 			h.lastTimer = o.Timer
 		}
 		b.WriteString(h.anonymise(o.String()))

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 func newMachine(t testing.TB, cfg redlock.Config, seed uint64) *redlock.Machine {
@@ -23,10 +25,10 @@ func newMachine(t testing.TB, cfg redlock.Config, seed uint64) *redlock.Machine 
 
 // answer feeds every send in the machine's current outputs the reply chosen by f, at now,
 // and returns what the answers produced, concatenated (copied: the outbox is reused).
-func answer(t testing.TB, m *redlock.Machine, now time.Duration, f func(node int, c redlock.Command) redlock.Reply) []redlock.Output {
+func answer(t testing.TB, m *redlock.Machine, now time.Duration, f func(node int, c resp.Command) resp.Reply) []lock.Output {
 	t.Helper()
 	sends := sendsOf(m.Outputs())
-	var out []redlock.Output
+	var out []lock.Output
 	for _, s := range sends {
 		require.NoError(t, m.Reply(now, s.Node, s.Req, f(s.Node, s.Command)))
 		out = append(out, m.Outputs()...)
@@ -34,35 +36,35 @@ func answer(t testing.TB, m *redlock.Machine, now time.Duration, f func(node int
 	return out
 }
 
-func sendsOf(outs []redlock.Output) []redlock.Output {
-	var sends []redlock.Output
+func sendsOf(outs []lock.Output) []lock.Output {
+	var sends []lock.Output
 	for _, o := range outs {
-		if o.Kind == redlock.OutSend {
+		if o.Kind == lock.OutSend {
 			sends = append(sends, o)
 		}
 	}
 	return sends
 }
 
-func outcomes(outs []redlock.Output) []redlock.Outcome {
-	var res []redlock.Outcome
+func outcomes(outs []lock.Output) []lock.Event {
+	var res []lock.Event
 	for _, o := range outs {
-		if o.Kind == redlock.OutOutcome {
-			res = append(res, o.Outcome)
+		if o.Kind == lock.OutEvent {
+			res = append(res, o.Event)
 		}
 	}
 	return res
 }
 
-func lastTimer(t testing.TB, outs []redlock.Output) redlock.Output {
+func lastTimer(t testing.TB, outs []lock.Output) lock.Output {
 	t.Helper()
 	for i := len(outs) - 1; i >= 0; i-- {
-		if outs[i].Kind == redlock.OutSetTimer {
+		if outs[i].Kind == lock.OutSetTimer {
 			return outs[i]
 		}
 	}
 	t.Fatal("no timer set")
-	return redlock.Output{}
+	return lock.Output{}
 }
 
 func TestQuorumForOneToNineNodes(t *testing.T) {
@@ -75,24 +77,24 @@ func TestQuorumForOneToNineNodes(t *testing.T) {
 			require.Equal(t, quorum, m.Quorum())
 			require.NoError(t, m.Acquire(0, "lock"))
 			require.Len(t, sendsOf(m.Outputs()), n)
-			out := answer(t, m, time.Millisecond, func(node int, _ redlock.Command) redlock.Reply {
+			out := answer(t, m, time.Millisecond, func(node int, _ resp.Command) resp.Reply {
 				if node < oks {
-					return redlock.OK
+					return resp.OK
 				}
-				return redlock.Nil
+				return resp.Nil
 			})
 			got := outcomes(out)
 			require.NotEmpty(t, got, "N=%d oks=%d", n, oks)
 			ended := got[0]
-			assert.Equal(t, redlock.AttemptEnded, ended.Kind)
-			assert.Equal(t, oks, ended.OKs, "N=%d", n)
+			assert.Equal(t, lock.AttemptEnded, ended.Kind)
+			assert.Equal(t, oks, ended.Votes, "N=%d", n)
 			if oks >= quorum {
-				assert.Equal(t, redlock.ReasonNone, ended.Reason, "N=%d oks=%d", n, oks)
+				assert.Equal(t, lock.ReasonNone, ended.Reason, "N=%d oks=%d", n, oks)
 				require.Len(t, got, 2)
-				assert.Equal(t, redlock.Acquired, got[1].Kind, "N=%d oks=%d", n, oks)
+				assert.Equal(t, lock.Acquired, got[1].Kind, "N=%d oks=%d", n, oks)
 				assert.Equal(t, redlock.StateHeld, m.State())
 			} else {
-				assert.Equal(t, redlock.ReasonNoQuorum, ended.Reason, "N=%d oks=%d", n, oks)
+				assert.Equal(t, lock.ReasonNoQuorum, ended.Reason, "N=%d oks=%d", n, oks)
 				assert.Equal(t, redlock.StateCleaningUp, m.State())
 				assert.Len(t, sendsOf(out), n, "cleanup goes to all %d nodes", n)
 			}
@@ -107,8 +109,8 @@ func backoffs(t *testing.T, delay, jitter time.Duration, attempts int) []time.Du
 	m := newMachine(t, cfg, 7)
 	require.NoError(t, m.Acquire(0, "lock"))
 	now := time.Duration(0)
-	nilReply := func(int, redlock.Command) redlock.Reply { return redlock.Nil }
-	zero := func(int, redlock.Command) redlock.Reply { return redlock.IntReply(0) }
+	nilReply := func(int, resp.Command) resp.Reply { return resp.Nil }
+	zero := func(int, resp.Command) resp.Reply { return resp.IntReply(0) }
 	var ds []time.Duration
 	for range attempts {
 		answer(t, m, now, nilReply)                      // the SET round is lost
@@ -245,7 +247,7 @@ func script(t *testing.T, seed uint64) string {
 	cfg.Fencing = redlock.FenceMajority
 	m := newMachine(t, cfg, seed)
 	var b strings.Builder
-	log := func(outs []redlock.Output) {
+	log := func(outs []lock.Output) {
 		for _, o := range outs {
 			b.WriteString(o.String() + "\n")
 		}
@@ -253,18 +255,18 @@ func script(t *testing.T, seed uint64) string {
 	require.NoError(t, m.Acquire(0, "lock"))
 	log(m.Outputs())
 	attempt := 1
-	reply := func(node int, c redlock.Command) redlock.Reply {
+	reply := func(node int, c resp.Command) resp.Reply {
 		switch {
 		case node == 4:
-			return redlock.NoReply
-		case c.Op == redlock.OpSet && attempt == 1 && node < 2:
-			return redlock.Nil // the first attempt gets 2 OKs of 5
-		case c.Op == redlock.OpSet:
-			return redlock.OK
-		case c.Op == redlock.OpIncr:
-			return redlock.IntReply(int64(10 + node))
+			return resp.NoReply
+		case c.Op == resp.OpSet && attempt == 1 && node < 2:
+			return resp.Nil // the first attempt gets 2 OKs of 5
+		case c.Op == resp.OpSet:
+			return resp.OK
+		case c.Op == resp.OpIncr:
+			return resp.IntReply(int64(10 + node))
 		default:
-			return redlock.IntReply(1)
+			return resp.IntReply(1)
 		}
 	}
 	log(answer(t, m, time.Millisecond, reply)) // lost attempt
@@ -280,7 +282,7 @@ func script(t *testing.T, seed uint64) string {
 	require.Equal(t, redlock.StateHeld, m.State())
 	got := outcomes(m.Outputs())
 	require.Len(t, got, 2)
-	assert.Equal(t, redlock.Acquired, got[1].Kind)
+	assert.Equal(t, lock.Acquired, got[1].Kind)
 	assert.Equal(t, int64(13), got[1].Token)
 	assert.Equal(t, 2, got[1].Attempt)
 	return b.String()
@@ -303,33 +305,33 @@ func TestValueIsUniquePerAcquireAndBase64(t *testing.T) {
 		assert.False(t, seen[v])
 		seen[v] = true
 		require.NoError(t, m.Release(now))
-		answer(t, m, now, func(int, redlock.Command) redlock.Reply { return redlock.IntReply(1) })
+		answer(t, m, now, func(int, resp.Command) resp.Reply { return resp.IntReply(1) })
 		require.Equal(t, redlock.StateIdle, m.State())
 	}
 }
 
 // cycle is one acquire (all five OK) + extend + release, driven by hand without building
 // anything, as the simulator would drive it.
-func cycle(m *redlock.Machine, now time.Duration, sends []redlock.Output) {
-	step := func(r redlock.Reply) {
+func cycle(m *redlock.Machine, now time.Duration, sends []lock.Output) {
+	step := func(r resp.Reply) {
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends {
-			if s.Kind == redlock.OutSend {
+			if s.Kind == lock.OutSend {
 				_ = m.Reply(now, s.Node, s.Req, r)
 			}
 		}
 	}
 	_ = m.Acquire(now, "lock")
-	step(redlock.OK)
+	step(resp.OK)
 	_ = m.Extend(now)
-	step(redlock.IntReply(1))
+	step(resp.IntReply(1))
 	_ = m.Release(now)
-	step(redlock.IntReply(1))
+	step(resp.IntReply(1))
 }
 
 func TestSteadyStateAllocatesOnlyTheValue(t *testing.T) {
 	m := newMachine(t, redlock.DefaultConfig(), 1)
-	sends := make([]redlock.Output, 0, 16)
+	sends := make([]lock.Output, 0, 16)
 	now := time.Duration(0)
 	cycle(m, now, sends) // warm the outbox up
 	allocs := testing.AllocsPerRun(100, func() {
@@ -344,7 +346,7 @@ func TestSteadyStateAllocatesOnlyTheValue(t *testing.T) {
 
 func BenchmarkAcquireRelease(b *testing.B) {
 	m := newMachine(b, redlock.DefaultConfig(), 1)
-	sends := make([]redlock.Output, 0, 16)
+	sends := make([]lock.Output, 0, 16)
 	now := time.Duration(0)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -352,12 +354,12 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		_ = m.Acquire(now, "lock")
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends[:5] {
-			_ = m.Reply(now, s.Node, s.Req, redlock.OK)
+			_ = m.Reply(now, s.Node, s.Req, resp.OK)
 		}
 		_ = m.Release(now)
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends[:5] {
-			_ = m.Reply(now, s.Node, s.Req, redlock.IntReply(1))
+			_ = m.Reply(now, s.Node, s.Req, resp.IntReply(1))
 		}
 	}
 	if m.State() != redlock.StateIdle {
@@ -374,16 +376,16 @@ func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
 	check := func(step string, j int) {
 		t.Helper()
 		for i, o := range m.Outputs() {
-			var want redlock.Output
+			var want lock.Output
 			switch o.Kind {
-			case redlock.OutSend:
-				want = redlock.Output{Kind: o.Kind, Node: o.Node, Req: o.Req, Command: o.Command}
-			case redlock.OutSetTimer:
-				want = redlock.Output{Kind: o.Kind, Timer: o.Timer, After: o.After}
-			case redlock.OutCancelTimer:
-				want = redlock.Output{Kind: o.Kind, Timer: o.Timer}
-			case redlock.OutOutcome:
-				want = redlock.Output{Kind: o.Kind, Outcome: o.Outcome}
+			case lock.OutSend:
+				want = lock.Output{Kind: o.Kind, Node: o.Node, Req: o.Req, Command: o.Command}
+			case lock.OutSetTimer:
+				want = lock.Output{Kind: o.Kind, Timer: o.Timer, After: o.After}
+			case lock.OutCancelTimer:
+				want = lock.Output{Kind: o.Kind, Timer: o.Timer}
+			case lock.OutEvent:
+				want = lock.Output{Kind: o.Kind, Event: o.Event}
 			}
 			require.Equal(t, want, o, "%s %d: output %d", step, j, i)
 		}
@@ -395,7 +397,7 @@ func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
 		check("acquire", i)
 		sends := sendsOf(m.Outputs())
 		for j, s := range sends {
-			require.NoError(t, m.Reply(now, s.Node, s.Req, redlock.OK))
+			require.NoError(t, m.Reply(now, s.Node, s.Req, resp.OK))
 			check("acquire reply", j)
 		}
 		// The last reply ended the round with an outcome in a low slot; release's sends
@@ -404,7 +406,7 @@ func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
 		require.NoError(t, m.Release(now))
 		check("release", i)
 		sawOutcomeThenSend = sawOutcomeThenSend || hadOutcome && len(sendsOf(m.Outputs())) > 0
-		answer(t, m, now, func(int, redlock.Command) redlock.Reply { return redlock.IntReply(1) })
+		answer(t, m, now, func(int, resp.Command) resp.Reply { return resp.IntReply(1) })
 		check("release replies", i)
 	}
 	require.True(t, sawOutcomeThenSend, "the test must write sends over an outcome's slot")

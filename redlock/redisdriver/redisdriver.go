@@ -4,10 +4,11 @@
 // the same, only time and the network are real here, so knobs tuned in the simulator mean
 // the same thing in production.
 //
-// Each Lock, Extend and Unlock drives one redlock.Machine from the calling goroutine:
-// commands go to the nodes concurrently, one goroutine each, and their replies and the
-// machine's timers come back over channels to that one goroutine, which feeds them to the
-// machine with a fresh monotonic reading.
+// Each Lock, Extend and Unlock drives one redlock.Machine, through the same lock.Client
+// interface the simulator uses, from the calling goroutine: commands go to the nodes
+// concurrently, one goroutine each, and their replies and the machine's timers come back
+// over channels to that one goroutine, which feeds them to the machine with a fresh
+// monotonic reading.
 package redisdriver
 
 import (
@@ -24,6 +25,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // Sentinels for errors.Is. A failed Lock matches ErrNotAcquired and the sentinel of its
@@ -67,7 +70,7 @@ func (e *NodeError) Timeout() bool {
 // attempts, OK count) for logs and metrics, and the nodes that did not answer, so a lock
 // lost to dead servers reads differently from one held by another client.
 type OutcomeError struct {
-	Outcome redlock.Outcome
+	Outcome lock.Event
 	Nodes   int
 	// NodeErrors holds, for each node that failed to answer during the operation, its first
 	// failure, in node order; empty when every node answered.
@@ -78,16 +81,16 @@ func (e *OutcomeError) Error() string {
 	o := e.Outcome
 	var b strings.Builder
 	switch o.Kind {
-	case redlock.Released:
+	case lock.Released:
 		fmt.Fprintf(&b, "redisdriver: unlock %q reached %d of %d nodes, fewer than a quorum; the others keep the key until it expires",
 			o.Resource, o.Replies, e.Nodes)
 	default:
 		what := "lock"
-		if o.Kind == redlock.ExtendFailed {
+		if o.Kind == lock.ExtendFailed {
 			what = "extend"
 		}
 		fmt.Fprintf(&b, "redisdriver: %s %q failed: %v (attempt %d, %d/%d OK, %d answered)",
-			what, o.Resource, o.Reason, o.Attempt, o.OKs, e.Nodes, o.Replies)
+			what, o.Resource, o.Reason, o.Attempt, o.Votes, e.Nodes, o.Replies)
 	}
 	for _, ne := range e.NodeErrors {
 		b.WriteString("; ")
@@ -109,19 +112,19 @@ func (e *OutcomeError) Unwrap() []error {
 func (e *OutcomeError) Is(target error) bool {
 	switch target {
 	case ErrNotAcquired:
-		return e.Outcome.Kind == redlock.AcquireFailed
+		return e.Outcome.Kind == lock.AcquireFailed
 	case ErrNotExtended:
-		return e.Outcome.Kind == redlock.ExtendFailed
+		return e.Outcome.Kind == lock.ExtendFailed
 	case ErrNotReleased:
-		return e.Outcome.Kind == redlock.Released
+		return e.Outcome.Kind == lock.Released
 	case ErrNoQuorum:
-		return e.Outcome.Reason == redlock.ReasonNoQuorum
+		return e.Outcome.Reason == lock.ReasonNoQuorum
 	case ErrValidityExpired:
-		return e.Outcome.Reason == redlock.ReasonValidityExpired
+		return e.Outcome.Reason == lock.ReasonValidityExpired
 	case ErrFenceFailed:
-		return e.Outcome.Reason == redlock.ReasonFenceFailed
+		return e.Outcome.Reason == lock.ReasonFenceFailed
 	case ErrExtensionLimit:
-		return e.Outcome.Reason == redlock.ReasonExtensionLimit
+		return e.Outcome.Reason == lock.ReasonExtensionLimit
 	}
 	return false
 }
@@ -211,7 +214,7 @@ func checkAddrs(addrs []string, tmpl *redis.Options) error {
 
 func defaultRedisOptions(timeout time.Duration) redis.Options {
 	return redis.Options{
-		Protocol:              2, // RESP2: replies map onto redlock.Reply without guessing
+		Protocol:              2, // RESP2: replies map onto resp.Reply without guessing
 		DisableIdentity:       true,
 		MaxRetries:            -1, // the algorithm retries, not the connection
 		DialerRetries:         1,
@@ -239,8 +242,8 @@ func (c *Client) Close() error {
 type Lease struct {
 	c  *Client
 	mu sync.Mutex
-	m  *redlock.Machine
-	o  redlock.Outcome // the last Acquired or Extended
+	m  lock.Client // the algorithm, driven through the lock-client interface
+	o  lock.Event // the last Acquired or Extended
 }
 
 // Resource returns the locked key.
@@ -287,11 +290,11 @@ func (c *Client) Lock(ctx context.Context, resource string) (*Lease, error) {
 		return nil, err
 	}
 	o, nerrs, err := c.drive(ctx, m, func(now time.Duration) error { return m.Acquire(now, resource) },
-		redlock.Acquired, redlock.AcquireFailed, true)
+		lock.Acquired, lock.AcquireFailed, true)
 	if err != nil {
 		return nil, err
 	}
-	if o.Kind != redlock.Acquired {
+	if o.Kind != lock.Acquired {
 		return nil, &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes, NodeErrors: nerrs}
 	}
 	return &Lease{c: c, m: m, o: o}, nil
@@ -303,11 +306,11 @@ func (c *Client) Lock(ctx context.Context, resource string) (*Lease, error) {
 func (c *Client) Extend(ctx context.Context, l *Lease) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	o, nerrs, err := c.drive(ctx, l.m, l.m.Extend, redlock.Extended, redlock.ExtendFailed, false)
+	o, nerrs, err := c.drive(ctx, l.m, l.m.Extend, lock.Extended, lock.ExtendFailed, false)
 	if err != nil {
 		return err
 	}
-	if o.Kind != redlock.Extended {
+	if o.Kind != lock.Extended {
 		return &OutcomeError{Outcome: o, Nodes: c.cfg.Nodes, NodeErrors: nerrs}
 	}
 	l.o.Deadline, l.o.Validity = o.Deadline, o.Validity
@@ -322,7 +325,7 @@ func (c *Client) Extend(ctx context.Context, l *Lease) error {
 func (c *Client) Unlock(ctx context.Context, l *Lease) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	o, nerrs, err := c.drive(ctx, l.m, l.m.Release, redlock.Released, redlock.Released, false)
+	o, nerrs, err := c.drive(ctx, l.m, l.m.Release, lock.Released, lock.Released, false)
 	if err != nil {
 		return err
 	}
@@ -334,8 +337,8 @@ func (c *Client) Unlock(ctx context.Context, l *Lease) error {
 
 type nodeReply struct {
 	node  int
-	req   redlock.Req
-	reply redlock.Reply
+	req   lock.Req
+	reply resp.Reply
 	err   *NodeError // why there was no reply, when there was none
 }
 
@@ -343,13 +346,13 @@ type nodeReply struct {
 // with the first failure of each node that failed to answer meanwhile. With abortable, a
 // done ctx aborts the operation through Release, drives the release to its end and
 // returns ctx's error.
-func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.Duration) error,
-	ok, failed redlock.OutcomeKind, abortable bool) (redlock.Outcome, []*NodeError, error) {
+func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Duration) error,
+	ok, failed lock.EventKind, abortable bool) (lock.Event, []*NodeError, error) {
 	done := make(chan struct{})
 	defer close(done)
 	replies := make(chan nodeReply, 2*len(c.nodes))
-	fired := make(chan redlock.TimerID, 1)
-	timers := map[redlock.TimerID]*time.Timer{}
+	fired := make(chan lock.TimerID, 1)
+	timers := map[lock.TimerID]*time.Timer{}
 	defer func() {
 		for _, t := range timers {
 			t.Stop()
@@ -369,7 +372,7 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 	// notices the timeout; failures counts it all the same, so that which nodes an error
 	// names does not depend on which goroutine ran first.
 	type sent struct {
-		req redlock.Req
+		req lock.Req
 		at  time.Duration
 	}
 	pending := make([]sent, len(c.nodes))
@@ -391,14 +394,14 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 	var ctxErr error
 	for {
 		if err != nil {
-			return redlock.Outcome{}, nil, err
+			return lock.Event{}, nil, err
 		}
 		for _, out := range m.Outputs() {
 			switch out.Kind {
-			case redlock.OutSend:
+			case lock.OutSend:
 				pending[out.Node] = sent{out.Req, now()}
 				go c.exec(cmdCtx, out, replies, done)
-			case redlock.OutSetTimer:
+			case lock.OutSetTimer:
 				id := out.Timer
 				timers[id] = time.AfterFunc(out.After, func() {
 					select {
@@ -406,18 +409,18 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 					case <-done:
 					}
 				})
-			case redlock.OutCancelTimer:
+			case lock.OutCancelTimer:
 				if t, ok := timers[out.Timer]; ok {
 					t.Stop()
 					delete(timers, out.Timer)
 				}
-			case redlock.OutOutcome:
-				k := out.Outcome.Kind
-				if ctxErr != nil && k == redlock.Released {
-					return out.Outcome, failures(), ctxErr
+			case lock.OutEvent:
+				k := out.Event.Kind
+				if ctxErr != nil && k == lock.Released {
+					return out.Event, failures(), ctxErr
 				}
 				if ctxErr == nil && (k == ok || k == failed) {
-					return out.Outcome, failures(), nil
+					return out.Event, failures(), nil
 				}
 			}
 		}
@@ -443,7 +446,7 @@ func (c *Client) drive(ctx context.Context, m *redlock.Machine, start func(time.
 // exec runs one command on its node within the per-node timeout and hands the reply back,
 // unless the operation has ended meanwhile. A command with no answer is reported to
 // OnNodeError even then: the server failed all the same.
-func (c *Client) exec(ctx context.Context, out redlock.Output, replies chan<- nodeReply, done <-chan struct{}) {
+func (c *Client) exec(ctx context.Context, out lock.Output, replies chan<- nodeReply, done <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout())
 	defer cancel()
 	r, err := execErr(ctx, c.nodes[out.Node], out.Command)
@@ -475,7 +478,7 @@ type Doer interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
-// Exec sends c and converts the answer to a redlock.Reply: nil → Nil, status → ReplyStatus,
+// Exec sends c and converts the answer to a resp.Reply: nil → Nil, status → ReplyStatus,
 // integer → ReplyInt, bulk → ReplyBulk, a Redis error → ReplyError, and a timeout or
 // connection error → NoReply. An EVALSHA that meets NOSCRIPT (a fresh or flushed script
 // cache) is retried once as EVAL, which also loads the script for next time.
@@ -483,22 +486,22 @@ type Doer interface {
 // go-redis's Do does not say whether a string was a status or a bulk reply; the commands
 // Redlock sends answer bulk strings only to GET, so GET's strings are bulk and all others
 // status. Use RESP2 (Protocol: 2) so that holds.
-func Exec(ctx context.Context, rdb Doer, c redlock.Command) redlock.Reply {
+func Exec(ctx context.Context, rdb Doer, c resp.Command) resp.Reply {
 	r, _ := execErr(ctx, rdb, c)
 	return r
 }
 
 // execErr is Exec that also returns why a NoReply got no reply.
-func execErr(ctx context.Context, rdb Doer, c redlock.Command) (redlock.Reply, error) {
+func execErr(ctx context.Context, rdb Doer, c resp.Command) (resp.Reply, error) {
 	r, err := do(ctx, rdb, c)
-	if c.Op == redlock.OpEvalSHA && r.Kind == redlock.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT") {
-		c.Op = redlock.OpEval
+	if c.Op == resp.OpEvalSHA && r.Kind == resp.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT") {
+		c.Op = resp.OpEval
 		r, err = do(ctx, rdb, c)
 	}
 	return r, err
 }
 
-func do(ctx context.Context, rdb Doer, c redlock.Command) (redlock.Reply, error) {
+func do(ctx context.Context, rdb Doer, c resp.Command) (resp.Reply, error) {
 	argv := c.Args()
 	args := make([]any, len(argv))
 	for i, a := range argv {
@@ -510,29 +513,29 @@ func do(ctx context.Context, rdb Doer, c redlock.Command) (redlock.Reply, error)
 
 // convert maps go-redis's answer to a Reply, and returns the error when there was no
 // answer at all.
-func convert(op redlock.Op, v any, err error) (redlock.Reply, error) {
+func convert(op resp.Op, v any, err error) (resp.Reply, error) {
 	if errors.Is(err, redis.Nil) {
-		return redlock.Nil, nil
+		return resp.Nil, nil
 	}
 	if err != nil {
 		var re redis.Error
 		if errors.As(err, &re) {
-			return redlock.Reply{Kind: redlock.ReplyError, Str: re.Error()}, nil
+			return resp.Reply{Kind: resp.ReplyError, Str: re.Error()}, nil
 		}
-		return redlock.NoReply, err
+		return resp.NoReply, err
 	}
 	switch x := v.(type) {
 	case nil:
-		return redlock.Nil, nil
+		return resp.Nil, nil
 	case int64:
-		return redlock.IntReply(x), nil
+		return resp.IntReply(x), nil
 	case string:
-		if op == redlock.OpGet {
-			return redlock.Reply{Kind: redlock.ReplyBulk, Str: x}, nil
+		if op == resp.OpGet {
+			return resp.Reply{Kind: resp.ReplyBulk, Str: x}, nil
 		}
-		return redlock.Reply{Kind: redlock.ReplyStatus, Str: x}, nil
+		return resp.Reply{Kind: resp.ReplyStatus, Str: x}, nil
 	default:
-		return redlock.Reply{Kind: redlock.ReplyError, Str: fmt.Sprintf("redisdriver: unexpected reply %T", v)}, nil
+		return resp.Reply{Kind: resp.ReplyError, Str: fmt.Sprintf("redisdriver: unexpected reply %T", v)}, nil
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/internal/redistest"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/redisdriver"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 const resource = "redisdriver-test-lock"
@@ -169,7 +170,7 @@ func TestQuorumWithServersDown(t *testing.T) {
 	var oe *redisdriver.OutcomeError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, 3, oe.Outcome.Attempt)
-	assert.Equal(t, 2, oe.Outcome.OKs)
+	assert.Equal(t, 2, oe.Outcome.Votes)
 	// Dead nodes fail fast because their connections are refused, not because they time out.
 	require.Len(t, oe.NodeErrors, 3)
 	for i, node := range []int{1, 3, 4} {
@@ -339,32 +340,32 @@ func TestExecConvertsReplies(t *testing.T) {
 	s := redistest.Start(t)
 	rdb := s.Client()
 	ctx := context.Background()
-	exec := func(c redlock.Command) redlock.Reply { return redisdriver.Exec(ctx, rdb, c) }
+	exec := func(c resp.Command) resp.Reply { return redisdriver.Exec(ctx, rdb, c) }
 
-	assert.Equal(t, redlock.OK, exec(redlock.Set("k", "v1", redlock.CondNX, time.Second)))
-	assert.Equal(t, redlock.Nil, exec(redlock.Set("k", "v2", redlock.CondNX, time.Second)))
-	assert.Equal(t, redlock.Reply{Kind: redlock.ReplyBulk, Str: "v1"}, exec(redlock.Command{Op: redlock.OpGet, Key: "k"}))
-	assert.Equal(t, redlock.Nil, exec(redlock.Command{Op: redlock.OpGet, Key: "missing"}))
-	assert.Equal(t, redlock.IntReply(1), exec(redlock.Command{Op: redlock.OpIncr, Key: "n"}))
+	assert.Equal(t, resp.OK, exec(resp.Set("k", "v1", resp.CondNX, time.Second)))
+	assert.Equal(t, resp.Nil, exec(resp.Set("k", "v2", resp.CondNX, time.Second)))
+	assert.Equal(t, resp.Reply{Kind: resp.ReplyBulk, Str: "v1"}, exec(resp.Command{Op: resp.OpGet, Key: "k"}))
+	assert.Equal(t, resp.Nil, exec(resp.Command{Op: resp.OpGet, Key: "missing"}))
+	assert.Equal(t, resp.IntReply(1), exec(resp.Command{Op: resp.OpIncr, Key: "n"}))
 
 	// A fresh server has no scripts cached: EVALSHA falls back to EVAL transparently.
 	require.NoError(t, rdb.ScriptFlush(ctx).Err())
-	assert.Equal(t, redlock.IntReply(0), exec(redlock.EvalSHA(redlock.ScriptRelease, "k", "other", 0)))
-	assert.Equal(t, redlock.IntReply(1), exec(redlock.EvalSHA(redlock.ScriptExtend, "k", "v1", 5*time.Second)))
-	assert.Equal(t, redlock.IntReply(1), exec(redlock.EvalSHA(redlock.ScriptRelease, "k", "v1", 0)))
+	assert.Equal(t, resp.IntReply(0), exec(resp.EvalSHA(resp.ScriptRelease, "k", "other", 0)))
+	assert.Equal(t, resp.IntReply(1), exec(resp.EvalSHA(resp.ScriptExtend, "k", "v1", 5*time.Second)))
+	assert.Equal(t, resp.IntReply(1), exec(resp.EvalSHA(resp.ScriptRelease, "k", "v1", 0)))
 	// extend-or-set on a missing key answers SET's status OK.
-	assert.Equal(t, redlock.OK, exec(redlock.EvalSHA(redlock.ScriptExtendOrSet, "k", "v3", 5*time.Second)))
-	assert.Equal(t, redlock.IntReply(1), exec(redlock.EvalSHA(redlock.ScriptExtendOrSet, "k", "v3", 5*time.Second)))
-	assert.Equal(t, redlock.IntReply(0), exec(redlock.EvalSHA(redlock.ScriptExtendOrSet, "k", "v4", 5*time.Second)))
+	assert.Equal(t, resp.OK, exec(resp.EvalSHA(resp.ScriptExtendOrSet, "k", "v3", 5*time.Second)))
+	assert.Equal(t, resp.IntReply(1), exec(resp.EvalSHA(resp.ScriptExtendOrSet, "k", "v3", 5*time.Second)))
+	assert.Equal(t, resp.IntReply(0), exec(resp.EvalSHA(resp.ScriptExtendOrSet, "k", "v4", 5*time.Second)))
 
-	wrong := exec(redlock.Command{Op: redlock.OpIncr, Key: "k"})
-	assert.Equal(t, redlock.ReplyError, wrong.Kind)
+	wrong := exec(resp.Command{Op: resp.OpIncr, Key: "k"})
+	assert.Equal(t, resp.ReplyError, wrong.Kind)
 	assert.Contains(t, wrong.Str, "not an integer")
 
 	s.Kill()
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	assert.Equal(t, redlock.NoReply, redisdriver.Exec(short, rdb, redlock.Command{Op: redlock.OpGet, Key: "k"}))
+	assert.Equal(t, resp.NoReply, redisdriver.Exec(short, rdb, resp.Command{Op: resp.OpGet, Key: "k"}))
 }
 
 func TestNewRefusesAddressesGoRedisWouldMisread(t *testing.T) {

@@ -1,4 +1,4 @@
-package redlock
+package resp
 
 import (
 	"crypto/sha1"
@@ -57,7 +57,10 @@ const (
 	// ScriptExtend resets the TTL only if the key holds our value (compare-and-pexpire).
 	ScriptExtend
 	// ScriptExtendOrSet extends like ScriptExtend, or takes the key with SET NX PX when it
-	// is missing: redsync's WithSetNXOnExtend.
+	// is missing, in the spirit of redsync's WithSetNXOnExtend. It is not redsync's script
+	// byte for byte: redsync tries the SET NX whenever the value does not match (which can
+	// only succeed when the key is missing, so the keys end the same) and then answers 1,
+	// where this script answers SET's OK; the machine counts both as extended.
 	ScriptExtendOrSet
 )
 

@@ -1,0 +1,257 @@
+// Package lock is the lock-client protocol: the one small interface through which a client
+// process (the simulator's model.Client, or redlock/redisdriver against real Redis) drives any
+// lock algorithm, and the algorithm-neutral events the algorithm reports.
+//
+// An algorithm is a deterministic state machine, the etcd-io/raft way: inputs are method
+// calls carrying the caller's local monotonic reading (start an acquire, extend or release;
+// a reply from server i to request r; a timer that fired), and outputs are read from
+// Outputs: requests to send to server i, timers to set in local time, and Events. Time, the
+// network and randomness beyond the *rand.Rand a Factory is given belong to the caller.
+//
+// The Events are what an observer needs to judge any lock, whatever its algorithm: an
+// attempt started, an attempt ended (with the votes it got and needed, and why it failed),
+// the lock acquired (valid until a deadline on the caller's clock, with a fencing token if
+// any), extended, released, lost. The simulator's oracle reads only these, never an
+// algorithm's own types, so a new algorithm (node-redlock's acquire loop, Redisson's
+// watchdog lock, a ZooKeeper recipe) needs no change to the client process or the oracle.
+package lock
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
+)
+
+// Errors for inputs that make no sense in an algorithm's state. They are the driver's
+// mistakes, not the network's, so the algorithm refuses the input and changes nothing.
+var (
+	// ErrBusy: an operation is already in progress (Acquire while acquiring, Extend while
+	// extending, Release while releasing, ...).
+	ErrBusy = errors.New("lock: operation in progress")
+	// ErrNotHeld: Extend or Release without a lock acquired or being acquired.
+	ErrNotHeld = errors.New("lock: no lock held")
+	// ErrTimeBackward: an input carried a monotonic reading earlier than the previous one.
+	ErrTimeBackward = errors.New("lock: monotonic time went backward")
+)
+
+// Client is the client side of a lock algorithm, for one lock at a time, as a
+// deterministic state machine. Every input carries now, the caller's local monotonic
+// reading, which must never go backward; after each input the caller reads Outputs and
+// carries them out in order. Servers are numbered 0..n-1 in the order the caller was
+// configured with.
+type Client interface {
+	// Acquire starts acquiring resource.
+	Acquire(now time.Duration, resource string) error
+	// Extend starts extending the held lock. ErrBusy while another operation (an earlier
+	// extension) is under way: the caller may simply try again later.
+	Extend(now time.Duration) error
+	// Release starts releasing the lock, aborting an acquire or extension in progress.
+	Release(now time.Duration) error
+	// Reply feeds server's reply r to request req. Drivers report a timeout or a connection
+	// error as resp.NoReply. A reply the algorithm no longer awaits is ignored.
+	Reply(now time.Duration, server int, req Req, r resp.Reply) error
+	// Timer reports that timer id fired. Stale timers are ignored.
+	Timer(now time.Duration, id TimerID) error
+	// Outputs returns what the last input produced, in order. The slice may be reused: it
+	// is valid until the next input.
+	Outputs() []Output
+}
+
+// Factory builds one algorithm instance for a client process. rng is the client's own
+// stream for the algorithm (lock values, retry jitter): the simulator passes a seeded
+// stream so runs replay, a real driver one seeded from crypto/rand.
+type Factory func(rng *rand.Rand) (Client, error)
+
+// Req identifies one request sent to one server. Its reply must come back with the same id;
+// a reply whose id the algorithm no longer waits for (from an earlier attempt, or after a
+// timeout) is ignored. Ids start at 1 and grow; 0 means none.
+type Req uint64
+
+// TimerID identifies one timer the algorithm asked for. A fired timer the algorithm no
+// longer waits for is stale and ignored. Ids start at 1; 0 means none.
+type TimerID uint64
+
+// OutputKind tags an Output.
+type OutputKind uint8
+
+// The output kinds.
+const (
+	// OutSend asks the caller to send Command to server Node, tagged with Req.
+	OutSend OutputKind = iota + 1
+	// OutSetTimer asks the caller to fire Timer after After on its local monotonic clock,
+	// counted from the `now` of the input that produced it.
+	OutSetTimer
+	// OutCancelTimer says Timer will not be needed. It is a hint: firing it anyway is
+	// harmless, because algorithms ignore stale timers.
+	OutCancelTimer
+	// OutEvent reports an Event: the result of an operation, or a step an observer needs.
+	OutEvent
+)
+
+// Output is one thing an algorithm asks of its caller or tells it. It is a tagged struct,
+// not an interface, so that the outbox is a reusable slice and emitting allocates nothing.
+type Output struct {
+	Kind    OutputKind
+	Node    int           // OutSend: the server, 0..n-1
+	Req     Req           // OutSend
+	Command resp.Command  // OutSend
+	Timer   TimerID       // OutSetTimer, OutCancelTimer
+	After   time.Duration // OutSetTimer
+	Event   Event         // OutEvent
+}
+
+// String renders the output for traces and golden files, e.g.
+// `send node=2 req=3: SET lock v NX PX 10000`.
+func (o Output) String() string {
+	switch o.Kind {
+	case OutSend:
+		return "send node=" + strconv.Itoa(o.Node) + " req=" + strconv.FormatUint(uint64(o.Req), 10) +
+			": " + o.Command.String()
+	case OutSetTimer:
+		return "set-timer id=" + strconv.FormatUint(uint64(o.Timer), 10) + " after=" + o.After.String()
+	case OutCancelTimer:
+		return "cancel-timer id=" + strconv.FormatUint(uint64(o.Timer), 10)
+	case OutEvent:
+		return o.Event.String()
+	default:
+		return "output(" + strconv.Itoa(int(o.Kind)) + ")"
+	}
+}
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The event kinds, in the order a lock's life produces them.
+const (
+	// AttemptEnded closes every acquire attempt, won or lost, with its votes and reason.
+	AttemptEnded EventKind = iota + 1
+	// Acquired: the lock is held until Deadline on the caller's local monotonic clock.
+	Acquired
+	// AcquireFailed: every try failed, or the acquire was aborted by Release.
+	AcquireFailed
+	// Extended: the lock is now held until the new Deadline.
+	Extended
+	// ExtendFailed: the lock keeps its previous Deadline, which may already have passed.
+	ExtendFailed
+	// Released: the release round is over; Votes counts the servers that let go.
+	Released
+	// AttemptStarted opens every acquire attempt, so that an observer knows when attempts
+	// overlap without converting clocks. Start is its start.
+	AttemptStarted
+	// Lost: the algorithm learned that it no longer holds the lock before its Deadline (a
+	// watchdog renewal refused, a session expired). The caller should stop relying on it.
+	// Redlock never reports it: it learns nothing between its rounds.
+	Lost
+)
+
+var eventNames = [...]string{AttemptEnded: "attempt-ended", Acquired: "acquired",
+	AcquireFailed: "acquire-failed", Extended: "extended", ExtendFailed: "extend-failed",
+	Released: "released", AttemptStarted: "attempt-started", Lost: "lost"}
+
+func (k EventKind) String() string { return enumName(eventNames[:], int(k), "event") }
+
+// EventKinds returns every event kind, in declaration order.
+func EventKinds() []EventKind {
+	ks := make([]EventKind, 0, len(eventNames)-1)
+	for k := range eventNames[1:] {
+		ks = append(ks, EventKind(k+1))
+	}
+	return ks
+}
+
+// Reason says why an attempt, an acquire or an extension failed.
+type Reason uint8
+
+// The reasons.
+const (
+	ReasonNone Reason = iota
+	// ReasonNoQuorum: fewer servers said yes than the round needed (lost, refused or timed
+	// out).
+	ReasonNoQuorum
+	// ReasonValidityExpired: enough servers said yes, but no validity was left after the
+	// round's elapsed time and the clock-drift allowance.
+	ReasonValidityExpired
+	// ReasonFenceFailed: the votes were won but no fencing token could be taken.
+	ReasonFenceFailed
+	// ReasonExtensionLimit: Extend was called more often than the algorithm allows.
+	ReasonExtensionLimit
+	// ReasonAborted: Release was called while the operation was in progress.
+	ReasonAborted
+)
+
+var reasonNames = [...]string{ReasonNone: "none", ReasonNoQuorum: "no-quorum",
+	ReasonValidityExpired: "validity-expired", ReasonFenceFailed: "fence-failed",
+	ReasonExtensionLimit: "extension-limit", ReasonAborted: "aborted"}
+
+func (r Reason) String() string { return enumName(reasonNames[:], int(r), "reason") }
+
+// Event is what an algorithm tells its caller and, through it, any observer: the result of
+// an operation, or an attempt's start or end. Times are on the caller's local monotonic
+// clock, as it passed them in.
+type Event struct {
+	Kind     EventKind
+	Reason   Reason // ReasonNone on success
+	Resource string
+	Value    string // the lock's owner value for this acquire, if the algorithm has one
+	// Attempt is the attempt number (AttemptStarted, AttemptEnded), the attempts used
+	// (Acquired, AcquireFailed) or the extension number (Extended, ExtendFailed).
+	Attempt int
+	Votes   int // servers that said yes in the deciding round (lock taken, extended, deleted)
+	Needed  int // yes votes the round needed to succeed
+	Replies int // servers that answered at all in that round
+	Servers int // servers the round asked; Servers − Replies were lost, late or down
+	// Start is when the attempt, extension or release began; elapsed time counts from it.
+	Start time.Duration
+	// Deadline is when validity ends (Acquired, Extended).
+	Deadline time.Duration
+	// Validity is Deadline − now at the decision. Positive unless a variant skips the check.
+	Validity time.Duration
+	Token    int64 // fencing token, when Fenced
+	Fenced   bool
+}
+
+// Unanswered reports whether the servers that did not answer could have given the round
+// the votes it lacked: a loss to timeouts rather than to refusals.
+func (e *Event) Unanswered() bool { return e.Votes+(e.Servers-e.Replies) >= e.Needed }
+
+// String renders the event on one line for traces and golden files.
+func (e Event) String() string {
+	var b strings.Builder
+	b.WriteString(e.Kind.String())
+	field := func(k, v string) { b.WriteString(" " + k + "=" + v) }
+	field("resource", e.Resource)
+	if e.Kind == AttemptStarted {
+		field("attempt", strconv.Itoa(e.Attempt))
+		field("start", e.Start.String())
+		return b.String()
+	}
+	if e.Kind != AttemptEnded {
+		field("value", e.Value)
+	}
+	field("attempt", strconv.Itoa(e.Attempt))
+	field("oks", strconv.Itoa(e.Votes))
+	field("replies", strconv.Itoa(e.Replies))
+	if e.Reason != ReasonNone || e.Kind == AttemptEnded {
+		field("reason", e.Reason.String())
+	}
+	field("start", e.Start.String())
+	if e.Kind == Acquired || e.Kind == Extended {
+		field("deadline", e.Deadline.String())
+		field("validity", e.Validity.String())
+	}
+	if e.Fenced {
+		field("token", strconv.FormatInt(e.Token, 10))
+	}
+	return b.String()
+}
+
+func enumName(names []string, i int, what string) string {
+	if i >= 0 && i < len(names) && names[i] != "" {
+		return names[i]
+	}
+	return what + "(" + strconv.Itoa(i) + ")"
+}
