@@ -125,7 +125,7 @@ type oClient struct {
 	waiting    bool
 	waitRes    int32
 	waitFrom   sim.Time
-	attempting bool  // an acquire attempt is in progress, on attemptRes
+	attempting bool // an acquire attempt is in progress, on attemptRes
 	attemptRes int32
 	paused     bool
 	pauseFrom  sim.Time
@@ -153,8 +153,8 @@ type oResource struct {
 	unheld    time.Duration
 
 	clActive bool
-	clOpen   int      // attempts of the cluster still in progress
-	clNeed   int      // the most votes any attempt of the cluster needed
+	clOpen   int // attempts of the cluster still in progress
+	clNeed   int // the most votes any attempt of the cluster needed
 	clEnd    sim.Time
 	clMask   uint64
 	clWon    bool

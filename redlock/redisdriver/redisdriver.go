@@ -243,7 +243,7 @@ type Lease struct {
 	c  *Client
 	mu sync.Mutex
 	m  lock.Client // the algorithm, driven through the lock-client interface
-	o  lock.Event // the last Acquired or Extended
+	o  lock.Event  // the last Acquired or Extended
 }
 
 // Resource returns the locked key.
