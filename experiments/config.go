@@ -36,7 +36,8 @@ const (
 type Config struct {
 	Duration time.Duration // simulated run length
 
-	Lock      redlock.Config // the algorithm's knobs, nodes included
+	Algorithm string         // the lock algorithm the clients run, by its registered name
+	Lock      redlock.Config // Redlock's knobs, nodes included
 	Replicas  int            // replicas behind each Redlock node, asynchronously replicated (see replicas())
 	Clients   int
 	Resources int
@@ -82,6 +83,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Duration:      60 * time.Second,
+		Algorithm:     "redlock",
 		Lock:          redlock.DefaultConfig(),
 		Clients:       3,
 		Resources:     1,
@@ -142,6 +144,20 @@ func registry() []knob {
 		intKnob("resources", "world", "distinct locks (lock, or lock1..lockK); clients take them round-robin", 1, MaxResources, "",
 			func(c *Config) *int { return &c.Resources }),
 	}
+	ks = append(ks, knob{Param: Param{Name: "algorithm", Group: "algorithm", Unit: "enum",
+		Allowed: oneOf(algorithmNames(algorithmTable)),
+		Help:    "the lock algorithm the clients run"},
+		set: func(c *Config, v string) error {
+			names := algorithmNames(algorithmTable)
+			for _, n := range names {
+				if n == v {
+					c.Algorithm = v
+					return nil
+				}
+			}
+			return asValueError("algorithm", v, oneOf(names), unknownChoice(v, names))
+		},
+		get: func(c *Config) string { return c.Algorithm }})
 	ks = append(ks, lockKnobs()...)
 	ks = append(ks,
 		distKnob("hold", "workload", "work per hold, on the client's monotonic clock",

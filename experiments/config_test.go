@@ -215,6 +215,7 @@ func TestDistSyntax(t *testing.T) {
 // mode shows up in `redlock-sim params` and in error messages.
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
+		"algorithm":   {"redlock"},
 		"variant":     enumNames(redlock.Variants()),
 		"mode":        enumNames(redlock.Modes()),
 		"fencing":     enumNames(redlock.Fencings()),

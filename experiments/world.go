@@ -51,7 +51,11 @@ type faultNote struct {
 }
 
 // Plan validates cfg and lays out a world for seed without creating its actors.
-func Plan(cfg Config, seed uint64) (*World, error) {
+func Plan(cfg Config, seed uint64, opts ...PlanOption) (*World, error) {
+	var po planOptions
+	for _, o := range opts {
+		o(&po)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func Plan(cfg Config, seed uint64) (*World, error) {
 	if err := w.planGroups(); err != nil {
 		return nil, err
 	}
-	return w, w.planClients()
+	return w, w.planClients(&po)
 }
 
 func resourceNames(k int) []string {
@@ -157,14 +161,14 @@ func poisson(r *rand.Rand, rate float64, d time.Duration, limit int) []sim.Time 
 	return out
 }
 
-func (w *World) planClients() error {
+func (w *World) planClients(po *planOptions) error {
 	cfg := &w.Config
 	n := w.nodes()
 	nodes := make([]network.Endpoint, n)
 	for i := range nodes {
 		nodes[i] = network.Endpoint(i)
 	}
-	algo, err := redlock.Factory(cfg.Lock)
+	algo, err := po.algorithm(cfg)
 	if err != nil {
 		return err
 	}
