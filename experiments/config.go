@@ -12,6 +12,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // Limits of the world's own knobs (the algorithm's come from package redlock, the network's
@@ -42,7 +43,7 @@ type Config struct {
 	Clients   int
 	Resources int
 
-	Hold, Think    network.Dist
+	Hold, Think    dist.Dist
 	StartSpread    time.Duration // clients start at uniform times in [0, StartSpread]
 	ExtendEvery    time.Duration
 	StopAtDeadline bool
@@ -55,15 +56,15 @@ type Config struct {
 	ClientDriftPPM, NodeDriftPPM float64       // each process draws its drift in [−v, +v]
 	ClientOffset, NodeOffset     time.Duration // and its wall-clock offset in [−v, +v]
 	NodeJumpRate                 float64       // forward wall-clock jumps per node per second
-	NodeJump                     network.Dist  // their sizes
+	NodeJump                     dist.Dist     // their sizes
 
 	Latency        network.Latency
 	Loss, Dup      float64
 	FIFO           bool
 	PartitionRate  float64 // random isolations of one endpoint per second
-	PartitionLen   network.Dist
+	PartitionLen   dist.Dist
 	ClogRate       float64 // random clogs of one link per second
-	ClogLen        network.Dist
+	ClogLen        dist.Dist
 	Persistence    model.Persistence
 	ServiceTime    time.Duration
 	Hz             int
@@ -72,9 +73,9 @@ type Config struct {
 	ReplJitter     time.Duration
 	FailoverAfter  time.Duration
 	NodeCrashRate  float64 // power losses of a node per node per second
-	NodeDown       network.Dist
+	NodeDown       dist.Dist
 	PauseRate      float64 // stop-the-world pauses per client per second
-	PauseLen       network.Dist
+	PauseLen       dist.Dist
 }
 
 // DefaultConfig returns a fault-free world: five ideal Redis nodes, three clients taking
@@ -87,21 +88,21 @@ func DefaultConfig() Config {
 		Lock:          redlock.DefaultConfig(),
 		Clients:       3,
 		Resources:     1,
-		Hold:          network.Uniform(10*time.Millisecond, 100*time.Millisecond),
-		Think:         network.Uniform(0, 100*time.Millisecond),
+		Hold:          dist.Uniform(10*time.Millisecond, 100*time.Millisecond),
+		Think:         dist.Uniform(0, 100*time.Millisecond),
 		StartSpread:   100 * time.Millisecond,
 		MaxCycles:     0,
-		NodeJump:      network.Constant(time.Second),
-		Latency:       network.Latency{Fast: network.Uniform(200*time.Microsecond, 800*time.Microsecond)},
+		NodeJump:      dist.Constant(time.Second),
+		Latency:       network.Latency{Fast: dist.Uniform(200*time.Microsecond, 800*time.Microsecond)},
 		FIFO:          true,
-		PartitionLen:  network.Constant(time.Second),
-		ClogLen:       network.Constant(100 * time.Millisecond),
+		PartitionLen:  dist.Constant(time.Second),
+		ClogLen:       dist.Constant(100 * time.Millisecond),
 		Persistence:   model.PersistNone,
 		Hz:            model.DefaultHz,
 		ReplDelay:     time.Millisecond,
 		FailoverAfter: 5 * time.Second,
-		NodeDown:      network.Constant(time.Second),
-		PauseLen:      network.Exponential(0, 100*time.Millisecond),
+		NodeDown:      dist.Constant(time.Second),
+		PauseLen:      dist.Exponential(0, 100*time.Millisecond),
 	}
 }
 
@@ -161,9 +162,9 @@ func registry() []knob {
 	ks = append(ks, lockKnobs()...)
 	ks = append(ks,
 		distKnob("hold", "workload", "work per hold, on the client's monotonic clock",
-			func(c *Config) *network.Dist { return &c.Hold }),
+			func(c *Config) *dist.Dist { return &c.Hold }),
 		distKnob("think", "workload", "rest between cycles, and after a failed acquire",
-			func(c *Config) *network.Dist { return &c.Think }),
+			func(c *Config) *dist.Dist { return &c.Think }),
 		durKnob("start_spread", "workload", "clients start at uniform true times in [0, start_spread]", 0, MaxSpread, "",
 			func(c *Config) *time.Duration { return &c.StartSpread }),
 		durKnob("extend_every", "workload", "while working, extend the lock this often (local time)", 0, MaxSpread, " (0 = never)",
@@ -185,7 +186,7 @@ func registry() []knob {
 		floatKnob("node_clock_jump_rate", "clocks", "1/s", "forward wall-clock jumps per node per simulated second (Poisson)", 0, MaxFaultRate,
 			func(c *Config) *float64 { return &c.NodeJumpRate }),
 		distKnob("node_clock_jump", "clocks", "size of each wall-clock jump (forward: keys expire early)",
-			func(c *Config) *network.Dist { return &c.NodeJump }),
+			func(c *Config) *dist.Dist { return &c.NodeJump }),
 		knob{Param: Param{Name: "latency", Group: "network", Unit: "dist", Allowed: latencySyntax,
 			Help: "one-way delay of every link"},
 			set: func(c *Config, v string) error {
@@ -206,10 +207,10 @@ func registry() []knob {
 		floatKnob("partition_rate", "network", "1/s", "random isolations of one endpoint per simulated second", 0, network.MaxRate,
 			func(c *Config) *float64 { return &c.PartitionRate }),
 		distKnob("partition_len", "network", "how long each random isolation lasts",
-			func(c *Config) *network.Dist { return &c.PartitionLen }),
+			func(c *Config) *dist.Dist { return &c.PartitionLen }),
 		floatKnob("clog_rate", "network", "1/s", "random clogs of one link per simulated second (held, then delivered in a burst)", 0, network.MaxRate,
 			func(c *Config) *float64 { return &c.ClogRate }),
-		distKnob("clog_len", "network", "how long each random clog lasts", func(c *Config) *network.Dist { return &c.ClogLen }),
+		distKnob("clog_len", "network", "how long each random clog lasts", func(c *Config) *dist.Dist { return &c.ClogLen }),
 		knob{Param: Param{Name: "persistence", Group: "nodes", Unit: "enum", Allowed: oneOf(persistenceNames()),
 			Help: "what a node keeps across a crash: nothing, the AOF fsynced every second, or every write"},
 			set: func(c *Config, v string) error {
@@ -237,10 +238,10 @@ func registry() []knob {
 		floatKnob("node_crash_rate", "faults", "1/s", "power losses of each Redlock node's master per simulated second (Poisson)", 0, MaxFaultRate,
 			func(c *Config) *float64 { return &c.NodeCrashRate }),
 		distKnob("node_down", "faults", "how long a crashed node stays down before it restarts",
-			func(c *Config) *network.Dist { return &c.NodeDown }),
+			func(c *Config) *dist.Dist { return &c.NodeDown }),
 		floatKnob("pause_rate", "faults", "1/s", "stop-the-world pauses per client per simulated second (Poisson)", 0, model.MaxPauseRate,
 			func(c *Config) *float64 { return &c.PauseRate }),
-		distKnob("pause_len", "faults", "length of each random pause", func(c *Config) *network.Dist { return &c.PauseLen }),
+		distKnob("pause_len", "faults", "length of each random pause", func(c *Config) *dist.Dist { return &c.PauseLen }),
 	)
 	def := DefaultConfig()
 	for i := range ks {
@@ -437,7 +438,7 @@ func boolKnob(name, group, help string, field func(*Config) *bool) knob {
 		get: func(c *Config) string { return strconv.FormatBool(*field(c)) }}
 }
 
-func distKnob(name, group, help string, field func(*Config) *network.Dist) knob {
+func distKnob(name, group, help string, field func(*Config) *dist.Dist) knob {
 	return knob{Param: Param{Name: name, Group: group, Unit: "dist", Allowed: DistSyntax, Help: help},
 		set: func(c *Config, v string) error {
 			d, err := ParseDist(v)

@@ -14,6 +14,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 func TestEveryKnobRoundTripsItsDefault(t *testing.T) {
@@ -200,14 +201,14 @@ func TestWorldDrawsClocksPerProcess(t *testing.T) {
 func TestDistSyntax(t *testing.T) {
 	d, err := ParseDist("uniform(1ms,2ms)")
 	require.NoError(t, err)
-	assert.Equal(t, network.Uniform(time.Millisecond, 2*time.Millisecond), d)
+	assert.Equal(t, dist.Uniform(time.Millisecond, 2*time.Millisecond), d)
 	for _, bad := range []string{"", "uniform(1ms", "uniform(1ms,)", "uniform(a,b)", "nope(1ms)", "const(1ms,2ms)", "lognormal(1ms,x)", "1ms)"} {
 		_, err := ParseDist(bad)
 		assert.Error(t, err, bad)
 	}
 	l, err := ParseLatency("tail(1ms, 0.5, exp(0s,10ms))")
 	require.NoError(t, err)
-	assert.Equal(t, network.Tail(network.Constant(time.Millisecond), 0.5, network.Exponential(0, 10*time.Millisecond)), l)
+	assert.Equal(t, network.Tail(dist.Constant(time.Millisecond), 0.5, dist.Exponential(0, 10*time.Millisecond)), l)
 }
 
 // TestEnumKnobsAllowedListsTable checks that every enum knob's allowed text lists exactly

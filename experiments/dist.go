@@ -8,6 +8,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/internal/suggest"
 	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // DistSyntax is what a distribution knob accepts, for error messages and `params`.
@@ -22,27 +23,27 @@ const latencySyntax = DistSyntax + ", or tail(FAST,p,SLOW)"
 // or lognormal(median,sigma[,base]). Durations are Go durations. Spaces are ignored. It
 // checks ranges too, so that every complaint is in the words the user wrote ("lo 5ms > hi
 // 1ms"), never in the network's field names.
-func ParseDist(s string) (network.Dist, error) {
+func ParseDist(s string) (dist.Dist, error) {
 	name, args, err := splitCall(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
 	if err != nil {
-		return network.Dist{}, err
+		return dist.Dist{}, err
 	}
 	if args == nil { // a bare duration
 		d, err := parseDur(name)
 		if err != nil {
-			return network.Dist{}, err
+			return dist.Dist{}, err
 		}
 		if err := distRange("the duration", d); err != nil {
-			return network.Dist{}, err
+			return dist.Dist{}, err
 		}
-		return network.Constant(d), nil
+		return dist.Constant(d), nil
 	}
 	kind, ok := distForms[strings.ToLower(name)]
 	if !ok {
-		return network.Dist{}, unknownDist(name, false)
+		return dist.Dist{}, unknownDist(name, false)
 	}
 	if len(args) < len(kind.args)-kind.optional || len(args) > len(kind.args) {
-		return network.Dist{}, &problem{what: fmt.Sprintf("%s takes %s, got %d argument%s",
+		return dist.Dist{}, &problem{what: fmt.Sprintf("%s takes %s, got %d argument%s",
 			kind.name, kind.form(), len(args), pluralS(len(args)))}
 	}
 	durs := make([]time.Duration, len(args))
@@ -51,33 +52,33 @@ func ParseDist(s string) (network.Dist, error) {
 		what := kind.name + "'s " + kind.args[i]
 		if kind.args[i] == "sigma" {
 			if sigma, err = parseNumber(a); err != nil {
-				return network.Dist{}, &problem{what: fmt.Sprintf("%s %s: %v", what, quoteValue(a), err)}
+				return dist.Dist{}, &problem{what: fmt.Sprintf("%s %s: %v", what, quoteValue(a), err)}
 			}
-			if !(sigma >= 0 && sigma <= network.MaxSigma) {
-				return network.Dist{}, &problem{what: fmt.Sprintf("out of range: %s %s, allowed [0, %g]", what, a, network.MaxSigma)}
+			if !(sigma >= 0 && sigma <= dist.MaxSigma) {
+				return dist.Dist{}, &problem{what: fmt.Sprintf("out of range: %s %s, allowed [0, %g]", what, a, dist.MaxSigma)}
 			}
 			continue
 		}
 		if durs[i], err = parseDur(a); err != nil {
-			return network.Dist{}, &problem{what: fmt.Sprintf("%s %s: %v", what, quoteValue(a), err)}
+			return dist.Dist{}, &problem{what: fmt.Sprintf("%s %s: %v", what, quoteValue(a), err)}
 		}
 		if err := distRange(what, durs[i]); err != nil {
-			return network.Dist{}, err
+			return dist.Dist{}, err
 		}
 	}
 	switch kind.name {
 	case "const":
-		return network.Constant(durs[0]), nil
+		return dist.Constant(durs[0]), nil
 	case "uniform":
 		if durs[0] > durs[1] {
-			return network.Dist{}, &problem{what: fmt.Sprintf("uniform's lo %v > hi %v", durs[0], durs[1]),
+			return dist.Dist{}, &problem{what: fmt.Sprintf("uniform's lo %v > hi %v", durs[0], durs[1]),
 				hint: "uniform(" + args[1] + "," + args[0] + ")"}
 		}
-		return network.Uniform(durs[0], durs[1]), nil
+		return dist.Uniform(durs[0], durs[1]), nil
 	case "exp":
-		return network.Exponential(durs[0], durs[1]), nil
+		return dist.Exponential(durs[0], durs[1]), nil
 	}
-	out := network.Lognormal(durs[0], sigma)
+	out := dist.Lognormal(durs[0], sigma)
 	if len(args) == 3 {
 		out.Base = durs[2]
 	}
@@ -148,15 +149,15 @@ func pluralS(n int) string {
 
 // FormatDist writes d in the syntax ParseDist reads, canonically: the text of a knob value
 // in records and CSV files, so two spellings of one distribution compare equal.
-func FormatDist(d network.Dist) string {
+func FormatDist(d dist.Dist) string {
 	switch d.Kind {
-	case network.DistConstant:
+	case dist.KindConstant:
 		return "const(" + d.Base.String() + ")"
-	case network.DistUniform:
+	case dist.KindUniform:
 		return "uniform(" + d.Base.String() + "," + d.Max.String() + ")"
-	case network.DistExponential:
+	case dist.KindExponential:
 		return "exp(" + d.Base.String() + "," + d.Mean.String() + ")"
-	case network.DistLognormal:
+	case dist.KindLognormal:
 		s := "lognormal(" + d.Median.String() + "," + strconv.FormatFloat(d.Sigma, 'g', -1, 64)
 		if d.Base != 0 {
 			s += "," + d.Base.String()

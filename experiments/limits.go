@@ -9,6 +9,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // LimitError reports knob values that are each in range but together would drive a run
@@ -158,13 +159,13 @@ func retryPauseMean(delay, jitter time.Duration) time.Duration {
 }
 
 // distMean is the mean of a distribution.
-func distMean(d network.Dist) time.Duration {
+func distMean(d dist.Dist) time.Duration {
 	switch d.Kind {
-	case network.DistUniform:
+	case dist.KindUniform:
 		return d.Base + (d.Max-d.Base)/2
-	case network.DistExponential:
+	case dist.KindExponential:
 		return d.Base + d.Mean
-	case network.DistLognormal:
+	case dist.KindLognormal:
 		return d.Base + time.Duration(float64(d.Median)*math.Exp(d.Sigma*d.Sigma/2))
 	}
 	return d.Base

@@ -11,6 +11,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // World is one assembled simulated world: the kernel, the network, the Redlock nodes (each
@@ -135,7 +136,7 @@ func (w *World) processClock(name string, driftPPM float64, offset time.Duration
 	if !node || w.Config.NodeJumpRate == 0 {
 		return ck, nil
 	}
-	sizes, err := network.NewSampler(w.Config.NodeJump, "node_clock_jump")
+	sizes, err := dist.NewSampler(w.Config.NodeJump, "node_clock_jump")
 	if err != nil {
 		return ck, err
 	}
@@ -251,7 +252,7 @@ func (w *World) scheduleCrashes() error {
 	if w.Config.NodeCrashRate == 0 {
 		return nil
 	}
-	down, err := network.NewSampler(w.Config.NodeDown, "node_down")
+	down, err := dist.NewSampler(w.Config.NodeDown, "node_down")
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // benchClient runs a closed loop against one group: SET lock v NX PX 10000, then
@@ -113,7 +114,7 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 		b.Fatal(err)
 	}
 	net, err := network.New[Message](s, network.Config{Default: network.Link{
-		Latency: network.Latency{Fast: network.Constant(100 * time.Microsecond)}}}, s.Source("net"))
+		Latency: network.Latency{Fast: dist.Constant(100 * time.Microsecond)}}}, s.Source("net"))
 	if err != nil {
 		b.Fatal(err)
 	}

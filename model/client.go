@@ -12,6 +12,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // NoEndpoint marks an absent endpoint, such as the storage of a client that writes nowhere.
@@ -47,8 +48,8 @@ type ClientConfig struct {
 	Storage   network.Endpoint   // the fenced storage, or NoEndpoint
 	Resources []string           // the resources it locks, taken round-robin
 
-	Hold           network.Dist  // work per hold, measured on the client's monotonic clock
-	Think          network.Dist  // rest between one cycle and the next acquire
+	Hold           dist.Dist     // work per hold, measured on the client's monotonic clock
+	Think          dist.Dist     // rest between one cycle and the next acquire
 	StartAt        sim.Time      // true time of the first acquire
 	Fenced         bool          // send the fencing token with storage writes
 	StopAtDeadline bool          // a careful client stops working when validity runs out
@@ -62,11 +63,11 @@ type ClientConfig struct {
 	ReleaseAfterAck bool
 	AckTimeout      time.Duration
 
-	Pauses    []Pause      // stop-the-world pauses at given true times
-	PauseRate float64      // random pauses per simulated second; 0: none
-	PauseLen  network.Dist // lengths of the random pauses
-	CrashAt   sim.Time     // the process dies for good at this true time; 0 or sim.Never: never
-	MaxCycles int          // start no more than this many acquires; 0: unlimited
+	Pauses    []Pause   // stop-the-world pauses at given true times
+	PauseRate float64   // random pauses per simulated second; 0: none
+	PauseLen  dist.Dist // lengths of the random pauses
+	CrashAt   sim.Time  // the process dies for good at this true time; 0 or sim.Never: never
+	MaxCycles int       // start no more than this many acquires; 0: unlimited
 }
 
 // ClientEventKind says what a client did.
@@ -199,7 +200,7 @@ type Client struct {
 	work *rand.Rand // hold and think draws
 	gc   *rand.Rand // random pauses, so turning them on leaves the workload's draws alone
 
-	hold, think, pauseLen network.Sampler
+	hold, think, pauseLen dist.Sampler
 	nodeOf                []int32 // endpoint → node index, -1 for other endpoints
 	lastReq               []lock.Req
 	lastCmd               []resp.Command
@@ -242,9 +243,9 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 	if c.m, err = cfg.Lock(s.Rand(cfg.Name + "/redlock")); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
-	c.hold, _ = network.NewSampler(cfg.Hold, "hold")
-	c.think, _ = network.NewSampler(cfg.Think, "think")
-	c.pauseLen, _ = network.NewSampler(cfg.PauseLen, "pause_len")
+	c.hold, _ = dist.NewSampler(cfg.Hold, "hold")
+	c.think, _ = dist.NewSampler(cfg.Think, "think")
+	c.pauseLen, _ = dist.NewSampler(cfg.PauseLen, "pause_len")
 	if c.ep, err = net.AddEndpoint(cfg.Name, c); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
@@ -295,7 +296,7 @@ func (cfg *ClientConfig) validate(net *network.Net[Message]) error {
 	}
 	for _, d := range []struct {
 		name string
-		d    network.Dist
+		d    dist.Dist
 	}{{"hold", cfg.Hold}, {"think", cfg.Think}, {"pause_len", cfg.PauseLen}} {
 		if err := d.d.Validate(d.name); err != nil {
 			return err

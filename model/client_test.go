@@ -13,6 +13,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // logged is a copy of one ClientEvent.
@@ -80,7 +81,7 @@ func newLockWorld(t testing.TB, seed uint64, n int, link network.Link, preload b
 }
 
 func constLink(d time.Duration) network.Link {
-	return network.Link{Latency: network.Latency{Fast: network.Constant(d)}}
+	return network.Link{Latency: network.Latency{Fast: dist.Constant(d)}}
 }
 
 // clientCfg is a client of w's nodes with a short TTL and constant timings.
@@ -90,7 +91,7 @@ func (w *lockWorld) clientCfg(name string, ttl, hold time.Duration) ClientConfig
 	algo, err := redlock.Factory(lc)
 	require.NoError(w.t, err)
 	return ClientConfig{Name: name, Lock: algo, AckTimeout: lc.Effective().NodeTimeout(), Nodes: w.nodes, Storage: w.storage.Endpoint(),
-		Resources: []string{"lock"}, Hold: network.Constant(hold), Think: network.Constant(ms)}
+		Resources: []string{"lock"}, Hold: dist.Constant(hold), Think: dist.Constant(ms)}
 }
 
 func (w *lockWorld) client(cfg ClientConfig) *Client {
@@ -277,13 +278,13 @@ func TestHookMayPauseTheClientWhileItDrainsHeldItems(t *testing.T) {
 
 func TestClientRunsAreDeterministic(t *testing.T) {
 	run := func(seed uint64) uint64 {
-		link := network.Link{Latency: network.Latency{Fast: network.Uniform(200*time.Microsecond, 2*ms)}, Loss: 0.01}
+		link := network.Link{Latency: network.Latency{Fast: dist.Uniform(200*time.Microsecond, 2*ms)}, Loss: 0.01}
 		w := newLockWorld(t, seed, 5, link, false)
 		w.s.SetSink(nil)
 		for i := 0; i < 3; i++ {
 			cfg := w.clientCfg(fmt.Sprintf("c%d", i), 100*ms, 5*ms)
-			cfg.Index, cfg.PauseRate, cfg.PauseLen = i, 2, network.Exponential(0, 20*ms)
-			cfg.Hold, cfg.Think = network.Uniform(ms, 10*ms), network.Uniform(0, 5*ms)
+			cfg.Index, cfg.PauseRate, cfg.PauseLen = i, 2, dist.Exponential(0, 20*ms)
+			cfg.Hold, cfg.Think = dist.Uniform(ms, 10*ms), dist.Uniform(0, 5*ms)
 			w.client(cfg)
 		}
 		w.run(3 * time.Second)
@@ -307,7 +308,7 @@ func TestClientBadConfig(t *testing.T) {
 		"extend_every": func(c *ClientConfig) { c.ExtendEvery = -ms },
 		"pause_rate":   func(c *ClientConfig) { c.PauseRate = -1 },
 		"pauses[0]":    func(c *ClientConfig) { c.Pauses = []Pause{{At: 0, For: -ms}} },
-		"hold.max":     func(c *ClientConfig) { c.Hold = network.Uniform(2*ms, ms) },
+		"hold.max":     func(c *ClientConfig) { c.Hold = dist.Uniform(2*ms, ms) },
 		"storage":      func(c *ClientConfig) { c.Storage = 99 },
 	}
 	for param, breakIt := range cases {
@@ -336,7 +337,7 @@ func BenchmarkRedlockCycle(b *testing.B) {
 	w := newLockWorld(b, 1, 5, constLink(100*time.Microsecond), true)
 	w.s.SetSink(nil)
 	cfg := w.clientCfg("alice", 10*time.Second, 0)
-	cfg.Think = network.Constant(0)
+	cfg.Think = dist.Constant(0)
 	c, err := NewClient(w.s, w.net, cfg, nil) // no test observer: it would log every event
 	require.NoError(b, err)
 	for c.Stats().Cycles < 100 { // warm up: slabs, queues and maps at their working size

@@ -9,6 +9,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // client sends its commands at given times and prints the replies.
@@ -32,7 +33,7 @@ func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *model.Message) 
 func ExampleGroup() {
 	s, _ := sim.New(sim.Config{Seed: 1})
 	net, _ := network.New[model.Message](s, network.Config{
-		Default: network.Link{Latency: network.Latency{Fast: network.Constant(time.Millisecond)}}}, s.Source("net"))
+		Default: network.Link{Latency: network.Latency{Fast: dist.Constant(time.Millisecond)}}}, s.Source("net"))
 	net.SetDescribe(model.Describe)
 	g, _ := model.NewGroup(s, net, model.GroupConfig{
 		Name:             "redis1",

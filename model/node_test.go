@@ -13,12 +13,13 @@ import (
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 var fast = network.Link{} // zero latency: replies at the instant of execution
 
 func TestNodeAnswersThroughTheNetwork(t *testing.T) {
-	w := newWorld(t, 1, network.Link{Latency: network.Latency{Fast: network.Constant(ms)}})
+	w := newWorld(t, 1, network.Link{Latency: network.Latency{Fast: dist.Constant(ms)}})
 	g := w.group(GroupConfig{Name: "redis1", Nodes: []NodeConfig{{PreloadScripts: true}}})
 	c := w.client("client1")
 	acq := c.at(0, g.Endpoint(), set("lock", "v1", resp.CondNX, 10*time.Second))
@@ -455,7 +456,7 @@ func TestKeyLimitAnswersOOM(t *testing.T) {
 // random latency and loss, clients with random commands, crashes and pauses.
 func TestDeterminism(t *testing.T) {
 	hash := func(seed uint64) uint64 {
-		w := newWorld(t, seed, network.Link{Latency: network.Latency{Fast: network.Uniform(100*time.Microsecond, 3*ms)}, Loss: 0.01})
+		w := newWorld(t, seed, network.Link{Latency: network.Latency{Fast: dist.Uniform(100*time.Microsecond, 3*ms)}, Loss: 0.01})
 		w.s.SetSink(nil)
 		g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{Persistence: PersistAOFEverySec, ServiceTime: 50 * time.Microsecond}, {}},
 			ReplicationDelay: ms, ReplicationJitter: 2 * ms, FailoverAfter: 300 * ms})

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // relay forwards every message it receives to another endpoint, so each delivery
@@ -29,7 +30,7 @@ func BenchmarkNetwork(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := Config{Default: Link{Latency: Latency{Fast: Uniform(100_000, 2_000_000)}, Loss: 0.01}}
+	cfg := Config{Default: Link{Latency: Latency{Fast: dist.Uniform(100_000, 2_000_000)}, Loss: 0.01}}
 	n, err := New[int](s, cfg, s.Source("net"))
 	if err != nil {
 		b.Fatal(err)

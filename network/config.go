@@ -3,8 +3,10 @@ package network
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // Limits. Everything the network holds is bounded, so that a runaway world (a retry
@@ -60,10 +62,10 @@ func (l Link) validate(prefix string) error {
 // traffic: two runs of a sweep that differ only in, say, the lock TTL see the same
 // partitions at the same times. Arrivals are Poisson. A zero rate disables that kind.
 type RandomFaults struct {
-	IsolateRate float64 // isolations of a uniformly chosen endpoint per simulated second
-	IsolateFor  Dist    // how long each isolation lasts (at least 1ns)
-	ClogRate    float64 // clogs of a uniformly chosen link per simulated second
-	ClogFor     Dist    // how long each clog lasts (at least 1ns)
+	IsolateRate float64   // isolations of a uniformly chosen endpoint per simulated second
+	IsolateFor  dist.Dist // how long each isolation lasts (at least 1ns)
+	ClogRate    float64   // clogs of a uniformly chosen link per simulated second
+	ClogFor     dist.Dist // how long each clog lasts (at least 1ns)
 	// Until is the true time after which no random fault starts; zero means never, and
 	// then the kernel always has an event pending, so end the run with RunUntil.
 	Until sim.Time
@@ -76,10 +78,10 @@ func (r RandomFaults) validate() error {
 	if err := checkRate("random.clog_rate", r.ClogRate); err != nil {
 		return err
 	}
-	if err := r.IsolateFor.validate("random.isolate_for"); err != nil {
+	if err := r.IsolateFor.Validate("random.isolate_for"); err != nil {
 		return err
 	}
-	if err := r.ClogFor.validate("random.clog_for"); err != nil {
+	if err := r.ClogFor.Validate("random.clog_for"); err != nil {
 		return err
 	}
 	if r.Until < 0 {
@@ -141,10 +143,15 @@ type profile struct {
 	// uniform says the link neither loses nor duplicates and its latency is one uniform
 	// distribution, the links of most worlds: Send then draws the latency in line.
 	uniform bool
+	// ubase and uspan are the uniform latency's base and number of values, when uniform.
+	ubase time.Duration
+	uspan uint64
 }
 
 func newProfile(l Link) profile {
 	p := profile{lat: newLatency(l.Latency), loss: l.Loss, dup: l.Dup, fifo: l.FIFO}
-	p.uniform = p.loss == 0 && p.dup == 0 && p.lat.slowP == 0 && p.lat.fast.kind == DistUniform
+	base, span, ok := p.lat.fast.UniformSpan()
+	p.uniform = p.loss == 0 && p.dup == 0 && p.lat.slowP == 0 && ok
+	p.ubase, p.uspan = base, uint64(span)
 	return p
 }

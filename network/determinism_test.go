@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // chatter is a process that answers every message by sending one to a random peer, and
@@ -45,10 +46,10 @@ func trafficHashWith(t *testing.T, seed uint64, setup func(s *sim.Sim, n *Net[in
 	s, err := sim.New(sim.Config{Seed: seed})
 	require.NoError(t, err)
 	cfg := Config{
-		Default: Link{Latency: Tail(Uniform(ms, 5*ms), 0.02, Lognormal(50*ms, 1)), Loss: 0.05, Dup: 0.02},
+		Default: Link{Latency: Tail(dist.Uniform(ms, 5*ms), 0.02, dist.Lognormal(50*ms, 1)), Loss: 0.05, Dup: 0.02},
 		Random: RandomFaults{
-			IsolateRate: 2, IsolateFor: Exponential(10*ms, 100*ms),
-			ClogRate: 2, ClogFor: Uniform(ms, 50*ms),
+			IsolateRate: 2, IsolateFor: dist.Exponential(10*ms, 100*ms),
+			ClogRate: 2, ClogFor: dist.Uniform(ms, 50*ms),
 		},
 	}
 	n, err := New[int](s, cfg, s.Source("net"))
@@ -62,7 +63,7 @@ func trafficHashWith(t *testing.T, seed uint64, setup func(s *sim.Sim, n *Net[in
 		_, err := n.AddEndpoint("p"+string(rune('0'+i)), c)
 		require.NoError(t, err)
 	}
-	require.NoError(t, n.SetLink(0, 1, Link{Latency: Latency{Fast: Exponential(ms, 2*ms)}, FIFO: true}))
+	require.NoError(t, n.SetLink(0, 1, Link{Latency: Latency{Fast: dist.Exponential(ms, 2*ms)}, FIFO: true}))
 	require.NoError(t, n.At(sim.Time(300*ms), SplitFault(200*ms, []Endpoint{0, 1, 2})))
 	// Partitions can starve the chatter, so every 10ms the test tops the traffic up.
 	for at := time.Duration(0); at < 2*time.Second; at += 10 * ms {
@@ -135,7 +136,7 @@ func TestDeliveryNotesFoldEverythingButTheMessage(t *testing.T) {
 	quiet := func(add int) uint64 {
 		s, err := sim.New(sim.Config{Seed: 1})
 		require.NoError(t, err)
-		n, err := New[int](s, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 5*ms)}}}, s.Source("net"))
+		n, err := New[int](s, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 5*ms)}}}, s.Source("net"))
 		require.NoError(t, err)
 		n.SetDescribe(describeInt)
 		n.SetDeliveryNotes(true)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // assertParam checks that err is a *sim.ParamError naming param, and that its message
@@ -23,7 +24,7 @@ func assertParam(t *testing.T, err error, param string) {
 	assert.Contains(t, err.Error(), "allowed")
 }
 
-func withLatency(d Dist) Config { return Config{Default: linkOf(d)} }
+func withLatency(d dist.Dist) Config { return Config{Default: linkOf(d)} }
 
 func TestBadConfigIsAParamError(t *testing.T) {
 	neg := -time.Nanosecond
@@ -31,20 +32,20 @@ func TestBadConfigIsAParamError(t *testing.T) {
 		param string
 		cfg   Config
 	}{
-		{"latency.fast.base", withLatency(Constant(neg))},
-		{"latency.fast.base", withLatency(Uniform(neg, ms))},
-		{"latency.fast.max", withLatency(Uniform(2*ms, ms))},
-		{"latency.fast.max", withLatency(Uniform(0, MaxDuration+1))},
-		{"latency.fast.base", withLatency(Exponential(neg, ms))},
-		{"latency.fast.mean", withLatency(Exponential(ms, neg))},
-		{"latency.fast.median", withLatency(Lognormal(neg, 0.5))},
-		{"latency.fast.sigma", withLatency(Lognormal(ms, -0.1))},
-		{"latency.fast.sigma", withLatency(Lognormal(ms, math.NaN()))},
-		{"latency.fast.sigma", withLatency(LognormalP99(10*ms, ms))},
-		{"latency.fast.kind", withLatency(Dist{Kind: 9})},
-		{"latency.slow_p", Config{Default: Link{Latency: Tail(Constant(ms), 1.5, Constant(ms))}}},
-		{"latency.slow_p", Config{Default: Link{Latency: Tail(Constant(ms), -0.1, Constant(ms))}}},
-		{"latency.slow.base", Config{Default: Link{Latency: Tail(Constant(ms), 0.1, Constant(neg))}}},
+		{"latency.fast.base", withLatency(dist.Constant(neg))},
+		{"latency.fast.base", withLatency(dist.Uniform(neg, ms))},
+		{"latency.fast.max", withLatency(dist.Uniform(2*ms, ms))},
+		{"latency.fast.max", withLatency(dist.Uniform(0, MaxDuration+1))},
+		{"latency.fast.base", withLatency(dist.Exponential(neg, ms))},
+		{"latency.fast.mean", withLatency(dist.Exponential(ms, neg))},
+		{"latency.fast.median", withLatency(dist.Lognormal(neg, 0.5))},
+		{"latency.fast.sigma", withLatency(dist.Lognormal(ms, -0.1))},
+		{"latency.fast.sigma", withLatency(dist.Lognormal(ms, math.NaN()))},
+		{"latency.fast.sigma", withLatency(dist.LognormalP99(10*ms, ms))},
+		{"latency.fast.kind", withLatency(dist.Dist{Kind: 9})},
+		{"latency.slow_p", Config{Default: Link{Latency: Tail(dist.Constant(ms), 1.5, dist.Constant(ms))}}},
+		{"latency.slow_p", Config{Default: Link{Latency: Tail(dist.Constant(ms), -0.1, dist.Constant(ms))}}},
+		{"latency.slow.base", Config{Default: Link{Latency: Tail(dist.Constant(ms), 0.1, dist.Constant(neg))}}},
 		{"loss", Config{Default: Link{Loss: -0.1}}},
 		{"loss", Config{Default: Link{Loss: 1.1}}},
 		{"loss", Config{Default: Link{Loss: math.NaN()}}},
@@ -53,8 +54,8 @@ func TestBadConfigIsAParamError(t *testing.T) {
 		{"max_faults", Config{MaxFaults: MaxLimit + 1}},
 		{"random.isolate_rate", Config{Random: RandomFaults{IsolateRate: -1}}},
 		{"random.clog_rate", Config{Random: RandomFaults{ClogRate: MaxRate * 2}}},
-		{"random.isolate_for.mean", Config{Random: RandomFaults{IsolateFor: Exponential(0, neg)}}},
-		{"random.clog_for.base", Config{Random: RandomFaults{ClogFor: Constant(neg)}}},
+		{"random.isolate_for.mean", Config{Random: RandomFaults{IsolateFor: dist.Exponential(0, neg)}}},
+		{"random.clog_for.base", Config{Random: RandomFaults{ClogFor: dist.Constant(neg)}}},
 		{"random.until", Config{Random: RandomFaults{Until: -1}}},
 	} {
 		s, err := sim.New(sim.Config{})
@@ -70,7 +71,7 @@ func TestBadValueAndRangeAreInTheMessage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = New[int](s, Config{Default: Link{Loss: 1.5}}, s.Source("net"))
 	assert.EqualError(t, err, "loss = 1.5: out of range, allowed [0, 1]")
-	_, err = New[int](s, withLatency(Uniform(2*ms, ms)), s.Source("net"))
+	_, err = New[int](s, withLatency(dist.Uniform(2*ms, ms)), s.Source("net"))
 	assert.EqualError(t, err, "latency.fast.max = 1ms: out of range, allowed [2ms, 24h0m0s] (at least base)")
 	_, err = New[int](s, Config{}, nil)
 	var pe *sim.ParamError
@@ -91,7 +92,7 @@ func TestBadLinksAndFaultsAreParamErrors(t *testing.T) {
 		{"from", w.n.SetLink(-1, 0, Link{})},
 		{"to", w.n.SetLink(0, 3, Link{})},
 		{"link.loss", w.n.SetLink(0, 1, Link{Loss: 2})},
-		{"link.latency.fast.base", w.n.SetLink(0, 1, linkOf(Constant(-ms)))},
+		{"link.latency.fast.base", w.n.SetLink(0, 1, linkOf(dist.Constant(-ms)))},
 		{"node", second(w.n.Isolate(3))},
 		{"groups[1][0]", second(w.n.Split([]Endpoint{0}, []Endpoint{5}))},
 		{"groups[1][1]", second(w.n.Split([]Endpoint{0}, []Endpoint{1, 0}))},

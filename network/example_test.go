@@ -6,6 +6,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // printer prints what it receives.
@@ -17,7 +18,7 @@ func (p printer) Receive(now sim.Time, from, to network.Endpoint, msg *string) {
 
 func Example() {
 	s, _ := sim.New(sim.Config{Seed: 1})
-	cfg := network.Config{Default: network.Link{Latency: network.Latency{Fast: network.Constant(3 * time.Millisecond)}}}
+	cfg := network.Config{Default: network.Link{Latency: network.Latency{Fast: dist.Constant(3 * time.Millisecond)}}}
 	n, _ := network.New[string](s, cfg, s.Source("net"))
 	client, _ := n.AddEndpoint("client1", printer{n})
 	node, _ := n.AddEndpoint("node1", printer{n})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // FaultKind names a kind of network fault.
@@ -399,9 +400,9 @@ func cloneGroups(groups [][]Endpoint) [][]Endpoint {
 // randomFaults is a validated RandomFaults.
 type randomFaults struct {
 	isolateRate float64
-	isolateFor  sampler
+	isolateFor  dist.Sampler
 	clogRate    float64
-	clogFor     sampler
+	clogFor     dist.Sampler
 	until       sim.Time
 }
 
@@ -411,8 +412,8 @@ func newRandomFaults(r RandomFaults) randomFaults {
 		until = sim.Never
 	}
 	return randomFaults{
-		isolateRate: r.IsolateRate, isolateFor: newSampler(r.IsolateFor),
-		clogRate: r.ClogRate, clogFor: newSampler(r.ClogFor), until: until,
+		isolateRate: r.IsolateRate, isolateFor: r.IsolateFor.Sampler(),
+		clogRate: r.ClogRate, clogFor: r.ClogFor.Sampler(), until: until,
 	}
 }
 
@@ -472,4 +473,4 @@ func (n *Net[M]) applyRandom(f Fault) {
 
 // drawFor draws a random fault's duration; at least 1ns, since a zero-length partition
 // would mean "until healed".
-func drawFor(s *sampler, r *rand.Rand) time.Duration { return max(s.draw(r), 1) }
+func drawFor(s *dist.Sampler, r *rand.Rand) time.Duration { return max(s.Draw(r), 1) }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // reach sends one message on every ordered pair and returns which arrived, as
@@ -40,7 +41,7 @@ func (w *world) reach(t *testing.T) []string {
 }
 
 func TestIsolateAndHeal(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 3)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 3)
 	id, err := w.n.Isolate(1)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a>c", "c>a"}, w.reach(t))
@@ -56,7 +57,7 @@ func TestIsolateAndHeal(t *testing.T) {
 }
 
 func TestSplitCutsBetweenGroupsAndUnlistedEndpointsFormOneMore(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 5)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 5)
 	c := &collect{}
 	w.s.SetSink(c)
 	_, err := w.n.Split([]Endpoint{0, 1}, []Endpoint{2})
@@ -69,7 +70,7 @@ func TestSplitCutsBetweenGroupsAndUnlistedEndpointsFormOneMore(t *testing.T) {
 }
 
 func TestBlockIsOneWay(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 2)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 2)
 	_, err := w.n.Block(0, 1)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"b>a"}, w.reach(t))
@@ -78,7 +79,7 @@ func TestBlockIsOneWay(t *testing.T) {
 }
 
 func TestHealOneOfSeveralPartitions(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 3)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 3)
 	ab, err := w.n.Block(0, 1)
 	require.NoError(t, err)
 	_, err = w.n.Block(0, 2)
@@ -95,7 +96,7 @@ func TestHealOneOfSeveralPartitions(t *testing.T) {
 }
 
 func TestAMessageInFlightIsLostIfItsLinkIsCutWhenItArrives(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(10 * ms))}, 3)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(10 * ms))}, 3)
 	c := &collect{}
 	w.s.SetSink(c)
 	w.n.Send(0, 1, 1) // cut while in flight, still cut at arrival: lost
@@ -116,7 +117,7 @@ func TestAMessageInFlightIsLostIfItsLinkIsCutWhenItArrives(t *testing.T) {
 }
 
 func TestClogHoldsThenDeliversInABurstInSendOrder(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Uniform(ms, 5*ms))}, 2)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Uniform(ms, 5*ms))}, 2)
 	c := &collect{}
 	w.s.SetSink(c)
 	_, err := w.n.Clog(0, 1, 30*ms)
@@ -153,7 +154,7 @@ func TestClogHoldsThenDeliversInABurstInSendOrder(t *testing.T) {
 }
 
 func TestOverlappingClogsExtendAndAPartitionDropsTheBurst(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 2)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 2)
 	_, err := w.n.Clog(0, 1, 10*ms)
 	require.NoError(t, err)
 	w.until(t, 5*ms)
@@ -176,7 +177,7 @@ func TestOverlappingClogsExtendAndAPartitionDropsTheBurst(t *testing.T) {
 }
 
 func TestScheduledFaultsTakeEffectAtTheirTime(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 3)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 3)
 	require.NoError(t, w.n.At(sim.Time(5*ms), IsolateFault(1, 10*ms)))
 	require.NoError(t, w.n.At(sim.Time(20*ms), BlockFault(0, 2, 0)))
 	require.NoError(t, w.n.At(sim.Time(30*ms), HealAllFault()))
@@ -232,10 +233,10 @@ func TestFaultLimit(t *testing.T) {
 // randomWorld runs a world with random faults and some traffic to 2s.
 func randomWorld(t *testing.T, seed uint64, traffic int) ([]FaultSpan, uint64) {
 	cfg := Config{
-		Default: Link{Latency: Latency{Fast: Uniform(ms, 5*ms)}, Loss: 0.1},
+		Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 5*ms)}, Loss: 0.1},
 		Random: RandomFaults{
-			IsolateRate: 5, IsolateFor: Exponential(10*ms, 50*ms),
-			ClogRate: 5, ClogFor: Uniform(ms, 100*ms),
+			IsolateRate: 5, IsolateFor: dist.Exponential(10*ms, 50*ms),
+			ClogRate: 5, ClogFor: dist.Uniform(ms, 100*ms),
 			Until: sim.Time(1500 * ms),
 		},
 	}
@@ -270,7 +271,7 @@ func TestRandomFaultsAreReproducibleFromTheSeedAndIndependentOfTraffic(t *testin
 }
 
 func TestEndpointsAddedDuringAPartitionAreCutAccordingly(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 3)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 3)
 	_, err := w.n.Split([]Endpoint{0}, []Endpoint{1})
 	require.NoError(t, err)
 	_, err = w.n.Isolate(2)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 const ms = time.Millisecond
@@ -59,7 +60,7 @@ func newWorld(t testing.TB, seed uint64, cfg Config, k int) *world {
 }
 
 // link returns a Link with the given latency and nothing else.
-func linkOf(d Dist) Link { return Link{Latency: Latency{Fast: d}} }
+func linkOf(d dist.Dist) Link { return Link{Latency: Latency{Fast: d}} }
 
 // until runs the world to true time t.
 func (w *world) until(t testing.TB, at time.Duration) {

@@ -11,11 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 const draws = 200_000
 
 // sample draws from l with a fixed seed and returns the draws sorted.
+// z99 is the 99th percentile of the standard normal distribution.
+const z99 = 2.3263478740408408
+
 func sample(t *testing.T, l Latency) []time.Duration {
 	t.Helper()
 	require.NoError(t, l.validate("latency"))
@@ -49,13 +53,13 @@ func assertNear(t *testing.T, want, got, rel float64, what string) {
 }
 
 func TestConstantIsExact(t *testing.T) {
-	xs := sample(t, Latency{Fast: Constant(3 * ms)})
+	xs := sample(t, Latency{Fast: dist.Constant(3 * ms)})
 	assert.Equal(t, 3*ms, xs[0])
 	assert.Equal(t, 3*ms, xs[len(xs)-1])
 }
 
 func TestUniformCoversItsRangeAndNoMore(t *testing.T) {
-	xs := sample(t, Latency{Fast: Uniform(1*ms, 3*ms)})
+	xs := sample(t, Latency{Fast: dist.Uniform(1*ms, 3*ms)})
 	assert.GreaterOrEqual(t, xs[0], 1*ms)
 	assert.LessOrEqual(t, xs[len(xs)-1], 3*ms)
 	assert.Less(t, xs[0], 1*ms+10*time.Microsecond, "the minimum is approached")
@@ -65,26 +69,26 @@ func TestUniformCoversItsRangeAndNoMore(t *testing.T) {
 }
 
 func TestExponentialSitsAboveItsBase(t *testing.T) {
-	xs := sample(t, Latency{Fast: Exponential(1*ms, 2*ms)})
+	xs := sample(t, Latency{Fast: dist.Exponential(1*ms, 2*ms)})
 	assert.GreaterOrEqual(t, xs[0], 1*ms)
 	assertNear(t, float64(3*ms), mean(xs), 0.02, "mean = base + mean")
 	assertNear(t, float64(ms)+float64(2*ms)*math.Ln2, quantile(xs, 0.5), 0.02, "median = base + mean·ln 2")
 }
 
 func TestLognormalMedianMeanAndP99(t *testing.T) {
-	xs := sample(t, Latency{Fast: Lognormal(2*ms, 0.5)})
+	xs := sample(t, Latency{Fast: dist.Lognormal(2*ms, 0.5)})
 	assert.Greater(t, xs[0], time.Duration(0))
 	assertNear(t, float64(2*ms), quantile(xs, 0.5), 0.02, "median")
 	assertNear(t, float64(2*ms)*math.Exp(0.5*0.5/2), mean(xs), 0.02, "mean = median·e^(σ²/2)")
 	assertNear(t, float64(2*ms)*math.Exp(z99*0.5), quantile(xs, 0.99), 0.05, "p99 = median·e^(2.326σ)")
 
-	d := LognormalP99(2*ms, 20*ms)
+	d := dist.LognormalP99(2*ms, 20*ms)
 	assert.InDelta(t, math.Log(10)/z99, d.Sigma, 1e-12)
 	xs = sample(t, Latency{Fast: d})
 	assertNear(t, float64(2*ms), quantile(xs, 0.5), 0.02, "median")
 	assertNear(t, float64(20*ms), quantile(xs, 0.99), 0.05, "p99")
 
-	base := Lognormal(2*ms, 0.5)
+	base := dist.Lognormal(2*ms, 0.5)
 	base.Base = 5 * ms
 	xs = sample(t, Latency{Fast: base})
 	assert.GreaterOrEqual(t, xs[0], 5*ms, "the floor is added to every draw")
@@ -92,15 +96,15 @@ func TestLognormalMedianMeanAndP99(t *testing.T) {
 }
 
 func TestHeavyTailsSaturateInsteadOfWrapping(t *testing.T) {
-	xs := sample(t, Latency{Fast: Lognormal(time.Hour, MaxSigma)})
+	xs := sample(t, Latency{Fast: dist.Lognormal(time.Hour, dist.MaxSigma)})
 	assert.GreaterOrEqual(t, xs[0], time.Duration(0))
 	assert.Equal(t, MaxDuration, xs[len(xs)-1])
-	xs = sample(t, Latency{Fast: Exponential(MaxDuration, MaxDuration)})
+	xs = sample(t, Latency{Fast: dist.Exponential(MaxDuration, MaxDuration)})
 	assert.Equal(t, MaxDuration, xs[0], "base + draw is capped too")
 }
 
 func TestTailDrawsTheSlowModeWithProbabilityP(t *testing.T) {
-	xs := sample(t, Tail(Uniform(1*ms, 2*ms), 0.1, Constant(500*ms)))
+	xs := sample(t, Tail(dist.Uniform(1*ms, 2*ms), 0.1, dist.Constant(500*ms)))
 	slow := len(xs) - slices.Index(xs, 500*ms)
 	assert.InDelta(t, 0.1, float64(slow)/float64(len(xs)), 0.005)
 	assert.GreaterOrEqual(t, xs[0], 1*ms)
@@ -108,7 +112,7 @@ func TestTailDrawsTheSlowModeWithProbabilityP(t *testing.T) {
 }
 
 func TestConstantLatencyDeliversAtExactlySendPlusLatency(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(7 * ms))}, 2)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(7 * ms))}, 2)
 	w.until(t, 3*ms)
 	w.n.Send(0, 1, 42)
 	require.NoError(t, w.s.Run())
@@ -116,9 +120,9 @@ func TestConstantLatencyDeliversAtExactlySendPlusLatency(t *testing.T) {
 }
 
 func TestDistStrings(t *testing.T) {
-	assert.Equal(t, "uniform(1ms, 3ms)", Uniform(ms, 3*ms).String())
+	assert.Equal(t, "uniform(1ms, 3ms)", dist.Uniform(ms, 3*ms).String())
 	assert.Equal(t, "constant(1ms), 0.01 of the time 0s+lognormal(median 1s, sigma 0.5)",
-		Tail(Constant(ms), 0.01, Lognormal(time.Second, 0.5)).String())
+		Tail(dist.Constant(ms), 0.01, dist.Lognormal(time.Second, 0.5)).String())
 }
 
 // TestUint64nMatchesRand holds the network's direct uniform draw to math/rand/v2: the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // assertBalanced checks the conservation law of Stats.
@@ -23,7 +24,7 @@ func TestLoss(t *testing.T) {
 		loss      float64
 		want, tol float64
 	}{{0, 1, 0}, {1, 0, 0}, {0.3, 0.7, 0.02}} {
-		w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 5*ms)}, Loss: tc.loss}}, 2)
+		w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 5*ms)}, Loss: tc.loss}}, 2)
 		for i := 0; i < 10000; i++ {
 			w.n.Send(0, 1, i)
 		}
@@ -37,7 +38,7 @@ func TestLoss(t *testing.T) {
 }
 
 func TestDuplicationDeliversSomeMessagesTwiceWithTheirOwnLatency(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 50*ms)}, Dup: 0.5}}, 2)
+	w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 50*ms)}, Dup: 0.5}}, 2)
 	for i := 0; i < 10000; i++ {
 		w.n.Send(0, 1, i)
 	}
@@ -77,9 +78,9 @@ func inversions(msgs []int) int {
 }
 
 func TestFIFOLinksNeverReorderOthersDo(t *testing.T) {
-	cfg := Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 20*ms)}, Dup: 0.1}}
+	cfg := Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 20*ms)}, Dup: 0.1}}
 	w := newWorld(t, 1, cfg, 3)
-	require.NoError(t, w.n.SetLink(0, 1, Link{Latency: Latency{Fast: Uniform(ms, 20*ms)}, Dup: 0.1, FIFO: true}))
+	require.NoError(t, w.n.SetLink(0, 1, Link{Latency: Latency{Fast: dist.Uniform(ms, 20*ms)}, Dup: 0.1, FIFO: true}))
 	for i := 0; i < 1000; i++ {
 		w.until(t, time.Duration(i)*500*time.Microsecond)
 		w.n.Send(0, 1, i)
@@ -94,9 +95,9 @@ func TestFIFOLinksNeverReorderOthersDo(t *testing.T) {
 }
 
 func TestSetLinkOverridesOnlyThatLink(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 3)
-	require.NoError(t, w.n.SetLink(0, 1, linkOf(Constant(9*ms))))
-	require.NoError(t, w.n.SetLink(0, 1, linkOf(Constant(5*ms))), "a second override replaces the first")
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 3)
+	require.NoError(t, w.n.SetLink(0, 1, linkOf(dist.Constant(9*ms))))
+	require.NoError(t, w.n.SetLink(0, 1, linkOf(dist.Constant(5*ms))), "a second override replaces the first")
 	w.n.Send(0, 1, 1)
 	w.n.Send(1, 0, 2)
 	w.n.Send(0, 2, 3)
@@ -107,8 +108,8 @@ func TestSetLinkOverridesOnlyThatLink(t *testing.T) {
 }
 
 func TestEndpointsAddedLaterGetTheDefaultAndKeepOverrides(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms))}, 2)
-	require.NoError(t, w.n.SetLink(1, 0, linkOf(Constant(4*ms))))
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms))}, 2)
+	require.NoError(t, w.n.SetLink(1, 0, linkOf(dist.Constant(4*ms))))
 	var boxes []*inbox
 	for i := 0; i < 40; i++ { // forces the link matrix to grow several times
 		b := &inbox{}
@@ -142,7 +143,7 @@ func (e *echo) Receive(now sim.Time, from, to Endpoint, msg *int) {
 func TestReceiversSendFromInsideDelivery(t *testing.T) {
 	s, err := sim.New(sim.Config{Seed: 1})
 	require.NoError(t, err)
-	n, err := New[int](s, Config{Default: linkOf(Uniform(ms, 2*ms))}, s.Source("net"))
+	n, err := New[int](s, Config{Default: linkOf(dist.Uniform(ms, 2*ms))}, s.Source("net"))
 	require.NoError(t, err)
 	a, b := &echo{n: n}, &echo{n: n}
 	_, err = n.AddEndpoint("a", a)
@@ -175,7 +176,7 @@ func (b *burst) Receive(now sim.Time, from, to Endpoint, msg *int) {
 func TestMessageStaysValidWhileTheReceiverSends(t *testing.T) {
 	s, err := sim.New(sim.Config{Seed: 1})
 	require.NoError(t, err)
-	n, err := New[int](s, Config{Default: linkOf(Constant(ms))}, s.Source("net"))
+	n, err := New[int](s, Config{Default: linkOf(dist.Constant(ms))}, s.Source("net"))
 	require.NoError(t, err)
 	b := &burst{n: n}
 	_, err = n.AddEndpoint("a", b)
@@ -192,7 +193,7 @@ func TestMessageStaysValidWhileTheReceiverSends(t *testing.T) {
 }
 
 func TestInFlightLimitFailsTheRun(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(ms)), MaxInFlight: 3}, 2)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(ms)), MaxInFlight: 3}, 2)
 	for i := 0; i < 4; i++ {
 		w.n.Send(0, 1, i)
 	}
@@ -212,9 +213,9 @@ func TestSendToAnUnknownEndpointFailsTheRun(t *testing.T) {
 }
 
 func TestTraceRecordsDeliveriesDropsAndDuplicates(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: linkOf(Constant(2 * ms))}, 3)
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(2 * ms))}, 3)
 	w.n.SetDescribe(describeInt)
-	require.NoError(t, w.n.SetLink(0, 1, Link{Latency: Latency{Fast: Constant(2 * ms)}, Dup: 1}))
+	require.NoError(t, w.n.SetLink(0, 1, Link{Latency: Latency{Fast: dist.Constant(2 * ms)}, Dup: 1}))
 	require.NoError(t, w.n.SetLink(0, 2, Link{Loss: 1}))
 	c := &collect{}
 	w.s.SetSink(c)
@@ -235,7 +236,7 @@ func TestTraceRecordsDeliveriesDropsAndDuplicates(t *testing.T) {
 
 func TestTraceHashDoesNotDependOnTheSink(t *testing.T) {
 	run := func(sink sim.Sink) uint64 {
-		w := newWorld(t, 3, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 9*ms)}, Loss: 0.2, Dup: 0.2}}, 3)
+		w := newWorld(t, 3, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 9*ms)}, Loss: 0.2, Dup: 0.2}}, 3)
 		w.n.SetDescribe(describeInt)
 		w.s.SetSink(sink)
 		w.sendEvery(t, 0, 1, 200, 0, ms)
@@ -247,7 +248,7 @@ func TestTraceHashDoesNotDependOnTheSink(t *testing.T) {
 }
 
 func TestSendAndDeliverAllocateNothingWithoutASink(t *testing.T) {
-	w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: Uniform(ms, 3*ms)}, Loss: 0.1, Dup: 0.1}}, 2)
+	w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 3*ms)}, Loss: 0.1, Dup: 0.1}}, 2)
 	w.n.SetDescribe(describeInt)
 	step := func() {
 		w.n.Send(0, 1, 1)
@@ -274,7 +275,7 @@ func TestTwoNetworksShareASim(t *testing.T) {
 	var nets [2]*Net[int]
 	var echoes [2][2]*echo
 	for k := range nets {
-		nets[k], err = New[int](s, Config{Default: linkOf(Uniform(ms, 2*ms))}, s.Source("net"+string(rune('a'+k))))
+		nets[k], err = New[int](s, Config{Default: linkOf(dist.Uniform(ms, 2*ms))}, s.Source("net"+string(rune('a'+k))))
 		require.NoError(t, err)
 		for e := range 2 {
 			echoes[k][e] = &echo{n: nets[k]}

@@ -37,7 +37,7 @@ func (n *Net[M]) Send(from, to Endpoint, msg M) {
 	p := &n.profiles[l.profile]
 	switch {
 	case p.uniform && !l.cut: // launch, in line
-		n.schedule(i, l, p, n.s.Now().Add(p.lat.fast.base+time.Duration(uint64n(n.src, uint64(p.lat.fast.span)))))
+		n.schedule(i, l, p, n.s.Now().Add(p.ubase+time.Duration(uint64n(n.src, p.uspan))))
 	case l.cut:
 		n.drop(i, reasonPartition)
 	case p.loss > 0 && n.rng.Float64() < p.loss:

@@ -1,4 +1,4 @@
-package network
+package dist
 
 import (
 	"errors"
@@ -34,5 +34,5 @@ func TestSamplerRejectsBadDist(t *testing.T) {
 	var pe *sim.ParamError
 	require.True(t, errors.As(err, &pe))
 	assert.Equal(t, "hold.max", pe.Param)
-	require.Error(t, Tail(Constant(-1), 0, Constant(0)).Validate("latency"))
+	require.Error(t, Constant(-1).Validate("latency"))
 }
