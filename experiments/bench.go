@@ -161,7 +161,7 @@ func RunBench(ctx context.Context, spec BenchSpec, opts BenchOptions) (*BenchRes
 	if opts.OnEnd != nil {
 		opts.OnEnd()
 	}
-	w.Oracle.finish(end)
+	w.Oracle.Finish(end)
 	rec := w.record("bench-" + spec.Workload())
 	res := &BenchResult{
 		Workload: spec.Workload(), Locks: spec.Locks(), Clients: spec.Clients, Seed: spec.Seed,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
@@ -19,7 +20,7 @@ import (
 // and the nodes' from theirs). Each bounds memory or run time, so that a typo in a sweep
 // spec is an error rather than a run that never ends.
 const (
-	MaxClients     = 64 // the oracle keeps the clients of one contention round in a bit set
+	MaxClients     = oracle.MaxClients // the oracle keeps the clients of one contention round in a bit set
 	MaxResources   = 1000
 	MaxReplicas    = model.MaxGroupNodes - 1
 	MaxDuration    = 10000 * time.Hour
@@ -27,7 +28,6 @@ const (
 	MaxSpread      = 24 * time.Hour
 	MaxFaultRate   = 100.0 // node crashes or clock jumps per node per simulated second
 	MaxCycles      = 1_000_000_000
-	MaxViolations  = 64 // violations kept in a record; all are counted
 	defaultLatency = "uniform(200µs,800µs)"
 )
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
@@ -214,7 +215,7 @@ func TestTheOracleJudgesANewLockAlgorithm(t *testing.T) {
 	require.Positive(t, rec.Safety.ValidityOverlaps)
 	require.Positive(t, rec.Safety.UsageOverlaps)
 	for _, v := range rec.Violations {
-		if v.Kind == experiments.KindValidityOverlap {
+		if v.Kind == oracle.KindValidityOverlap {
 			us := func(t sim.Time) string { return t.Duration().Round(time.Microsecond).String() }
 			assert.Equal(t, []string{"redis1 crash at " + us(crashAt) + " until " + us(crashAt.Add(10*time.Millisecond))},
 				v.Faults)

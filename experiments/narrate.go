@@ -261,7 +261,7 @@ func (n *narrator) release() {
 	}
 	var notes []string
 	var nums []int
-	if vs := n.w.Oracle.violations; l.viol <= len(vs) {
+	if vs := n.w.Oracle.Violations(); l.viol <= len(vs) {
 		for _, f := range vs[l.viol-1].Faults {
 			no, ok := n.faultNo[f]
 			if !ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -236,7 +237,7 @@ func TestSummaryListsEachViolationOnce(t *testing.T) {
 func TestSummaryCapsTheListByDistinctViolations(t *testing.T) {
 	r := &Record{}
 	for i := range 8 {
-		v := Violation{Kind: KindStaleWrite, Resource: "lock", First: "a", Second: "b", StartS: float64(i), EndS: float64(i)}
+		v := oracle.Violation{Kind: oracle.KindStaleWrite, Resource: "lock", First: "a", Second: "b", StartS: float64(i), EndS: float64(i)}
 		r.Violations = append(r.Violations, v, v) // each twice
 	}
 	var sum bytes.Buffer

@@ -6,21 +6,23 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
 // Record is the result of one run: what was simulated, its trace hash, and the oracle's
 // safety and liveness verdicts. Field names carry their units.
 type Record struct {
-	Scenario   string      `json:"scenario"`
-	Seed       uint64      `json:"seed"`
-	TraceHash  string      `json:"trace_hash"` // 16 hex digits
-	Config     KnobList    `json:"config"`     // every knob, canonical text, registry order
-	Safety     Safety      `json:"safety"`
-	Liveness   Liveness    `json:"liveness"`
-	SimTimeS   float64     `json:"sim_time_s"`
-	WallTimeS  float64     `json:"wall_time_s"` // machine time; the only field that varies between replays
-	Events     uint64      `json:"events"`      // kernel events run
-	Violations []Violation `json:"violations"`  // the first MaxViolations, in order of detection
+	Scenario   string             `json:"scenario"`
+	Seed       uint64             `json:"seed"`
+	TraceHash  string             `json:"trace_hash"` // 16 hex digits
+	Config     KnobList           `json:"config"`     // every knob, canonical text, registry order
+	Safety     Safety             `json:"safety"`
+	Liveness   Liveness           `json:"liveness"`
+	SimTimeS   float64            `json:"sim_time_s"`
+	WallTimeS  float64            `json:"wall_time_s"` // machine time; the only field that varies between replays
+	Events     uint64             `json:"events"`      // kernel events run
+	Violations []oracle.Violation `json:"violations"`  // the first oracle.MaxViolations, in order of detection
 }
 
 // Safety counts the oracle's safety verdicts (definitions on Oracle).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +60,7 @@ func TestGCPauseFencedVerdicts(t *testing.T) {
 		assert.False(t, r.Safety.LockSafe(), "fencing=%s: the pause defeats the lock either way", c.fencing)
 		assert.Equal(t, c.res, r.Safety.ResourceSafe(), "fencing=%s: %v", c.fencing, r.Safety)
 		for _, v := range r.Violations {
-			if v.Kind == KindStaleWrite || v.Kind == KindFencedRejected {
+			if v.Kind == oracle.KindStaleWrite || v.Kind == oracle.KindFencedRejected {
 				assert.Contains(t, v.Faults, "client1 paused 100ms to 1.6s", "the pause just ended when the write landed")
 			}
 		}

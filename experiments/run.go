@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -135,12 +136,12 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 			return nil, err
 		}
 	}
-	w.Oracle.finish(end)
+	w.Oracle.Finish(end)
 	if nar != nil {
 		nar.finish()
 	}
 	rec := w.record(scenario)
-	w.Oracle.releaseHistogram()
+	w.Oracle.ReleaseHistogram()
 	rec.WallTimeS = time.Since(wall).Seconds() // determinism:allow
 	if tc != nil {
 		*opts.Timeline = *tc.finish(rec)
@@ -153,39 +154,34 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 
 func (w *World) record(scenario string) *Record {
 	o := w.Oracle
-	st := &o.st
+	n := o.Counts()
 	rec := &Record{
 		Scenario:  scenario,
 		Seed:      w.Seed,
 		TraceHash: fmt.Sprintf("%016x", w.Sim.TraceHash()),
 		Config:    KnobList(w.Config.Knobs()),
-		Safety: Safety{ValidityOverlaps: st.validity, UsageOverlaps: st.usage,
-			StaleWritesAccepted: st.stale, FencedWritesRejected: st.rejd},
+		Safety: Safety{ValidityOverlaps: n.ValidityOverlaps, UsageOverlaps: n.UsageOverlaps,
+			StaleWritesAccepted: n.StaleWritesAccepted, FencedWritesRejected: n.FencedWritesRejected},
 		Liveness: Liveness{
-			Attempts: st.attempts, Acquired: st.acquired, Failed: st.failed,
-			FailuresByReason: Failures{NoQuorum: st.noQuorum, Timeout: st.timeout,
-				ValidityExpired: st.expired, FenceFailed: st.fenceFailed, Aborted: st.aborted},
-			SplitBrainRounds:     st.splitBrain,
-			UnheldWhileWaitingMs: toMs(o.unheld()),
-			Extensions:           ExtensionStat{Tried: st.extTried, Succeeded: st.extOK},
+			Attempts: n.Attempts, Acquired: n.Acquired, Failed: n.Failed,
+			FailuresByReason: Failures{NoQuorum: n.NoQuorum, Timeout: n.Timeout,
+				ValidityExpired: n.ValidityExpired, FenceFailed: n.FenceFailed, Aborted: n.Aborted},
+			SplitBrainRounds:     n.SplitBrainRounds,
+			UnheldWhileWaitingMs: toMs(o.Unheld()),
+			Extensions:           ExtensionStat{Tried: n.ExtensionsTried, Succeeded: n.ExtensionsSucceeded},
 		},
 		SimTimeS:   w.Config.Duration.Seconds(),
 		Events:     w.Sim.Executed(),
-		Violations: o.violations,
+		Violations: o.Violations(),
 	}
 	if rec.Violations == nil {
-		rec.Violations = []Violation{}
+		rec.Violations = []oracle.Violation{}
 	}
 	if rec.SimTimeS > 0 {
-		rec.Liveness.AcquisitionsPerS = float64(st.acquired) / rec.SimTimeS
+		rec.Liveness.AcquisitionsPerS = float64(n.Acquired) / rec.SimTimeS
 	}
-	if o.hist.TotalCount() > 0 {
-		mx := toMs(o.maxWait)
-		q := func(p float64) *float64 { // the histogram rounds up; never past the exact max
-			v := min(float64(o.hist.ValueAtQuantile(p))/1000, mx)
-			return &v
-		}
-		rec.Liveness.AcquireLatencyMs = Percentiles{P50: q(50), P90: q(90), P99: q(99), Max: &mx}
+	if qs, mx, ok := o.AcquireLatency(50, 90, 99); ok {
+		rec.Liveness.AcquireLatencyMs = Percentiles{P50: &qs[0], P90: &qs[1], P99: &qs[2], Max: &mx}
 	}
 	return rec
 }

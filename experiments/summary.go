@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
 // WriteSummary writes a short human summary of a record: what ran, the two safety verdicts
@@ -37,7 +39,7 @@ const maxListed = 5
 // writes sent together, on one line with their count) and then the faults in effect for
 // them, each once, numbered: the violations refer to them by number, so a fault in effect
 // for every violation (a partition that lasts the whole run) is not repeated on every line.
-func writeViolations(b *strings.Builder, vs []Violation) {
+func writeViolations(b *strings.Builder, vs []oracle.Violation) {
 	if len(vs) == 0 {
 		return
 	}
@@ -91,7 +93,7 @@ func writeViolations(b *strings.Builder, vs []Violation) {
 
 // sameViolation reports whether two violations read alike: same kind, clients, times and
 // faults.
-func sameViolation(a, b *Violation) bool {
+func sameViolation(a, b *oracle.Violation) bool {
 	return a.Kind == b.Kind && a.Resource == b.Resource && a.First == b.First && a.Second == b.Second &&
 		a.StartS == b.StartS && a.EndS == b.EndS && slices.Equal(a.Faults, b.Faults)
 }

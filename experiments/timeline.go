@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -33,7 +34,7 @@ type Timeline struct {
 	// NetFaults are the network's partitions and clogs, with the endpoints they cut.
 	NetFaults []NetFault
 	// Violations are the run's violations (and fenced writes rejected), as in its Record.
-	Violations []Violation
+	Violations []oracle.Violation
 	// Truncated reports that MaxTimelineItems was reached and later items are missing.
 	Truncated bool
 }
@@ -431,8 +432,8 @@ func (c *timelineCollector) StorageWrite(now sim.Time, sw *model.StoredWrite) {
 	delete(c.writes, k)
 	wr := &c.tl.Clients[j].Writes[i]
 	wr.At, wr.Arrived, wr.Accepted = now.Duration(), true, sw.Accepted
-	r, known := c.resIdx[sw.Resource]
-	wr.Stale = known && sw.Accepted && c.w.Oracle.res[r].latest != int32(j)
+	_, known := c.resIdx[sw.Resource]
+	wr.Stale = known && sw.Accepted && c.w.Oracle.LatestAcquirer(sw.Resource) != j
 }
 
 // finish closes what is still open at the end of the run, resolves whose value each key
@@ -476,7 +477,7 @@ func (c *timelineCollector) finish(rec *Record) *Timeline {
 		}
 	}
 	tl.NetFaults = c.netFaults(end)
-	tl.Violations = append([]Violation(nil), rec.Violations...)
+	tl.Violations = append([]oracle.Violation(nil), rec.Violations...)
 	return tl
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -102,7 +103,7 @@ func TestTimelineGCPause(t *testing.T) {
 	require.NotEmpty(t, tl.Violations)
 	assert.Equal(t, rec.Violations, tl.Violations)
 	v := tl.Violations[0]
-	assert.Equal(t, KindUsageOverlap, v.Kind)
+	assert.Equal(t, oracle.KindUsageOverlap, v.Kind)
 	assert.Equal(t, "client1", v.First)
 	assert.Equal(t, "client2", v.Second)
 	assert.InDelta(t, c2.Validity[0].From.Seconds(), v.StartS, 1e-6)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
@@ -31,7 +32,7 @@ type World struct {
 	Groups  []*model.Group
 	Storage *model.Storage
 	Clients []*model.Client
-	Oracle  *Oracle
+	Oracle  *oracle.Oracle
 
 	// Resources are the lock keys: "lock", or "lock1".."lockK".
 	Resources []string
@@ -225,8 +226,7 @@ func (w *World) Build() error {
 	for j := range w.ClientCfgs {
 		names[j] = w.ClientCfgs[j].Name
 	}
-	w.Oracle = newOracle(w.Sim, names, w.Resources)
-	w.Oracle.describe = w.describeFaults
+	w.Oracle = oracle.New(w.Sim, names, w.Resources, w.describeFaults)
 	st.SetObserver(w.Oracle)
 	for j, cc := range w.ClientCfgs {
 		cc.Index = j
@@ -236,13 +236,11 @@ func (w *World) Build() error {
 		}
 		w.Clients = append(w.Clients, c)
 	}
-	w.Oracle.epClient = make([]int32, w.Net.Endpoints())
-	for i := range w.Oracle.epClient {
-		w.Oracle.epClient[i] = -1
-	}
+	eps := make([]network.Endpoint, len(w.Clients))
 	for j, c := range w.Clients {
-		w.Oracle.epClient[c.Endpoint()] = int32(j)
+		eps[j] = c.Endpoint()
 	}
+	w.Oracle.SetClientEndpoints(eps)
 	return w.scheduleCrashes()
 }
 
@@ -334,13 +332,13 @@ func (w *World) describeFaults(since, now sim.Time) []string {
 			paired[j] = true
 			text = "cut " + w.Net.Name(f.Fault.From) + "↔" + w.Net.Name(f.Fault.To)
 		}
-		fs = append(fs, "net "+text+" from "+fmtTime(f.Start)+" to "+fmtTime(f.End))
+		fs = append(fs, "net "+text+" from "+oracle.FmtTime(f.Start)+" to "+oracle.FmtTime(f.End))
 	}
 	for _, n := range w.notes {
 		if n.at <= now && n.until >= since {
-			s := n.what + " at " + fmtTime(n.at)
+			s := n.what + " at " + oracle.FmtTime(n.at)
 			if n.until != sim.Never {
-				s += " until " + fmtTime(n.until)
+				s += " until " + oracle.FmtTime(n.until)
 			}
 			fs = append(fs, s)
 		}
@@ -356,7 +354,7 @@ func (w *World) describeFaults(since, now sim.Time) []string {
 			}
 			for _, s := range n.Clock().Steps() {
 				if s.At <= now && s.At >= since-sim.Time(w.Config.Lock.TTL) {
-					fs = append(fs, fmt.Sprintf("%s wall clock jumped %+v at %s", n.Name(), s.By, fmtTime(s.At)))
+					fs = append(fs, fmt.Sprintf("%s wall clock jumped %+v at %s", n.Name(), s.By, oracle.FmtTime(s.At)))
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
 // TimelineOptions controls a run's space-time diagram.
@@ -24,7 +25,7 @@ type TimelineOptions struct {
 	Subtitle string
 	// Counts are the run's safety counts (its Record's Safety) for the title's verdicts;
 	// nil counts the timeline's violations, of which it keeps only the first
-	// experiments.MaxViolations (the title then says "at least").
+	// oracle.MaxViolations (the title then says "at least").
 	Counts *experiments.Safety
 }
 
@@ -674,13 +675,13 @@ func (L *tlLayout) violationShapes(tl *experiments.Timeline, lanesOf map[string]
 	}
 	for _, g := range gs {
 		switch g.kinds[0] {
-		case experiments.KindStaleWrite:
+		case oracle.KindStaleWrite:
 			label := "stale write by " + g.first
 			if g.n > 1 {
 				label = strconv.Itoa(g.n) + " stale writes by " + g.first
 			}
 			L.add(shape{Kind: shStaleMark, Lane: 0, Y0: oy, Y1: oy, Client: -1, Label: label}, g.start, g.end)
-		case experiments.KindFencedRejected:
+		case oracle.KindFencedRejected:
 			label := "fencing rejected " + g.first + "'s write"
 			if g.n > 1 {
 				label = "fencing rejected " + strconv.Itoa(g.n) + " writes by " + g.first
@@ -695,7 +696,7 @@ func (L *tlLayout) violationShapes(tl *experiments.Timeline, lanesOf map[string]
 				}
 			}
 			var names []string
-			for _, k := range []string{experiments.KindValidityOverlap, experiments.KindUsageOverlap} {
+			for _, k := range []string{oracle.KindValidityOverlap, oracle.KindUsageOverlap} {
 				if slices.Contains(g.kinds, k) {
 					names = append(names, strings.TrimSuffix(k, "_overlap"))
 				}
@@ -707,7 +708,7 @@ func (L *tlLayout) violationShapes(tl *experiments.Timeline, lanesOf map[string]
 }
 
 func isOverlap(kind string) bool {
-	return kind == experiments.KindValidityOverlap || kind == experiments.KindUsageOverlap
+	return kind == oracle.KindValidityOverlap || kind == oracle.KindUsageOverlap
 }
 
 // timelineTitle names the run and gives its two verdicts: the lock's (did two clients
@@ -715,7 +716,7 @@ func isOverlap(kind string) bool {
 // storage accept a stale write). They differ when fencing works: the lock fails, the
 // resource is safe because the storage rejected the late writes, and a single "UNSAFE"
 // would say fencing did not help. counts are the whole run's; nil counts them from the
-// timeline's violations, which keep only the first experiments.MaxViolations.
+// timeline's violations, which keep only the first oracle.MaxViolations.
 func timelineTitle(tl *experiments.Timeline, win experiments.Span, counts *experiments.Safety) string {
 	name := tl.Scenario
 	if name == "" {
@@ -724,24 +725,24 @@ func timelineTitle(tl *experiments.Timeline, win experiments.Span, counts *exper
 	atLeast := false
 	if counts == nil {
 		c := countViolations(tl.Violations)
-		counts, atLeast = &c, len(tl.Violations) >= experiments.MaxViolations
+		counts, atLeast = &c, len(tl.Violations) >= oracle.MaxViolations
 	}
 	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdicts(*counts, atLeast),
 		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), roundDur(tl.TTL))
 }
 
 // countViolations counts violations by kind.
-func countViolations(vs []experiments.Violation) experiments.Safety {
+func countViolations(vs []oracle.Violation) experiments.Safety {
 	var s experiments.Safety
 	for _, v := range vs {
 		switch v.Kind {
-		case experiments.KindValidityOverlap:
+		case oracle.KindValidityOverlap:
 			s.ValidityOverlaps++
-		case experiments.KindUsageOverlap:
+		case oracle.KindUsageOverlap:
 			s.UsageOverlaps++
-		case experiments.KindStaleWrite:
+		case oracle.KindStaleWrite:
 			s.StaleWritesAccepted++
-		case experiments.KindFencedRejected:
+		case oracle.KindFencedRejected:
 			s.FencedWritesRejected++
 		}
 	}

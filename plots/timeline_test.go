@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
 func timeline(t *testing.T, scenario string, knobs ...experiments.KV) *experiments.Timeline {
@@ -90,8 +91,8 @@ func TestTimelineTitleTwoVerdicts(t *testing.T) {
 	assert.Contains(t, L.Title, "baseline, seed 1 — lock: SAFE · resource: SAFE   [")
 
 	assert.Equal(t, "lock: UNSAFE (2 validity overlaps, 1 usage overlap) · resource: UNSAFE (1 stale write accepted, fencing rejected 1 write)",
-		verdicts(countViolations([]experiments.Violation{{Kind: experiments.KindValidityOverlap}, {Kind: experiments.KindValidityOverlap},
-			{Kind: experiments.KindUsageOverlap}, {Kind: experiments.KindStaleWrite}, {Kind: experiments.KindFencedRejected}}), false))
+		verdicts(countViolations([]oracle.Violation{{Kind: oracle.KindValidityOverlap}, {Kind: oracle.KindValidityOverlap},
+			{Kind: oracle.KindUsageOverlap}, {Kind: oracle.KindStaleWrite}, {Kind: oracle.KindFencedRejected}}), false))
 }
 
 // TestTimelineTitleCountsTheWholeRun: a record keeps only the first MaxViolations
@@ -103,7 +104,7 @@ func TestTimelineTitleCountsTheWholeRun(t *testing.T) {
 		{Name: "pause_rate", Value: "0.05"}, {Name: "pause_len", Value: "exp(0s,2s)"}, {Name: "ttl", Value: "1s"}}, 1,
 		experiments.Options{Timeline: &tl})
 	require.NoError(t, err)
-	require.Len(t, tl.Violations, experiments.MaxViolations, "more violations than a record keeps")
+	require.Len(t, tl.Violations, oracle.MaxViolations, "more violations than a record keeps")
 	win := experiments.Span{From: 0, To: tl.Duration}
 	title := timelineTitle(&tl, win, &rec.Safety)
 	assert.Contains(t, title, fmt.Sprintf("lock: UNSAFE (%d usage overlaps)", rec.Safety.UsageOverlaps))

@@ -1,4 +1,4 @@
-package experiments
+package oracle
 
 import (
 	"testing"
@@ -18,10 +18,12 @@ func testOracle(t *testing.T, clients int) *Oracle {
 	s, err := sim.New(sim.Config{Seed: 1})
 	require.NoError(t, err)
 	names := []string{"c1", "c2", "c3", "c4"}[:clients]
-	o := newOracle(s, names, []string{"lock", "other"})
+	o := New(s, names, []string{"lock", "other"}, nil)
 	o.epClient = []int32{-1, 0, 1, 2, 3}[:clients+1]
 	return o
 }
+
+const ms = time.Millisecond
 
 func at(d time.Duration) sim.Time { return sim.Time(d) }
 
@@ -44,9 +46,9 @@ func TestOracleSequentialHoldersAreSafe(t *testing.T) {
 	o.releaseStart(at(50*ms), 0)
 	o.acquired(at(60*ms), 1, 0, at(10*time.Second))
 	o.storageWrite(at(61*ms), 1, 0, "lock", false, true)
-	o.finish(at(time.Second))
+	o.Finish(at(time.Second))
 	assert.Zero(t, o.st.validity+o.st.usage+o.st.stale)
-	assert.Equal(t, 11*ms, o.unheld(), "c1 waited 1ms on a free lock; then released at 50ms, next holder at 60ms")
+	assert.Equal(t, 11*ms, o.Unheld(), "c1 waited 1ms on a free lock; then released at 50ms, next holder at 60ms")
 	assert.Equal(t, 58*ms, o.maxWait)
 }
 
@@ -56,7 +58,7 @@ func TestOracleValidityOverlapEndsWithTheFirstWindow(t *testing.T) {
 	o.workEnd(at(500*ms), 0)
 	o.acquired(at(time.Second), 1, 0, at(3*time.Second))
 	o.releaseStart(at(1500*ms), 0)
-	o.finish(at(4 * time.Second))
+	o.Finish(at(4 * time.Second))
 	require.Equal(t, int64(1), o.st.validity)
 	v := o.violations[0]
 	assert.Equal(t, KindValidityOverlap, v.Kind)
@@ -69,7 +71,7 @@ func TestOracleExpiredWindowIsNoOverlapButWorkIs(t *testing.T) {
 	o.acquired(at(0), 0, 0, at(time.Second)) // c1 keeps working past its validity
 	o.acquired(at(2*time.Second), 1, 0, at(3*time.Second))
 	o.workEnd(at(2500*ms), 0)
-	o.finish(at(4 * time.Second))
+	o.Finish(at(4 * time.Second))
 	assert.Zero(t, o.st.validity, "c1's window closed at 1s")
 	require.Equal(t, int64(1), o.st.usage)
 	assert.Equal(t, [2]float64{2, 2.5}, [2]float64{o.violations[0].StartS, o.violations[0].EndS})
@@ -144,7 +146,7 @@ func TestOracleSplitBrainRound(t *testing.T) {
 	// A lone loser is no split either.
 	o.attemptStarted(at(600*ms), 2, 0)
 	o.attemptEnded(at(610*ms), 2, 0, lost(2, 3))
-	o.finish(at(time.Second))
+	o.Finish(at(time.Second))
 	assert.Equal(t, int64(1), o.st.splitBrain)
 	assert.Equal(t, int64(8), o.st.attempts)
 	assert.Equal(t, int64(6), o.st.noQuorum)
@@ -164,7 +166,7 @@ func TestOracleSplitBrainClustersByOverlapNotByEndOrder(t *testing.T) {
 	o.attemptEnded(at(15*ms), 2, 0, lost(1, 5))
 	o.attemptEnded(at(20*ms), 1, 0, lost(1, 5))
 	o.attemptStarted(at(30*ms), 0, 0) // a later attempt closes the round
-	o.finish(at(time.Second))
+	o.Finish(at(time.Second))
 	assert.Equal(t, int64(1), o.st.splitBrain)
 }
 
@@ -178,7 +180,7 @@ func TestOracleACrashedAttemptDoesNotHoldTheRoundOpen(t *testing.T) {
 	o.attemptEnded(at(110*ms), 1, 0, lost(2, 5))
 	o.attemptStarted(at(500*ms), 2, 0)
 	o.attemptEnded(at(510*ms), 2, 0, lost(1, 5))
-	o.finish(at(time.Second))
+	o.Finish(at(time.Second))
 	assert.Zero(t, o.st.splitBrain, "two separate lone losers, not one round of 2+1 votes")
 }
 
@@ -188,8 +190,8 @@ func TestOracleUnheldWhileWaitingStopsAtExpiry(t *testing.T) {
 	o.crash(at(100*ms), 0)
 	o.acquireStart(at(200*ms), 1, 0)
 	o.acquired(at(1500*ms), 1, 0, at(3*time.Second))
-	o.finish(at(2 * time.Second))
-	assert.Equal(t, 500*ms, o.unheld(), "from c1's expiry at 1s to c2's acquire at 1.5s")
+	o.Finish(at(2 * time.Second))
+	assert.Equal(t, 500*ms, o.Unheld(), "from c1's expiry at 1s to c2's acquire at 1.5s")
 }
 
 func TestOracleKeepsABoundedList(t *testing.T) {

@@ -1,4 +1,9 @@
-package experiments
+// Package oracle judges a simulated run in true time, which only the simulation knows: the
+// lock's safety (validity and usage overlaps), the protected resource's (stale writes), and
+// the liveness figures. It reads only the client processes' algorithm-neutral lock events
+// (package redlock/lock, through model.ClientEvent) and the storage's reports, so it judges
+// any lock algorithm and imports none.
+package oracle
 
 import (
 	"math"
@@ -30,6 +35,15 @@ const (
 	// KindFencedRejected: the storage rejected a fenced write. Not a violation but its
 	// prevention; listed so the trace and the timeline can point at it.
 	KindFencedRejected = "fenced_write_rejected"
+)
+
+// Limits of what one oracle keeps.
+const (
+	// MaxClients bounds the clients of one world: the oracle keeps the clients of one
+	// contention round in a bit set.
+	MaxClients = 64
+	// MaxViolations bounds the violations kept in a record; all are counted.
+	MaxViolations = 64
 )
 
 // Bounds of the time-to-acquire histogram: 1µs resolution, values above an hour clamp.
@@ -186,8 +200,10 @@ type Violation struct {
 	a, b     int32
 }
 
-// newOracle returns an oracle for the given clients and resources.
-func newOracle(s *sim.Sim, clients, resources []string) *Oracle {
+// New returns an oracle for the given clients and resources. describe, when not nil,
+// lists the world's faults in effect during [since, now] (network, nodes, clocks) for the
+// violations' reports; the oracle adds the clients' own pauses and crashes.
+func New(s *sim.Sim, clients, resources []string, describe func(since, now sim.Time) []string) *Oracle {
 	o := &Oracle{s: s, names: clients, resName: resources,
 		resIdx: make(map[string]int32, len(resources)),
 		cl:     make([]oClient, len(clients)), res: make([]oResource, len(resources)),
@@ -199,7 +215,24 @@ func newOracle(s *sim.Sim, clients, resources []string) *Oracle {
 	for i := range o.cl {
 		o.cl[i].res, o.cl[i].waitRes = -1, -1
 	}
+	o.describe = describe
 	return o
+}
+
+// SetClientEndpoints tells the oracle which network endpoint is which client's (index in
+// the clients New was given), so it can attribute the storage's writes.
+func (o *Oracle) SetClientEndpoints(eps []network.Endpoint) {
+	top := network.Endpoint(-1)
+	for _, e := range eps {
+		top = max(top, e)
+	}
+	o.epClient = make([]int32, top+1)
+	for i := range o.epClient {
+		o.epClient[i] = -1
+	}
+	for j, e := range eps {
+		o.epClient[e] = int32(j)
+	}
 }
 
 // histograms recycles the oracle's latency histograms between runs. Each is a 176 KB
@@ -209,9 +242,9 @@ func newOracle(s *sim.Sim, clients, resources []string) *Oracle {
 // shared by concurrent sweep workers; sync.Pool is safe for that.
 var histograms = sync.Pool{New: func() any { return hdrhistogram.New(histMinUs, histMaxUs, histSig) }}
 
-// releaseHistogram returns the histogram to the pool once the record has read it; the
+// ReleaseHistogram returns the histogram to the pool once the record has read it; the
 // oracle must not record latencies after that.
-func (o *Oracle) releaseHistogram() {
+func (o *Oracle) ReleaseHistogram() {
 	if o.hist != nil {
 		o.hist.Reset()
 		histograms.Put(o.hist)
@@ -615,12 +648,12 @@ func (o *Oracle) faultsFor(since, now sim.Time, a, b int32) []string {
 		cs := &o.cl[c]
 		switch {
 		case cs.paused:
-			fs = append(fs, o.names[c]+" paused since "+fmtTime(cs.pauseFrom))
+			fs = append(fs, o.names[c]+" paused since "+FmtTime(cs.pauseFrom))
 		case cs.pauses > 0 && cs.lastPause[1] >= since:
-			fs = append(fs, o.names[c]+" paused "+fmtTime(cs.lastPause[0])+" to "+fmtTime(cs.lastPause[1]))
+			fs = append(fs, o.names[c]+" paused "+FmtTime(cs.lastPause[0])+" to "+FmtTime(cs.lastPause[1]))
 		}
 		if cs.dead {
-			fs = append(fs, o.names[c]+" crashed at "+fmtTime(cs.deadAt))
+			fs = append(fs, o.names[c]+" crashed at "+FmtTime(cs.deadAt))
 		}
 	}
 	if fs == nil {
@@ -629,8 +662,8 @@ func (o *Oracle) faultsFor(since, now sim.Time, a, b int32) []string {
 	return fs
 }
 
-// finish closes the books at the end of the run.
-func (o *Oracle) finish(end sim.Time) {
+// Finish closes the books at the end of the run.
+func (o *Oracle) Finish(end sim.Time) {
 	for r := range o.res {
 		o.account(end, int32(r))
 		if o.res[r].clActive {
@@ -647,7 +680,9 @@ func (o *Oracle) finish(end sim.Time) {
 	o.openUsage = 0
 }
 
-func (o *Oracle) unheld() time.Duration {
+// Unheld returns the time the lock sat unheld while someone waited, summed over
+// resources.
+func (o *Oracle) Unheld() time.Duration {
 	var d time.Duration
 	for r := range o.res {
 		d += o.res[r].unheld
@@ -655,8 +690,8 @@ func (o *Oracle) unheld() time.Duration {
 	return d
 }
 
-// fmtTime renders a true time for fault lists and summaries, to the microsecond.
-func fmtTime(t sim.Time) string {
+// FmtTime renders a true time for fault lists and summaries, to the microsecond.
+func FmtTime(t sim.Time) string {
 	if t == sim.Never {
 		return "never"
 	}
@@ -666,3 +701,57 @@ func fmtTime(t sim.Time) string {
 // seconds converts a true time to seconds, rounded to the microsecond so JSON shows
 // 1.600558 rather than 1.6005575890000001.
 func seconds(t sim.Time) float64 { return math.Round(float64(t)/1e3) / 1e6 }
+
+// Counts are the oracle's counters at the end of a run; the definitions are on Oracle.
+type Counts struct {
+	Attempts, Acquired, Failed                int64
+	NoQuorum, Timeout, ValidityExpired        int64
+	FenceFailed, Aborted, Other               int64
+	SplitBrainRounds                          int64
+	ExtensionsTried, ExtensionsSucceeded      int64
+	ValidityOverlaps, UsageOverlaps           int64
+	StaleWritesAccepted, FencedWritesRejected int64
+	WritesSent, Released                      int64
+}
+
+// Counts returns the counters.
+func (o *Oracle) Counts() Counts {
+	st := &o.st
+	return Counts{Attempts: st.attempts, Acquired: st.acquired, Failed: st.failed,
+		NoQuorum: st.noQuorum, Timeout: st.timeout, ValidityExpired: st.expired,
+		FenceFailed: st.fenceFailed, Aborted: st.aborted, Other: st.other, SplitBrainRounds: st.splitBrain,
+		ExtensionsTried: st.extTried, ExtensionsSucceeded: st.extOK,
+		ValidityOverlaps: st.validity, UsageOverlaps: st.usage,
+		StaleWritesAccepted: st.stale, FencedWritesRejected: st.rejd,
+		WritesSent: st.writesSent, Released: st.released}
+}
+
+// Violations returns the violations recorded so far (at most MaxViolations), in order of
+// detection. After Finish their ends and times in seconds are final.
+func (o *Oracle) Violations() []Violation { return o.violations }
+
+// AcquireLatency returns the time-to-acquire percentiles p (each in [0, 100]) in
+// milliseconds, never above the exact maximum, and the maximum; ok is false when nothing
+// was acquired. Call it before ReleaseHistogram.
+func (o *Oracle) AcquireLatency(ps ...float64) (qs []float64, maxMs float64, ok bool) {
+	if o.hist == nil || o.hist.TotalCount() == 0 {
+		return nil, 0, false
+	}
+	maxMs = toMs(o.maxWait)
+	for _, p := range ps { // the histogram rounds up; never past the exact max
+		qs = append(qs, min(float64(o.hist.ValueAtQuantile(p))/1000, maxMs))
+	}
+	return qs, maxMs, true
+}
+
+// LatestAcquirer returns the index of the client that acquired resource last, or -1.
+func (o *Oracle) LatestAcquirer(resource string) int {
+	r, ok := o.resource(resource)
+	if !ok {
+		return -1
+	}
+	return int(o.res[r].latest)
+}
+
+// toMs converts a duration to milliseconds, to the microsecond.
+func toMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
