@@ -1,64 +1,30 @@
 package experiments
 
 import (
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 )
-
-// Algorithm is a lock algorithm a world's clients can run: the value of the `algorithm`
-// knob, and how to build the algorithm's clients from a world's knobs. The client process
-// (model.Client) drives whatever New returns through the lock.Client interface, and the
-// oracle judges it by the neutral lock events it reports, so neither changes for a new
-// algorithm.
-type Algorithm struct {
-	Name string
-	Help string
-	// New returns the factory of the algorithm's clients for cfg, or the error of the first
-	// knob it cannot use.
-	New func(cfg *Config) (lock.Factory, error)
-}
-
-// algorithmTable is the registry of lock algorithms. A new algorithm is its own package
-// (a lock.Client) plus one entry here. It is read-only after package initialisation.
-var algorithmTable = []Algorithm{
-	{Name: "redlock", Help: "the Redlock page's algorithm (package redlock), with the algorithm knobs below",
-		New: func(cfg *Config) (lock.Factory, error) { return redlock.Factory(cfg.Lock) }},
-}
-
-// Algorithms returns the registered lock algorithms, in table order.
-func Algorithms() []Algorithm { return append([]Algorithm(nil), algorithmTable...) }
-
-func algorithmNames(table []Algorithm) []string {
-	out := make([]string, len(table))
-	for i, a := range table {
-		out[i] = a.Name
-	}
-	return out
-}
 
 // PlanOption changes how Plan lays out a world.
 type PlanOption func(*planOptions)
 
 type planOptions struct {
-	algorithms []Algorithm
+	algorithms []knobs.Algorithm
 }
 
 // WithAlgorithm makes algorithm a available to the world being planned, beside the
 // registered ones, for the `algorithm` knob to name: how a test or an experiment runs a
 // lock algorithm that is not (yet) in the registry.
-func WithAlgorithm(a Algorithm) PlanOption {
+func WithAlgorithm(a knobs.Algorithm) PlanOption {
 	return func(o *planOptions) { o.algorithms = append(o.algorithms, a) }
 }
 
 // algorithm returns the factory of the algorithm cfg names, among the registered ones and
 // those the options add.
-func (o *planOptions) algorithm(cfg *Config) (lock.Factory, error) {
-	table := append(Algorithms(), o.algorithms...)
-	for i := range table {
-		if table[i].Name == cfg.Algorithm {
-			return table[i].New(cfg)
-		}
+func (o *planOptions) algorithm(cfg *knobs.Config) (lock.Factory, error) {
+	a, err := knobs.LookupAlgorithm(cfg.Algorithm, o.algorithms...)
+	if err != nil {
+		return nil, err
 	}
-	names := algorithmNames(table)
-	return nil, asValueError("algorithm", cfg.Algorithm, oneOf(names), unknownChoice(cfg.Algorithm, names))
+	return a.New(cfg)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -47,8 +48,8 @@ func (b BenchSpec) Validate() error {
 	switch {
 	case b.Duration <= 0 || b.Duration > MaxBenchDuration:
 		return sim.BadParam("duration", b.Duration, fmt.Sprintf("(0s, %v]", MaxBenchDuration))
-	case b.Clients < 1 || b.Clients > MaxClients:
-		return sim.BadParam("clients", b.Clients, fmt.Sprintf("[1, %d]", MaxClients))
+	case b.Clients < 1 || b.Clients > knobs.MaxClients:
+		return sim.BadParam("clients", b.Clients, fmt.Sprintf("[1, %d]", knobs.MaxClients))
 	}
 	return nil
 }
@@ -70,7 +71,7 @@ func (b BenchSpec) Locks() string {
 }
 
 // Knobs returns the workload as knob settings on top of DefaultConfig.
-func (b BenchSpec) Knobs() []KV {
+func (b BenchSpec) Knobs() []knobs.KV {
 	hold, think := "5ms", "1ms"
 	if b.ZeroHold {
 		hold, think = "0s", "0s"
@@ -79,7 +80,7 @@ func (b BenchSpec) Knobs() []KV {
 	if b.OwnLocks {
 		resources = b.Clients
 	}
-	return []KV{
+	return []knobs.KV{
 		{"duration", b.Duration.String()},
 		{"nodes", "5"},
 		{"clients", strconv.Itoa(b.Clients)},
@@ -189,7 +190,7 @@ func AssembleBench(spec BenchSpec) (*World, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := DefaultConfig()
+	cfg := knobs.DefaultConfig()
 	if err := cfg.Apply(spec.Knobs()); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

@@ -3,6 +3,8 @@ package experiments
 import (
 	"context"
 	"testing"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 )
 
 // BenchmarkBaseline runs one minute of the baseline world per op and reports the kernel
@@ -31,7 +33,7 @@ func TestRunAllocationsDoNotGrowWithLength(t *testing.T) {
 		var rec *Record
 		a := testing.AllocsPerRun(3, func() {
 			var err error
-			rec, err = Run(context.Background(), "baseline", []KV{{"duration", d}}, 1, Options{})
+			rec, err = Run(context.Background(), "baseline", []knobs.KV{{"duration", d}}, 1, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

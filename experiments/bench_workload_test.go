@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -99,7 +100,7 @@ func TestBenchSpecErrors(t *testing.T) {
 		{Duration: 0, Clients: 10},
 		{Duration: 25 * time.Hour, Clients: 10},
 		{Duration: time.Second, Clients: 0},
-		{Duration: time.Second, Clients: MaxClients + 1},
+		{Duration: time.Second, Clients: knobs.MaxClients + 1},
 	} {
 		_, err := RunBench(context.Background(), spec, BenchOptions{})
 		assert.Error(t, err, "%+v", spec)

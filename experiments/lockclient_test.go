@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -152,17 +153,17 @@ func (l *setnxLock) event(e lock.Event) {
 }
 
 // setnx is the test lock's registration.
-var setnx = experiments.Algorithm{Name: "setnx", Help: "SET NX PX on one server",
-	New: func(cfg *experiments.Config) (lock.Factory, error) {
+var setnx = knobs.Algorithm{Name: "setnx", Help: "SET NX PX on one server",
+	New: func(cfg *knobs.Config) (lock.Factory, error) {
 		ttl := cfg.Lock.TTL
 		return func(rng *rand.Rand) (lock.Client, error) { return &setnxLock{ttl: ttl, rng: rng}, nil }, nil
 	}}
 
 // setnxWorld plans and builds a world of three clients on the test lock's one server.
-func setnxWorld(t *testing.T, knobs ...experiments.KV) *experiments.World {
-	cfg := experiments.DefaultConfig()
-	require.NoError(t, cfg.Apply(append([]experiments.KV{{"nodes", "1"}, {"duration", "3s"},
-		{"ttl", "2s"}, {"release_after_ack", "true"}}, knobs...)))
+func setnxWorld(t *testing.T, settings ...knobs.KV) *experiments.World {
+	cfg := knobs.DefaultConfig()
+	require.NoError(t, cfg.Apply(append([]knobs.KV{{Name: "nodes", Value: "1"}, {Name: "duration", Value: "3s"},
+		{Name: "ttl", Value: "2s"}, {Name: "release_after_ack", Value: "true"}}, settings...)))
 	cfg.Algorithm = setnx.Name
 	w, err := experiments.Plan(cfg, 1, experiments.WithAlgorithm(setnx))
 	require.NoError(t, err)
@@ -201,7 +202,7 @@ func TestANewLockAlgorithmRunsInAWorld(t *testing.T) {
 // after the first acquire, and the oracle, which knows nothing of the algorithm, reports
 // the second holder as a validity overlap with the restart among its causes.
 func TestTheOracleJudgesANewLockAlgorithm(t *testing.T) {
-	w := setnxWorld(t, experiments.KV{"hold", "500ms"}, experiments.KV{"start_spread", "0s"})
+	w := setnxWorld(t, knobs.KV{Name: "hold", Value: "500ms"}, knobs.KV{Name: "start_spread", Value: "0s"})
 	done, crashAt := false, sim.Time(0)
 	w.OnEvent(func(now sim.Time, e *model.ClientEvent) {
 		if done || e.Kind != model.EvAcquired {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -69,7 +70,7 @@ func parseTraceKinds(names []string) (lineKind, error) {
 			continue
 		}
 		if i < 0 {
-			return 0, fmt.Errorf("trace filter: %w (the kinds are %s)", unknown("kind of trace line", name, known), strings.Join(known, ", "))
+			return 0, fmt.Errorf("trace filter: %w (the kinds are %s)", knobs.Unknown("kind of trace line", name, known), strings.Join(known, ", "))
 		}
 		mask |= 1 << i
 	}
@@ -209,7 +210,7 @@ func newNarrator(w *World, out io.Writer, from, to sim.Time, opts TraceOptions) 
 				continue
 			}
 			if !slices.Contains(known, a) {
-				return nil, fmt.Errorf("trace filter: %w (the actors of this run are %s)", unknown("actor", a, known), strings.Join(known, ", "))
+				return nil, fmt.Errorf("trace filter: %w (the actors of this run are %s)", knobs.Unknown("actor", a, known), strings.Join(known, ", "))
 			}
 			n.actors[a] = true
 		}

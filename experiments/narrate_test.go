@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // narrate runs a scenario for seed 1 and returns its narrated trace and record.
-func narrate(t *testing.T, scenario string, knobs []KV, opts TraceOptions) (string, *Record) {
+func narrate(t *testing.T, scenario string, settings []knobs.KV, opts TraceOptions) (string, *Record) {
 	t.Helper()
 	var buf bytes.Buffer
-	rec, err := Run(context.Background(), scenario, knobs, 1, Options{Trace: &buf, Narrate: opts})
+	rec, err := Run(context.Background(), scenario, settings, 1, Options{Trace: &buf, Narrate: opts})
 	require.NoError(t, err)
 	return buf.String(), rec
 }
@@ -115,7 +116,7 @@ func TestNarrateOnlyKinds(t *testing.T) {
 func TestNarrateFilterErrorsNameTheChoices(t *testing.T) {
 	var buf bytes.Buffer
 	_, err := Run(context.Background(), "gc-pause", nil, 1, Options{Trace: &buf, Narrate: TraceOptions{Actors: []string{"clent1"}}})
-	var ue *UnknownError
+	var ue *knobs.UnknownError
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Contains(t, err.Error(), `unknown actor "clent1"; did you mean client1`)
 	assert.Contains(t, err.Error(), "client1, client2, redis1")
@@ -156,10 +157,10 @@ func TestNarrateHidesCleanup(t *testing.T) {
 func TestNarrateHidesLateReplies(t *testing.T) {
 	// With a 20ms reply timeout and one message in ten taking 60-90ms, attempts end
 	// before all their replies are in: the replies that come after are cleanup.
-	knobs := []KV{{"duration", "2s"}, {"timeout", "20ms"},
+	settings := []knobs.KV{{"duration", "2s"}, {"timeout", "20ms"},
 		{"latency", "tail(uniform(200µs,800µs),0.1,uniform(60ms,90ms))"}}
-	all, _ := narrate(t, "baseline", knobs, TraceOptions{})
-	out, _ := narrate(t, "baseline", knobs, TraceOptions{HideCleanup: true})
+	all, _ := narrate(t, "baseline", settings, TraceOptions{})
+	out, _ := narrate(t, "baseline", settings, TraceOptions{HideCleanup: true})
 	kept := map[string]bool{}
 	for _, l := range lines(out) {
 		kept[l] = true
@@ -247,9 +248,9 @@ func TestSummaryCapsTheListByDistinctViolations(t *testing.T) {
 }
 
 func TestNarrateMergedPause(t *testing.T) {
-	knobs := []KV{{"pause_rate", "5"}, {"pause_len", "exp(0s,300ms)"}, {"duration", "3s"}}
-	out, traced := narrate(t, "baseline", knobs, TraceOptions{Only: []string{"faults"}})
-	plain, err := Run(context.Background(), "baseline", knobs, 1, Options{})
+	settings := []knobs.KV{{"pause_rate", "5"}, {"pause_len", "exp(0s,300ms)"}, {"duration", "3s"}}
+	out, traced := narrate(t, "baseline", settings, TraceOptions{Only: []string{"faults"}})
+	plain, err := Run(context.Background(), "baseline", settings, 1, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, plain.TraceHash, traced.TraceHash, "narrating a merge must not change the trace hash")
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
@@ -142,7 +143,7 @@ type ExtensionStat struct {
 
 // KnobList is knob settings that marshal to a JSON object in their own order (registry
 // order for a record's config), not in a map's sorted order.
-type KnobList []KV
+type KnobList []knobs.KV
 
 // MarshalJSON writes {"name": "value", ...} in list order.
 func (l KnobList) MarshalJSON() ([]byte, error) {
@@ -178,7 +179,7 @@ func (l *KnobList) UnmarshalJSON(data []byte) error {
 		if err := dec.Decode(&v); err != nil {
 			return fmt.Errorf("knob %v: %w", kt, err)
 		}
-		*l = append(*l, KV{Name: kt.(string), Value: v})
+		*l = append(*l, knobs.KV{Name: kt.(string), Value: v})
 	}
 	_, err := dec.Token()
 	return err
@@ -236,7 +237,7 @@ func (m Metric) String() string {
 	case m.Kind == MetricBool || m.Kind == MetricCount:
 		return strconv.FormatInt(int64(m.Value), 10)
 	}
-	return formatFloat(m.Value)
+	return strconv.FormatFloat(m.Value, 'g', -1, 64)
 }
 
 // Column is a metric's name and kind, without a value.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,7 +57,7 @@ func TestGCPauseFencedVerdicts(t *testing.T) {
 		fencing string
 		res     bool
 	}{{"none", false}, {"one", true}} {
-		r := run(t, "gc-pause", KV{"fencing", c.fencing})
+		r := run(t, "gc-pause", knobs.KV{"fencing", c.fencing})
 		assert.False(t, r.Safety.LockSafe(), "fencing=%s: the pause defeats the lock either way", c.fencing)
 		assert.Equal(t, c.res, r.Safety.ResourceSafe(), "fencing=%s: %v", c.fencing, r.Safety)
 		for _, v := range r.Violations {

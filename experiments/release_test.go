@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,12 +15,12 @@ import (
 // made. Waiting for the storage's acknowledgement removes every one, and the lock's own
 // verdict is the same either way: it held.
 func TestReleaseAfterAckRemovesTheWorkloadsStaleWrites(t *testing.T) {
-	knobs := []KV{{"clients", "5"}, {"hold", "const(0s)"}, {"think", "const(0s)"},
+	settings := []knobs.KV{{"clients", "5"}, {"hold", "const(0s)"}, {"think", "const(0s)"},
 		{"latency", "uniform(1ms,50ms)"}, {"retry_delay", "10ms"}, {"retry_jitter", "5ms"}}
 	var stale [2]int64
 	for i, wait := range []string{"false", "true"} {
 		for _, seed := range []uint64{1, 2, 3} {
-			r := runSeed(t, "baseline", seed, append(knobs, KV{"release_after_ack", wait})...)
+			r := runSeed(t, "baseline", seed, append(settings, knobs.KV{"release_after_ack", wait})...)
 			assert.True(t, r.Safety.LockSafe(), "release_after_ack=%s seed %d: %v", wait, seed, r.Safety)
 			assert.Positive(t, r.Liveness.Acquired)
 			stale[i] += r.Safety.StaleWritesAccepted
@@ -34,7 +35,7 @@ func TestReleaseAfterAckRemovesTheWorkloadsStaleWrites(t *testing.T) {
 // waiting for the storage changes neither verdict's counts of the lock.
 func TestReleaseAfterAckLeavesTheLocksFailuresAlone(t *testing.T) {
 	for _, s := range []string{"gc-pause", "clock-jump", "restart-no-persistence"} {
-		off, on := run(t, s), run(t, s, KV{"release_after_ack", "true"})
+		off, on := run(t, s), run(t, s, knobs.KV{"release_after_ack", "true"})
 		assert.Equal(t, off.Safety.ValidityOverlaps, on.Safety.ValidityOverlaps, s)
 		assert.Equal(t, off.Safety.UsageOverlaps, on.Safety.UsageOverlaps, s)
 		assert.False(t, on.Safety.LockSafe(), s)
@@ -44,13 +45,13 @@ func TestReleaseAfterAckLeavesTheLocksFailuresAlone(t *testing.T) {
 // TestReleaseAfterAckOffByDefault: the knob defaults to off, so every scenario keeps its
 // trace (the golden traces check the hashes).
 func TestReleaseAfterAckOffByDefault(t *testing.T) {
-	c := DefaultConfig()
+	c := knobs.DefaultConfig()
 	assert.Equal(t, "false", c.Get("release_after_ack"))
 }
 
-func runSeed(t *testing.T, scenario string, seed uint64, knobs ...KV) *Record {
+func runSeed(t *testing.T, scenario string, seed uint64, settings ...knobs.KV) *Record {
 	t.Helper()
-	rec, err := Run(context.Background(), scenario, knobs, seed, Options{})
+	rec, err := Run(context.Background(), scenario, settings, seed, Options{})
 	require.NoError(t, err)
 	return rec
 }
@@ -84,14 +85,14 @@ func TestLockStudiesAcquiresSucceed(t *testing.T) {
 		if s.Name == "jitter" {
 			continue
 		}
-		var knobs []KV
+		var settings []knobs.KV
 		for _, kv := range s.Spec.Base {
-			knobs = append(knobs, KV{kv.Name, kv.Value})
+			settings = append(settings, knobs.KV{kv.Name, kv.Value})
 		}
 		for _, a := range s.Spec.Axes {
-			knobs = append(knobs, KV{a.Knob, a.Values[len(a.Values)-1]})
+			settings = append(settings, knobs.KV{a.Knob, a.Values[len(a.Values)-1]})
 		}
-		r, err := RunKnobs(context.Background(), knobs, 1)
+		r, err := RunKnobs(context.Background(), settings, 1)
 		require.NoError(t, err, s.Name)
 		l := r.Liveness
 		success := float64(l.Acquired) / float64(l.Acquired+l.Failed)

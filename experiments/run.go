@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -28,8 +29,8 @@ type Options struct {
 // own, for seed. An unknown scenario or knob is an *UnknownError, a bad value a
 // *sim.ParamError. ctx is checked once per simulated second; cancelling it stops the run
 // with ctx's error.
-func Run(ctx context.Context, scenario string, knobs []KV, seed uint64, opts Options) (*Record, error) {
-	w, sc, err := Assemble(scenario, knobs, seed)
+func Run(ctx context.Context, scenario string, settings []knobs.KV, seed uint64, opts Options) (*Record, error) {
+	w, sc, err := Assemble(scenario, settings, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -38,16 +39,16 @@ func Run(ctx context.Context, scenario string, knobs []KV, seed uint64, opts Opt
 
 // Assemble plans, shapes and builds the world of a scenario with knobs on top, ready to
 // run: Plan, the scenario's Configure, Build, the scenario's Setup.
-func Assemble(scenario string, knobs []KV, seed uint64) (*World, *Scenario, error) {
+func Assemble(scenario string, settings []knobs.KV, seed uint64) (*World, *Scenario, error) {
 	sc, err := LookupScenario(scenario)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := DefaultConfig()
+	cfg := knobs.DefaultConfig()
 	if err := cfg.Apply(sc.Knobs); err != nil {
 		return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	if err := cfg.Apply(knobs); err != nil {
+	if err := cfg.Apply(settings); err != nil {
 		return nil, nil, err
 	}
 	w, err := Plan(cfg, seed)
@@ -73,16 +74,16 @@ func Assemble(scenario string, knobs []KV, seed uint64) (*World, *Scenario, erro
 // RunKnobs runs one world for the sweep engine: knobs may include the pseudo-knob
 // "scenario" (the scenario whose defaults the other knobs override; baseline when absent),
 // applied first wherever it appears.
-func RunKnobs(ctx context.Context, knobs []KV, seed uint64) (*Record, error) {
-	scenario, rest := splitScenario(knobs)
+func RunKnobs(ctx context.Context, settings []knobs.KV, seed uint64) (*Record, error) {
+	scenario, rest := splitScenario(settings)
 	return Run(ctx, scenario, rest, seed, Options{})
 }
 
 // splitScenario takes the pseudo-knob "scenario" out of knob settings as the sweep engine
 // passes them ("" when absent: baseline), leaving the rest in order.
-func splitScenario(knobs []KV) (scenario string, rest []KV) {
-	rest = make([]KV, 0, len(knobs))
-	for _, kv := range knobs {
+func splitScenario(settings []knobs.KV) (scenario string, rest []knobs.KV) {
+	rest = make([]knobs.KV, 0, len(settings))
+	for _, kv := range settings {
 		if kv.Name == "scenario" {
 			scenario = kv.Value
 			continue
@@ -102,7 +103,7 @@ func Knob(name, value string) (string, error) {
 		}
 		return sc.Name, nil
 	}
-	return Canonical(name, value)
+	return knobs.Canonical(name, value)
 }
 
 // Run runs the built world to the end of its duration and returns its record.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -20,7 +21,7 @@ type Scenario struct {
 	Story  string // one line
 	Source string // where the story comes from
 	Expect string // the expected outcome, which the scenario's test asserts for seed 1
-	Knobs  []KV
+	Knobs  []knobs.KV
 	// Window is the part of the run the golden trace shows (To = 0: to the end).
 	Window    [2]time.Duration
 	Configure func(w *World) error
@@ -50,7 +51,7 @@ func catalogue() []Scenario {
 			Story:  "five healthy nodes, three clients taking turns on one lock, clocks drifting ±50 ppm: nothing goes wrong",
 			Source: "the Redlock page's algorithm with the common library defaults",
 			Expect: "no safety violation; every client acquires",
-			Knobs:  []KV{{"client_clock_drift_ppm", "50"}, {"node_clock_drift_ppm", "50"}},
+			Knobs:  []knobs.KV{{"client_clock_drift_ppm", "50"}, {"node_clock_drift_ppm", "50"}},
 			Window: [2]time.Duration{0, 110 * ms},
 		},
 		{
@@ -58,7 +59,7 @@ func catalogue() []Scenario {
 			Story:  "one master with an async replica: the master dies before the lock key replicates, the replica is promoted and grants the lock again",
 			Source: redlockPage + " (why failover-based single-instance locks are unsafe)",
 			Expect: "two holders: a validity overlap and a usage overlap",
-			Knobs: []KV{{"variant", "single-instance-failover"}, {"replicas", "1"}, {"replication_delay", "50ms"},
+			Knobs: []knobs.KV{{"variant", "single-instance-failover"}, {"replicas", "1"}, {"replication_delay", "50ms"},
 				{"failover_after", "500ms"}, {"clients", "2"}, {"ttl", "5s"}, {"hold", "3s"},
 				{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "4s"}},
 			Window:    [2]time.Duration{0, 900 * ms},
@@ -92,7 +93,7 @@ func catalogue() []Scenario {
 			Story:  "the holder is partitioned away right after acquiring: it cannot release, so the lock stays taken until its keys expire",
 			Source: redlockPage + " (liveness: unavailability for one TTL)",
 			Expect: "safe; the waiting client gets the lock about one TTL later (unheld while waiting ≈ TTL)",
-			Knobs: []KV{{"clients", "2"}, {"ttl", "2s"}, {"hold", "100ms"}, {"think", "100ms"},
+			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "2s"}, {"hold", "100ms"}, {"think", "100ms"},
 				{"tries", "100"}, {"max_cycles", "1"}, {"duration", "4s"}},
 			Window:    [2]time.Duration{0, 120 * ms},
 			Configure: startAt(0, 50*ms),
@@ -107,7 +108,7 @@ func catalogue() []Scenario {
 			Story:  "work that takes longer than the TTL, kept safe by extending the lock every 300ms",
 			Source: redlockPage + " (extending the lock)",
 			Expect: "safe; extensions succeed; the second client acquires after the first releases",
-			Knobs: []KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "2500ms"}, {"extend_every", "300ms"},
+			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "2500ms"}, {"extend_every", "300ms"},
 				{"think", "100ms"}, {"tries", "100"}, {"max_cycles", "1"}, {"duration", "6s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
@@ -117,7 +118,7 @@ func catalogue() []Scenario {
 			Story:  "a holder that extends forever (no limit on extensions) starves every other client",
 			Source: redlockPage + " (limit the number of extensions)",
 			Expect: "safe but unfair: one acquisition in the whole run, the other client never gets the lock",
-			Knobs: []KV{{"variant", "unlimited-extension"}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "1h"},
+			Knobs: []knobs.KV{{"variant", "unlimited-extension"}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "1h"},
 				{"extend_every", "300ms"}, {"think", "100ms"}, {"duration", "10s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
@@ -133,7 +134,7 @@ func catalogue() []Scenario {
 			Story:  "client1's storage writes are held in the network past its lock; client2 acquires and writes; the old writes then arrive",
 			Source: kleppmann,
 			Expect: "stale writes accepted (with --set fencing=one: rejected instead); no overlap",
-			Knobs: []KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "100ms"}, {"think", "100ms"},
+			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "100ms"}, {"think", "100ms"},
 				{"max_cycles", "1"}, {"duration", "2s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 50*ms),
@@ -148,7 +149,7 @@ func catalogue() []Scenario {
 			Story:  "client1 holds A, B, C (D, E unreachable); C's wall clock jumps forward and the key expires; client2 takes C, D, E",
 			Source: kleppmann,
 			Expect: "two holders: a validity overlap",
-			Knobs:  append(twoSidedKnobs(), KV{"persistence", "aof-always"}),
+			Knobs:  append(twoSidedKnobs(), knobs.KV{"persistence", "aof-always"}),
 			Window: [2]time.Duration{0, 520 * ms},
 			Configure: func(w *World) error {
 				if err := startAt(0, 200*ms)(w); err != nil {
@@ -165,7 +166,7 @@ func catalogue() []Scenario {
 			Story:  "client1 holds all five nodes; three of them lose power together before their everysec fsync and restart empty; client2 takes them",
 			Source: kleppmann + " (crash-restart without fsync)",
 			Expect: "two holders: a validity overlap",
-			Knobs: []KV{{"persistence", "aof-everysec"}, {"clients", "2"}, {"ttl", "2s"}, {"hold", "1s"},
+			Knobs: []knobs.KV{{"persistence", "aof-everysec"}, {"clients", "2"}, {"ttl", "2s"}, {"hold", "1s"},
 				{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 100*ms),
@@ -186,7 +187,7 @@ func catalogue() []Scenario {
 			Story:  "client1 pauses right after sending its SETs, while the keys expire; it wakes to five OKs that are too old",
 			Source: kleppmann + "; " + redlockPage + " (step 3: check the elapsed time)",
 			Expect: "safe: the elapsed-time check fails the attempt (validity expired); with --set variant=no-validity-check: a usage overlap",
-			Knobs: []KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"}, {"think", "100ms"},
+			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"}, {"think", "100ms"},
 				{"max_cycles", "1"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 50*ms),
@@ -202,7 +203,7 @@ func catalogue() []Scenario {
 			Story:  "SETNX then EXPIRE as two commands: the client dies between them and the key never expires",
 			Source: singleInst,
 			Expect: "the lock is never freed: no acquisition at all, the waiting client waits the whole run",
-			Knobs: []KV{{"variant", "setnx-then-expire"}, {"nodes", "1"}, {"clients", "2"}, {"ttl", "1s"},
+			Knobs: []knobs.KV{{"variant", "setnx-then-expire"}, {"nodes", "1"}, {"clients", "2"}, {"ttl", "1s"},
 				{"latency", "500µs"}, {"hold", "100ms"}, {"think", "100ms"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
@@ -217,7 +218,7 @@ func catalogue() []Scenario {
 			Story:  "release by plain DEL: a contender that lost deletes the holder's key in its cleanup, and its retry takes the lock",
 			Source: singleInst,
 			Expect: "a validity overlap and a usage overlap (with --set variant=redlock: safe)",
-			Knobs: []KV{{"variant", "unsafe-release"}, {"nodes", "1"}, {"clients", "2"}, {"ttl", "2s"},
+			Knobs: []knobs.KV{{"variant", "unsafe-release"}, {"nodes", "1"}, {"clients", "2"}, {"ttl", "2s"},
 				{"hold", "1s"}, {"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 300 * ms},
 			Configure: startAt(0, 50*ms),
@@ -231,7 +232,7 @@ func catalogue() []Scenario {
 func restartScenario(name, persistence string, down time.Duration, story, expect string) Scenario {
 	return Scenario{
 		Name: name, Story: story, Source: redlockPage + " (performance, crash recovery and fsync)", Expect: expect,
-		Knobs:     append(twoSidedKnobs(), KV{"persistence", persistence}),
+		Knobs:     append(twoSidedKnobs(), knobs.KV{"persistence", persistence}),
 		Window:    [2]time.Duration{0, 520 * ms},
 		Configure: startAt(0, 200*ms),
 		Setup: func(w *World) error {
@@ -245,8 +246,8 @@ func restartScenario(name, persistence string, down time.Duration, story, expect
 	}
 }
 
-func twoSidedKnobs() []KV {
-	return []KV{{"clients", "2"}, {"ttl", "2s"}, {"hold", "1s"}, {"think", "100ms"},
+func twoSidedKnobs() []knobs.KV {
+	return []knobs.KV{{"clients", "2"}, {"ttl", "2s"}, {"hold", "1s"}, {"think", "100ms"},
 		{"max_cycles", "1"}, {"duration", "4s"}}
 }
 
@@ -279,7 +280,7 @@ func splitBrainScenario(name, jitter, story, expect string) Scenario {
 	return Scenario{
 		Name: name, Story: story, Source: redlockPage + " (retry on failure: random delay against split brain)",
 		Expect: expect,
-		Knobs: []KV{{"clients", "5"}, {"retry_jitter", jitter}, {"start_spread", "0s"}, {"hold", "50ms"},
+		Knobs: []knobs.KV{{"clients", "5"}, {"retry_jitter", jitter}, {"start_spread", "0s"}, {"hold", "50ms"},
 			{"think", "50ms"}, {"ttl", "2s"}, {"tries", "100"}, {"max_cycles", "1"}, {"duration", "5s"}},
 		Window: [2]time.Duration{0, 205 * ms},
 		Setup: func(w *World) error { // redis5 is down: every attempt waits out its timeout
@@ -291,7 +292,7 @@ func splitBrainScenario(name, jitter, story, expect string) Scenario {
 func gcPauseScenario(name, fencing, story, expect string) Scenario {
 	return Scenario{
 		Name: name, Story: story, Source: kleppmann, Expect: expect,
-		Knobs: []KV{{"fencing", fencing}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"},
+		Knobs: []knobs.KV{{"fencing", fencing}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"},
 			{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
 		Window: [2]time.Duration{900 * ms, 0},
 		Configure: func(w *World) error {
@@ -381,5 +382,5 @@ func LookupScenario(name string) (*Scenario, error) {
 			return &s, nil
 		}
 	}
-	return nil, unknown("scenario", name, ScenarioNames())
+	return nil, knobs.Unknown("scenario", name, ScenarioNames())
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func run(t *testing.T, scenario string, knobs ...KV) *Record {
+func run(t *testing.T, scenario string, settings ...knobs.KV) *Record {
 	t.Helper()
-	rec, err := Run(context.Background(), scenario, knobs, 1, Options{})
+	rec, err := Run(context.Background(), scenario, settings, 1, Options{})
 	require.NoError(t, err)
 	return rec
 }
@@ -74,7 +75,7 @@ func TestScenarioOutcomes(t *testing.T) {
 			assert.True(t, r.Safety.Safe())
 			assert.Equal(t, int64(1), r.Liveness.Acquired, "the other client starves")
 			assert.Greater(t, r.Liveness.Extensions.Succeeded, int64(10), "past max_extensions")
-			limited := run(t, "unlimited-extension", KV{"variant", "redlock"})
+			limited := run(t, "unlimited-extension", knobs.KV{"variant", "redlock"})
 			assert.Greater(t, limited.Liveness.Extensions.Tried, limited.Liveness.Extensions.Succeeded,
 				"with the limit, extensions beyond max_extensions fail")
 			assert.Greater(t, limited.Safety.UsageOverlaps, int64(0), "and the holder that keeps working overlaps")
@@ -92,7 +93,7 @@ func TestScenarioOutcomes(t *testing.T) {
 		"delayed-packet": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Safety.ValidityOverlaps+r.Safety.UsageOverlaps)
 			assert.GreaterOrEqual(t, r.Safety.StaleWritesAccepted, int64(1))
-			fenced := run(t, "delayed-packet", KV{"fencing", "one"})
+			fenced := run(t, "delayed-packet", knobs.KV{"fencing", "one"})
 			assert.Zero(t, fenced.Safety.StaleWritesAccepted)
 			assert.GreaterOrEqual(t, fenced.Safety.FencedWritesRejected, int64(1))
 		},
@@ -101,20 +102,20 @@ func TestScenarioOutcomes(t *testing.T) {
 		"replies-in-flight": func(t *testing.T, r *Record) {
 			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
 			assert.GreaterOrEqual(t, r.Liveness.FailuresByReason.ValidityExpired, int64(1))
-			broken := run(t, "replies-in-flight", KV{"variant", "no-validity-check"})
+			broken := run(t, "replies-in-flight", knobs.KV{"variant", "no-validity-check"})
 			assert.GreaterOrEqual(t, broken.Safety.UsageOverlaps, int64(1))
 			assert.Zero(t, broken.Liveness.FailuresByReason.ValidityExpired)
 		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)
-			fixed := run(t, "setnx-then-expire", KV{"variant", "redlock"})
+			fixed := run(t, "setnx-then-expire", knobs.KV{"variant", "redlock"})
 			assert.Greater(t, fixed.Liveness.Acquired, int64(1), "SET NX PX frees the lock by expiry")
 		},
 		"unsafe-release": func(t *testing.T, r *Record) {
 			assert.GreaterOrEqual(t, r.Safety.ValidityOverlaps, int64(1))
 			assert.GreaterOrEqual(t, r.Safety.UsageOverlaps, int64(1))
-			safe := run(t, "unsafe-release", KV{"variant", "redlock"})
+			safe := run(t, "unsafe-release", knobs.KV{"variant", "redlock"})
 			safeAndDone(t, safe, 2)
 		},
 	}
@@ -133,13 +134,13 @@ func TestScenarioCatalogueIsComplete(t *testing.T) {
 		assert.NotEmpty(t, sc.Story, sc.Name)
 		assert.NotEmpty(t, sc.Source, sc.Name)
 		assert.NotEmpty(t, sc.Expect, sc.Name)
-		c := DefaultConfig()
+		c := knobs.DefaultConfig()
 		assert.NoError(t, c.Apply(sc.Knobs), sc.Name)
 	}
 }
 
 func TestUserKnobsOverrideTheScenario(t *testing.T) {
-	r := run(t, "gc-pause", KV{"fencing", "one"})
+	r := run(t, "gc-pause", knobs.KV{"fencing", "one"})
 	assert.Equal(t, "one", r.Config.Get("fencing"))
 	assert.Zero(t, r.Safety.StaleWritesAccepted)
 	assert.Equal(t, "1s", r.Config.Get("ttl"), "the scenario's own knobs stay")
@@ -147,7 +148,7 @@ func TestUserKnobsOverrideTheScenario(t *testing.T) {
 
 func TestUnknownScenarioSuggests(t *testing.T) {
 	_, err := Run(context.Background(), "gc-paus", nil, 1, Options{})
-	var ue *UnknownError
+	var ue *knobs.UnknownError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, "scenario", ue.What)
 	assert.Contains(t, ue.Suggestions, "gc-pause")

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
@@ -49,10 +50,10 @@ func (sweepRunner) Ratios() []sweep.Ratio {
 	return r
 }
 
-func (sweepRunner) Run(ctx context.Context, knobs []sweep.KV, seed uint64) ([]sweep.Value, error) {
-	kvs := make([]KV, len(knobs))
-	for i, kv := range knobs {
-		kvs[i] = KV{Name: kv.Name, Value: kv.Value}
+func (sweepRunner) Run(ctx context.Context, settings []sweep.KV, seed uint64) ([]sweep.Value, error) {
+	kvs := make([]knobs.KV, len(settings))
+	for i, kv := range settings {
+		kvs[i] = knobs.KV{Name: kv.Name, Value: kv.Value}
 	}
 	rec, err := RunKnobs(ctx, kvs, seed)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
@@ -55,10 +56,10 @@ func TestExampleSpecsParse(t *testing.T) {
 }
 
 func TestSweepRunnerReportsTheRecordsMetrics(t *testing.T) {
-	knobs := []sweep.KV{{Name: "scenario", Value: "gc-pause"}}
-	vals, err := SweepRunner().Run(context.Background(), knobs, 1)
+	settings := []sweep.KV{{Name: "scenario", Value: "gc-pause"}}
+	vals, err := SweepRunner().Run(context.Background(), settings, 1)
 	require.NoError(t, err)
-	rec, err := RunKnobs(context.Background(), []KV{{"scenario", "gc-pause"}}, 1)
+	rec, err := RunKnobs(context.Background(), []knobs.KV{{"scenario", "gc-pause"}}, 1)
 	require.NoError(t, err)
 	cols := SweepRunner().Columns()
 	require.Len(t, vals, len(cols))
@@ -92,13 +93,13 @@ func TestReadmeSpecSweepsTheRealWorld(t *testing.T) {
 // histogram, then the first again: the records must match exactly.
 func TestRecycledHistogramsChangeNothing(t *testing.T) {
 	ctx := context.Background()
-	first, err := RunKnobs(ctx, []KV{{"duration", "20s"}}, 7)
+	first, err := RunKnobs(ctx, []knobs.KV{{"duration", "20s"}}, 7)
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 3; seed++ {
-		_, err := RunKnobs(ctx, []KV{{"duration", "20s"}, {"clients", "5"}}, seed)
+		_, err := RunKnobs(ctx, []knobs.KV{{"duration", "20s"}, {"clients", "5"}}, seed)
 		require.NoError(t, err)
 	}
-	again, err := RunKnobs(ctx, []KV{{"duration", "20s"}}, 7)
+	again, err := RunKnobs(ctx, []knobs.KV{{"duration", "20s"}}, 7)
 	require.NoError(t, err)
 	require.NotNil(t, first.Liveness.AcquireLatencyMs.P99)
 	first.WallTimeS, again.WallTimeS = 0, 0

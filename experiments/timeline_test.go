@@ -6,15 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func runTimeline(t *testing.T, scenario string, knobs ...KV) (*Record, *Timeline) {
+func runTimeline(t *testing.T, scenario string, settings ...knobs.KV) (*Record, *Timeline) {
 	t.Helper()
 	var tl Timeline
-	rec, err := Run(context.Background(), scenario, knobs, 1, Options{Timeline: &tl})
+	rec, err := Run(context.Background(), scenario, settings, 1, Options{Timeline: &tl})
 	require.NoError(t, err)
 	return rec, &tl
 }
@@ -182,7 +183,7 @@ func TestTimelineRestart(t *testing.T) {
 }
 
 func TestTimelineLimit(t *testing.T) {
-	_, tl := runTimeline(t, "baseline", KV{"duration", "2s"})
+	_, tl := runTimeline(t, "baseline", knobs.KV{"duration", "2s"})
 	assert.False(t, tl.Truncated)
 	var c timelineCollector
 	c.items = MaxTimelineItems

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
@@ -24,7 +25,7 @@ import (
 // then the clients), which a scenario's Configure may edit; Build then creates the actors,
 // after which a scenario's Setup schedules faults and event hooks.
 type World struct {
-	Config Config
+	Config knobs.Config
 	Seed   uint64
 
 	Sim     *sim.Sim
@@ -53,7 +54,7 @@ type faultNote struct {
 }
 
 // Plan validates cfg and lays out a world for seed without creating its actors.
-func Plan(cfg Config, seed uint64, opts ...PlanOption) (*World, error) {
+func Plan(cfg knobs.Config, seed uint64, opts ...PlanOption) (*World, error) {
 	var po planOptions
 	for _, o := range opts {
 		o(&po)
@@ -104,7 +105,7 @@ func (w *World) planGroups() error {
 	for i := range w.nodes() {
 		g := model.GroupConfig{Name: "redis" + strconv.Itoa(i+1),
 			ReplicationDelay: cfg.ReplDelay, ReplicationJitter: cfg.ReplJitter}
-		replicas := cfg.replicas()
+		replicas := cfg.EffectiveReplicas()
 		if replicas > 0 {
 			g.FailoverAfter = cfg.FailoverAfter
 		}
@@ -142,7 +143,7 @@ func (w *World) processClock(name string, driftPPM float64, offset time.Duration
 		return ck, err
 	}
 	jr := w.Sim.Rand(name + "/jumps")
-	for _, at := range poisson(jr, w.Config.NodeJumpRate, w.Config.Duration, maxJumps) {
+	for _, at := range poisson(jr, w.Config.NodeJumpRate, w.Config.Duration, knobs.MaxJumps) {
 		ck.Steps = append(ck.Steps, clock.Step{At: at, By: sizes.Draw(jr)})
 	}
 	return ck, nil
@@ -256,7 +257,7 @@ func (w *World) scheduleCrashes() error {
 	}
 	for _, g := range w.Groups {
 		r := w.Sim.Rand(g.Name() + "/crashes")
-		for _, at := range poisson(r, w.Config.NodeCrashRate, w.Config.Duration, maxCrashes) {
+		for _, at := range poisson(r, w.Config.NodeCrashRate, w.Config.Duration, knobs.MaxCrashes) {
 			f := model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, For: min(down.Draw(r), model.MaxDowntime)}
 			if err := w.NodeFault(g, at, f); err != nil {
 				return err

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 )
 
 // Scale says how a knob's values are placed along an axis.
@@ -124,7 +124,7 @@ func numbers(knob string, values []string) ([]float64, string, bool) {
 
 // knobUnit is the unit of a numeric knob as an axis label shows it.
 func knobUnit(knob string) string {
-	for _, p := range experiments.Params() {
+	for _, p := range knobs.Params() {
 		if p.Name == knob {
 			switch p.Unit {
 			case "ppm":

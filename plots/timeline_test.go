@@ -13,10 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
-func timeline(t *testing.T, scenario string, knobs ...experiments.KV) *experiments.Timeline {
+func timeline(t *testing.T, scenario string, knobs ...knobs.KV) *experiments.Timeline {
 	t.Helper()
 	var tl experiments.Timeline
 	_, err := experiments.Run(context.Background(), scenario, knobs, 1, experiments.Options{Timeline: &tl})
@@ -86,7 +87,7 @@ func TestTimelineTitleTwoVerdicts(t *testing.T) {
 	L := layoutTimeline(tl, DefaultWindow(tl), "")
 	assert.Contains(t, L.Title, "gc-pause-fenced, seed 1 — lock: UNSAFE (1 usage overlap) · resource: SAFE (fencing rejected 2 writes)")
 
-	tl = timeline(t, "baseline", experiments.KV{Name: "duration", Value: "2s"})
+	tl = timeline(t, "baseline", knobs.KV{Name: "duration", Value: "2s"})
 	L = layoutTimeline(tl, DefaultWindow(tl), "")
 	assert.Contains(t, L.Title, "baseline, seed 1 — lock: SAFE · resource: SAFE   [")
 
@@ -100,7 +101,7 @@ func TestTimelineTitleTwoVerdicts(t *testing.T) {
 // it has only the kept list, so a stale write after the 64th overlap is never called safe.
 func TestTimelineTitleCountsTheWholeRun(t *testing.T) {
 	var tl experiments.Timeline
-	rec, err := experiments.Run(context.Background(), "baseline", []experiments.KV{{Name: "duration", Value: "5m"},
+	rec, err := experiments.Run(context.Background(), "baseline", []knobs.KV{{Name: "duration", Value: "5m"},
 		{Name: "pause_rate", Value: "0.05"}, {Name: "pause_len", Value: "exp(0s,2s)"}, {Name: "ttl", Value: "1s"}}, 1,
 		experiments.Options{Timeline: &tl})
 	require.NoError(t, err)
@@ -154,7 +155,7 @@ func TestTimelineLayoutFaults(t *testing.T) {
 }
 
 func TestDefaultWindowWithoutViolation(t *testing.T) {
-	tl := timeline(t, "baseline", experiments.KV{Name: "duration", Value: "10s"})
+	tl := timeline(t, "baseline", knobs.KV{Name: "duration", Value: "10s"})
 	w := DefaultWindow(tl)
 	assert.Equal(t, time.Duration(0), w.From)
 	assert.Less(t, w.To, 2*time.Second, "a dozen lock cycles, not ten seconds of them")
@@ -223,8 +224,8 @@ func TestRoundDur(t *testing.T) {
 // tests).
 func TestLongWindowIsBounded(t *testing.T) {
 	busy := func(d string) *experiments.Timeline {
-		return timeline(t, "baseline", experiments.KV{Name: "duration", Value: d}, experiments.KV{Name: "ttl", Value: "1s"},
-			experiments.KV{Name: "pause_rate", Value: "0.05"}, experiments.KV{Name: "pause_len", Value: "exp(0s,2s)"})
+		return timeline(t, "baseline", knobs.KV{Name: "duration", Value: d}, knobs.KV{Name: "ttl", Value: "1s"},
+			knobs.KV{Name: "pause_rate", Value: "0.05"}, knobs.KV{Name: "pause_len", Value: "exp(0s,2s)"})
 	}
 	const perColumn = 12 // lanes × kinds that can share a column, generously
 	for _, d := range []string{"5m", "20m"} {

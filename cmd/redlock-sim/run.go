@@ -16,6 +16,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -154,8 +155,8 @@ func checkFolder(path string) error {
 // parseSets turns --set name=value flags into knob settings. It is the one parser of
 // --set, for run and sweep alike, so that both say the same thing about the same slip;
 // the values themselves are checked by the knobs.
-func parseSets(sets []string) ([]experiments.KV, error) {
-	var out []experiments.KV
+func parseSets(sets []string) ([]knobs.KV, error) {
+	var out []knobs.KV
 	for _, s := range sets {
 		name, value, ok := strings.Cut(s, "=")
 		name = strings.TrimSpace(name)
@@ -165,7 +166,7 @@ func parseSets(sets []string) ([]experiments.KV, error) {
 		case name == "":
 			return nil, fmt.Errorf("%w: --set %q: the knob name before \"=\" is missing: want name=value, e.g. --set ttl=250ms", errUsage, s)
 		}
-		out = append(out, experiments.KV{Name: name, Value: strings.TrimSpace(value)})
+		out = append(out, knobs.KV{Name: name, Value: strings.TrimSpace(value)})
 	}
 	return out, nil
 }
@@ -196,7 +197,7 @@ func parseWindow(w string) (from, to time.Duration, err error) {
 // userError marks the errors that are the user's to fix (an unknown name, a bad value) as
 // usage errors, so they exit with status 2.
 func userError(err error) error {
-	var ue *experiments.UnknownError
+	var ue *knobs.UnknownError
 	var pe *sim.ParamError
 	if errors.As(err, &ue) || errors.As(err, &pe) {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -235,7 +236,7 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 const maxAllowedWidth = 40
 
 // distNote explains the distribution syntax under the table and under one dist knob.
-const distNote = "distributions: " + experiments.DistSyntax + "; latency also takes tail(FAST,p,SLOW):\n" +
+const distNote = "distributions: " + knobs.DistSyntax + "; latency also takes tail(FAST,p,SLOW):\n" +
 	"FAST, except with probability p SLOW. Durations are Go durations (250ms, 1.5s, 800µs or 800us)."
 
 // runParams is `redlock-sim params`: every knob as a table, the knobs named on the command
@@ -247,11 +248,11 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	params := experiments.Params()
+	params := knobs.Params()
 	if fs.NArg() > 0 {
 		params = params[:0:0]
 		for _, name := range fs.Args() {
-			p, err := experiments.LookupParam(name)
+			p, err := knobs.LookupParam(name)
 			if err != nil {
 				return fmt.Errorf("%w: %w", errUsage, err)
 			}
@@ -271,7 +272,7 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 
 // writeParamsInFull writes each knob with nothing cut: its unit, default, allowed values
 // and help, and for a distribution the syntax.
-func writeParamsInFull(w io.Writer, params []experiments.Param) error {
+func writeParamsInFull(w io.Writer, params []knobs.Param) error {
 	for i, p := range params {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -285,7 +286,7 @@ func writeParamsInFull(w io.Writer, params []experiments.Param) error {
 	return nil
 }
 
-func writeParamsTable(w io.Writer, params []experiments.Param) error {
+func writeParamsTable(w io.Writer, params []knobs.Param) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUNIT\tDEFAULT\tALLOWED\tHELP")
 	group := ""

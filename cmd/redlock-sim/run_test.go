@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 )
 
 func cli(args ...string) (code int, stdout, stderr string) {
@@ -46,7 +47,7 @@ func TestRunJSONHasTheIssueFields(t *testing.T) {
 		assert.Contains(t, live["acquire_latency_ms"], k)
 	}
 	cfg := m["config"].(map[string]any)
-	assert.Len(t, cfg, len(experiments.Params()), "every knob")
+	assert.Len(t, cfg, len(knobs.Params()), "every knob")
 	assert.Equal(t, "1s", cfg["ttl"])
 	// The config object keeps registry order.
 	assert.Less(t, strings.Index(out, `"duration"`), strings.Index(out, `"pause_len"`))
@@ -127,7 +128,7 @@ func TestScenariosListsEveryStory(t *testing.T) {
 func TestParamsListsEveryKnob(t *testing.T) {
 	code, out, _ := cli("params")
 	require.Equal(t, 0, code)
-	for _, p := range experiments.Params() {
+	for _, p := range knobs.Params() {
 		assert.Contains(t, out, p.Name)
 		assert.Contains(t, out, p.Default)
 		assert.Contains(t, out, p.Help)
@@ -200,7 +201,7 @@ func TestRunAndSweepParseSetAlike(t *testing.T) {
 func TestParamsShowsOneKnobInFull(t *testing.T) {
 	code, out, errOut := cli("params", "ttl")
 	require.Equal(t, 0, code, errOut)
-	p, err := experiments.LookupParam("ttl")
+	p, err := knobs.LookupParam("ttl")
 	require.NoError(t, err)
 	for _, w := range []string{"ttl (algorithm)", p.Help, "unit:    duration", "default: 10s", "allowed: " + p.Allowed} {
 		assert.Contains(t, out, w)
@@ -218,7 +219,7 @@ func TestParamsJSONIsTheRegistry(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	var got []map[string]string
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	want := experiments.Params()
+	want := knobs.Params()
 	require.Len(t, got, len(want))
 	for i, p := range want {
 		assert.Equal(t, map[string]string{"name": p.Name, "group": p.Group, "unit": p.Unit, "default": p.Default,

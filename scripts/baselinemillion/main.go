@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 )
 
 func main() {
@@ -36,7 +37,7 @@ type result struct {
 
 func check(target int64, duration string, workers int) error {
 	start := time.Now()
-	knobs := []experiments.KV{{Name: "duration", Value: duration}}
+	knobs := []knobs.KV{{Name: "duration", Value: duration}}
 	seeds := make(chan uint64)
 	results := make(chan result)
 	ctx, cancel := context.WithCancel(context.Background())

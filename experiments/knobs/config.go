@@ -1,4 +1,4 @@
-package experiments
+package knobs
 
 import (
 	"errors"
@@ -491,7 +491,7 @@ func findKnob(ks []knob, name string) (*knob, error) {
 			return &ks[i], nil
 		}
 	}
-	return nil, unknown("knob", name, KnobNames())
+	return nil, Unknown("knob", name, KnobNames())
 }
 
 // Set parses value into the knob called name. A bad value is a *sim.ParamError naming the
@@ -577,7 +577,9 @@ func (c *Config) Validate() error {
 // over every variant then runs each one's own world without a per-variant replicas axis.
 // An explicit replicas ≥ 1 is kept, and failover_after = 0 (never promote) is refused by
 // Validate, since it contradicts the variant.
-func (c *Config) replicas() int {
+// EffectiveReplicas returns the replicas behind each node: the replicas knob, and at least
+// one for the single-instance-failover variant, which needs one to fail over to.
+func (c *Config) EffectiveReplicas() int {
 	if c.Lock.Variant == redlock.VariantSingleInstanceFailover {
 		return max(c.Replicas, 1)
 	}
@@ -586,6 +588,6 @@ func (c *Config) replicas() int {
 
 // Limits on the faults drawn from rates per node, far beyond what a meaningful run uses.
 const (
-	maxJumps   = 4096
-	maxCrashes = 4096
+	MaxJumps   = 4096 // clock jumps of one node in one run
+	MaxCrashes = 4096 // crashes of one node in one run
 )

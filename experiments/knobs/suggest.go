@@ -1,4 +1,4 @@
-package experiments
+package knobs
 
 import (
 	"strings"
@@ -31,6 +31,7 @@ func (e *UnknownError) Error() string {
 
 func quote(s string) string { return `"` + s + `"` }
 
-func unknown(what, name string, known []string) *UnknownError {
+// Unknown returns the error for name, not among known, with the closest known names.
+func Unknown(what, name string, known []string) *UnknownError {
 	return &UnknownError{What: what, Name: name, Suggestions: suggest.Closest(name, known, 3)}
 }

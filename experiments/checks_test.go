@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/sim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLimitsAreCheckedBeforeTheRun: knob values each in range that together would stop a
@@ -18,34 +18,34 @@ import (
 // limit.
 func TestLimitsAreCheckedBeforeTheRun(t *testing.T) {
 	tests := []struct {
-		knobs []KV
+		knobs []knobs.KV
 		want  []string
 	}{
-		{[]KV{{"duration", "24h"}, {"partition_rate", "1"}},
+		{[]knobs.KV{{"duration", "24h"}, {"partition_rate", "1"}},
 			[]string{"partition_rate = 1", "duration = 24h0m0s", "about 86400 random network faults", "at most 65536", "at most 0.379 per second"}},
-		{[]KV{{"duration", "1h"}, {"clog_rate", "20"}},
+		{[]knobs.KV{{"duration", "1h"}, {"clog_rate", "20"}},
 			[]string{"clog_rate = 20", "duration = 1h0m0s", "random network faults", "65536"}},
-		{[]KV{{"duration", "1h"}, {"clog_rate", "5"}, {"partition_rate", "5"}},
+		{[]knobs.KV{{"duration", "1h"}, {"clog_rate", "5"}, {"partition_rate", "5"}},
 			[]string{"partition_rate = 5, clog_rate = 5", "36000", "together"}},
-		{[]KV{{"duration", "10000h"}, {"node_crash_rate", "1"}},
+		{[]knobs.KV{{"duration", "10000h"}, {"node_crash_rate", "1"}},
 			[]string{"node_crash_rate = 1", "crashes per node", "4096"}},
-		{[]KV{{"duration", "10000h"}, {"node_clock_jump_rate", "1"}},
+		{[]knobs.KV{{"duration", "10000h"}, {"node_clock_jump_rate", "1"}},
 			[]string{"node_clock_jump_rate = 1", "clock jumps per node", "4096"}},
-		{[]KV{{"latency", "10s"}, {"ttl", "100ms"}, {"retry_delay", "0s"}, {"clients", "64"}},
+		{[]knobs.KV{{"latency", "10s"}, {"ttl", "100ms"}, {"retry_delay", "0s"}, {"clients", "64"}},
 			[]string{"clients = 64", "latency = const(10s)", "timeout = 5ms", "retry_delay = 0s", "messages in flight", "at most 65536"}},
-		{[]KV{{"latency", "1s"}, {"ttl", "10ms"}, {"retry_delay", "0s"}, {"clients", "64"}, {"nodes", "99"}},
+		{[]knobs.KV{{"latency", "1s"}, {"ttl", "10ms"}, {"retry_delay", "0s"}, {"clients", "64"}, {"nodes", "99"}},
 			[]string{"nodes = 99", "messages in flight"}},
 	}
 	for _, tt := range tests {
 		err := CheckKnobs(tt.knobs)
-		var le *LimitError
+		var le *knobs.LimitError
 		require.ErrorAs(t, err, &le, "%v", tt.knobs)
 		var pe *sim.ParamError
 		assert.ErrorAs(t, err, &pe, "a limit is a bad knob value to callers that ask")
 		for _, w := range tt.want {
 			assert.Contains(t, err.Error(), w, "%v", tt.knobs)
 		}
-		c := DefaultConfig()
+		c := knobs.DefaultConfig()
 		require.NoError(t, c.Apply(tt.knobs))
 		assert.ErrorAs(t, c.Validate(), &le, "Plan (and so every run) refuses it too")
 	}
@@ -54,7 +54,7 @@ func TestLimitsAreCheckedBeforeTheRun(t *testing.T) {
 // TestLimitsLeaveRealWorldsAlone: the margin does not refuse what runs to the end, at the
 // edges the checks are about.
 func TestLimitsLeaveRealWorldsAlone(t *testing.T) {
-	for _, kvs := range [][]KV{
+	for _, kvs := range [][]knobs.KV{
 		{{"duration", "1h"}, {"partition_rate", "0.01"}},
 		{{"duration", "9h"}, {"partition_rate", "1"}},
 		{{"clog_rate", "100"}, {"clog_len", "const(24h)"}},
@@ -64,7 +64,7 @@ func TestLimitsLeaveRealWorldsAlone(t *testing.T) {
 		{{"latency", "0s"}, {"retry_delay", "0s"}, {"retry_jitter", "0s"}},
 	} {
 		require.NoError(t, CheckKnobs(kvs), "%v", kvs)
-		rec, err := RunKnobs(t.Context(), append(kvs, KV{"duration", "2s"}), 1)
+		rec, err := RunKnobs(t.Context(), append(kvs, knobs.KV{"duration", "2s"}), 1)
 		require.NoError(t, err, "%v: the world runs", kvs)
 		assert.NotNil(t, rec)
 	}
@@ -76,7 +76,7 @@ func TestCheckSpecFindsTheFailingPoint(t *testing.T) {
 	spec, err := sweep.ParseSpec("s.yaml", []byte("base:\n  duration: 1h\naxes:\n  partition_rate: [0.01, 20]\nreplicates: 2\nseed: 1\n"), SweepRunner())
 	require.NoError(t, err, "each value passes its own check")
 	err = CheckSpec(spec)
-	var le *LimitError
+	var le *knobs.LimitError
 	require.ErrorAs(t, err, &le)
 	assert.Contains(t, err.Error(), "sweep point 2 of 2 (partition_rate=20)")
 	assert.Contains(t, err.Error(), "partition_rate = 20")
@@ -86,7 +86,7 @@ func TestCheckSpecFindsTheFailingPoint(t *testing.T) {
 // all pass, so the margin never refuses what the project itself runs.
 func TestEveryShippedWorldPassesTheLimits(t *testing.T) {
 	for _, sc := range Scenarios() {
-		assert.NoError(t, CheckKnobs([]KV{{"scenario", sc.Name}}), sc.Name)
+		assert.NoError(t, CheckKnobs([]knobs.KV{{"scenario", sc.Name}}), sc.Name)
 	}
 	studies, err := DefaultStudy()
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package experiments
+package knobs
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
@@ -76,8 +75,8 @@ func (c *Config) checkLimits() error {
 		max  int
 		what string
 	}{
-		{"node_clock_jump_rate", c.NodeJumpRate, maxJumps, "clock jumps per node"},
-		{"node_crash_rate", c.NodeCrashRate, maxCrashes, "crashes per node"},
+		{"node_clock_jump_rate", c.NodeJumpRate, MaxJumps, "clock jumps per node"},
+		{"node_crash_rate", c.NodeCrashRate, MaxCrashes, "crashes per node"},
 	} {
 		if exp := r.rate * secs; exp > float64(r.max)/2 {
 			return &LimitError{Knobs: []KV{{r.name, formatFloat(r.rate)}, dur}, What: r.what,
@@ -176,46 +175,4 @@ func latencyMean(l network.Latency) time.Duration {
 		return distMean(l.Fast)
 	}
 	return time.Duration((1-l.SlowP)*float64(distMean(l.Fast)) + l.SlowP*float64(distMean(l.Slow)))
-}
-
-// CheckKnobs checks one world given as knob settings the way the sweep engine passes
-// them (the pseudo-knob "scenario" first wherever it appears, then the rest in order):
-// every value, and every limit the values reach together (see LimitError), without
-// running anything. A sweep calls it for every point before its first run, so that
-// --dry-run refuses a point that would abort the sweep part way through.
-func CheckKnobs(kvs []KV) error {
-	scenario, rest := splitScenario(kvs)
-	sc, err := LookupScenario(scenario)
-	if err != nil {
-		return err
-	}
-	cfg := DefaultConfig()
-	if err := cfg.Apply(sc.Knobs); err != nil {
-		return fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	if err := cfg.Apply(rest); err != nil {
-		return err
-	}
-	return cfg.Validate()
-}
-
-// CheckSpec runs CheckKnobs on every point of a sweep (its base settings, then the
-// point's axis settings, as each run gets them), and names the first point that fails
-// by its axis settings. It runs nothing, so --dry-run can call it.
-func CheckSpec(spec *sweep.Spec) error {
-	for i := range spec.Points() {
-		point := spec.Point(i)
-		kvs := make([]KV, 0, len(spec.Base)+len(point))
-		for _, kv := range append(append([]sweep.KV{}, spec.Base...), point...) {
-			kvs = append(kvs, KV{Name: kv.Name, Value: kv.Value})
-		}
-		if err := CheckKnobs(kvs); err != nil {
-			at := make([]string, len(point))
-			for j, kv := range point {
-				at[j] = kv.Name + "=" + kv.Value
-			}
-			return fmt.Errorf("sweep point %d of %d (%s): %w", i+1, spec.Points(), strings.Join(at, " "), err)
-		}
-	}
-	return nil
 }
