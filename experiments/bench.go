@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -163,7 +164,7 @@ func RunBench(ctx context.Context, spec BenchSpec, opts BenchOptions) (*BenchRes
 		opts.OnEnd()
 	}
 	w.Oracle.Finish(end)
-	rec := w.record("bench-" + spec.Workload())
+	rec := record(w, "bench-"+spec.Workload())
 	res := &BenchResult{
 		Workload: spec.Workload(), Locks: spec.Locks(), Clients: spec.Clients, Seed: spec.Seed,
 		Config: rec.Config, TraceHash: rec.TraceHash, Safe: rec.Safety.Safe(), Safety: rec.Safety,
@@ -186,7 +187,7 @@ func RunBench(ctx context.Context, spec BenchSpec, opts BenchOptions) (*BenchRes
 // AssembleBench plans and builds the benchmark world without running it. With OwnLocks,
 // client j locks resource j only (Config.Resources alone would send every client round
 // all the resources, and they would still meet).
-func AssembleBench(spec BenchSpec) (*World, error) {
+func AssembleBench(spec BenchSpec) (*world.World, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func AssembleBench(spec BenchSpec) (*World, error) {
 	if err := cfg.Apply(spec.Knobs()); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	w, err := Plan(cfg, spec.Seed)
+	w, err := world.Plan(cfg, spec.Seed)
 	if err != nil {
 		return nil, err
 	}

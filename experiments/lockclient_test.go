@@ -13,6 +13,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
@@ -160,12 +161,12 @@ var setnx = knobs.Algorithm{Name: "setnx", Help: "SET NX PX on one server",
 	}}
 
 // setnxWorld plans and builds a world of three clients on the test lock's one server.
-func setnxWorld(t *testing.T, settings ...knobs.KV) *experiments.World {
+func setnxWorld(t *testing.T, settings ...knobs.KV) *world.World {
 	cfg := knobs.DefaultConfig()
 	require.NoError(t, cfg.Apply(append([]knobs.KV{{Name: "nodes", Value: "1"}, {Name: "duration", Value: "3s"},
 		{Name: "ttl", Value: "2s"}, {Name: "release_after_ack", Value: "true"}}, settings...)))
 	cfg.Algorithm = setnx.Name
-	w, err := experiments.Plan(cfg, 1, experiments.WithAlgorithm(setnx))
+	w, err := world.Plan(cfg, 1, world.WithAlgorithm(setnx))
 	require.NoError(t, err)
 	require.NoError(t, w.Build())
 	return w
@@ -178,7 +179,7 @@ func setnxWorld(t *testing.T, settings ...knobs.KV) *experiments.World {
 func TestANewLockAlgorithmRunsInAWorld(t *testing.T) {
 	w := setnxWorld(t)
 	var tl experiments.Timeline
-	rec, err := w.Run(context.Background(), "setnx-test", experiments.Options{Timeline: &tl})
+	rec, err := experiments.RunWorld(context.Background(), w, "setnx-test", experiments.Options{Timeline: &tl})
 	require.NoError(t, err)
 	assert.True(t, rec.Safety.Safe(), "one healthy server: %v", rec.Safety)
 	assert.Greater(t, rec.Liveness.Acquired, int64(20))
@@ -211,7 +212,7 @@ func TestTheOracleJudgesANewLockAlgorithm(t *testing.T) {
 		done, crashAt = true, now
 		require.NoError(t, w.NodeFault(w.Groups[0], now, model.Fault{Kind: model.FaultCrash, For: 10 * time.Millisecond}))
 	})
-	rec, err := w.Run(context.Background(), "setnx-restart", experiments.Options{})
+	rec, err := experiments.RunWorld(context.Background(), w, "setnx-restart", experiments.Options{})
 	require.NoError(t, err)
 	require.Positive(t, rec.Safety.ValidityOverlaps)
 	require.Positive(t, rec.Safety.UsageOverlaps)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -93,7 +94,7 @@ func parseTraceKinds(names []string) (lineKind, error) {
 // node's exec and the storage's verdict, which say the same thing. A violation's faults
 // are numbered and spelled out once, under the first violation they are in effect for.
 type narrator struct {
-	w        *World
+	w        *world.World
 	out      io.Writer
 	from, to sim.Time
 	opts     TraceOptions
@@ -167,7 +168,7 @@ const (
 	maxReqs   = 4096
 )
 
-func newNarrator(w *World, out io.Writer, from, to sim.Time, opts TraceOptions) (*narrator, error) {
+func newNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOptions) (*narrator, error) {
 	n := &narrator{w: w, out: out, from: from, to: to, opts: opts,
 		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}, groupOf: map[string]string{},
 		clients: map[string]*clientTrack{}, reqs: map[reqKey]reqTrack{}, queued: map[string][]queued{},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -34,12 +35,12 @@ func Run(ctx context.Context, scenario string, settings []knobs.KV, seed uint64,
 	if err != nil {
 		return nil, err
 	}
-	return w.Run(ctx, sc.Name, opts)
+	return RunWorld(ctx, w, sc.Name, opts)
 }
 
 // Assemble plans, shapes and builds the world of a scenario with knobs on top, ready to
 // run: Plan, the scenario's Configure, Build, the scenario's Setup.
-func Assemble(scenario string, settings []knobs.KV, seed uint64) (*World, *Scenario, error) {
+func Assemble(scenario string, settings []knobs.KV, seed uint64) (*world.World, *Scenario, error) {
 	sc, err := LookupScenario(scenario)
 	if err != nil {
 		return nil, nil, err
@@ -51,7 +52,7 @@ func Assemble(scenario string, settings []knobs.KV, seed uint64) (*World, *Scena
 	if err := cfg.Apply(settings); err != nil {
 		return nil, nil, err
 	}
-	w, err := Plan(cfg, seed)
+	w, err := world.Plan(cfg, seed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,9 +107,10 @@ func Knob(name, value string) (string, error) {
 	return knobs.Canonical(name, value)
 }
 
-// Run runs the built world to the end of its duration and returns its record.
-func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record, error) {
-	if !w.built {
+// RunWorld runs the built world w to the end of its duration and returns its record,
+// named after scenario.
+func RunWorld(ctx context.Context, w *world.World, scenario string, opts Options) (*Record, error) {
+	if !w.Built() {
 		return nil, fmt.Errorf("world: Run before Build")
 	}
 	var nar *narrator
@@ -141,7 +143,7 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 	if nar != nil {
 		nar.finish()
 	}
-	rec := w.record(scenario)
+	rec := record(w, scenario)
 	w.Oracle.ReleaseHistogram()
 	rec.WallTimeS = time.Since(wall).Seconds() // determinism:allow
 	if tc != nil {
@@ -153,7 +155,7 @@ func (w *World) Run(ctx context.Context, scenario string, opts Options) (*Record
 	return rec, nil
 }
 
-func (w *World) record(scenario string) *Record {
+func record(w *world.World, scenario string) *Record {
 	o := w.Oracle
 	n := o.Counts()
 	rec := &Record{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -24,8 +25,8 @@ type Scenario struct {
 	Knobs  []knobs.KV
 	// Window is the part of the run the golden trace shows (To = 0: to the end).
 	Window    [2]time.Duration
-	Configure func(w *World) error
-	Setup     func(w *World) error
+	Configure func(w *world.World) error
+	Setup     func(w *world.World) error
 }
 
 const (
@@ -64,7 +65,7 @@ func catalogue() []Scenario {
 				{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "4s"}},
 			Window:    [2]time.Duration{0, 900 * ms},
 			Configure: startAt(0, 100*ms),
-			Setup: func(w *World) error {
+			Setup: func(w *world.World) error {
 				return onFirst(w, model.EvAcquired, "client1", func(now sim.Time) error {
 					return w.NodeFault(w.Groups[0], now, model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, Forever: true})
 				})
@@ -97,7 +98,7 @@ func catalogue() []Scenario {
 				{"tries", "100"}, {"max_cycles", "1"}, {"duration", "4s"}},
 			Window:    [2]time.Duration{0, 120 * ms},
 			Configure: startAt(0, 50*ms),
-			Setup: func(w *World) error {
+			Setup: func(w *world.World) error {
 				return onFirst(w, model.EvAcquired, "client1", func(now sim.Time) error {
 					return w.Net.At(now, network.IsolateFault(w.Endpoint("client1"), 0))
 				})
@@ -138,7 +139,7 @@ func catalogue() []Scenario {
 				{"max_cycles", "1"}, {"duration", "2s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 50*ms),
-			Setup: func(w *World) error {
+			Setup: func(w *world.World) error {
 				return onFirst(w, model.EvAcquired, "client1", func(now sim.Time) error {
 					return w.Net.At(now, network.ClogFault(w.Endpoint("client1"), w.Storage.Endpoint(), 1500*ms))
 				})
@@ -151,7 +152,7 @@ func catalogue() []Scenario {
 			Expect: "two holders: a validity overlap",
 			Knobs:  append(twoSidedKnobs(), knobs.KV{"persistence", "aof-always"}),
 			Window: [2]time.Duration{0, 520 * ms},
-			Configure: func(w *World) error {
+			Configure: func(w *world.World) error {
 				if err := startAt(0, 200*ms)(w); err != nil {
 					return err
 				}
@@ -170,7 +171,7 @@ func catalogue() []Scenario {
 				{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 100*ms),
-			Setup: func(w *World) error {
+			Setup: func(w *world.World) error {
 				return onFirst(w, model.EvAcquired, "client1", func(now sim.Time) error {
 					for _, g := range w.Groups[:3] {
 						f := model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, For: 10 * ms}
@@ -191,7 +192,7 @@ func catalogue() []Scenario {
 				{"max_cycles", "1"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 50*ms),
-			Setup: func(w *World) error {
+			Setup: func(w *world.World) error {
 				return onFirst(w, model.EvAcquireStart, "client1", func(now sim.Time) error {
 					w.Client("client1").PauseNow(1500 * ms)
 					return nil
@@ -207,7 +208,7 @@ func catalogue() []Scenario {
 				{"latency", "500µs"}, {"hold", "100ms"}, {"think", "100ms"}, {"duration", "3s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
-			Setup: func(w *World) error {
+			Setup: func(w *world.World) error {
 				return onFirst(w, model.EvAcquireStart, "client1", func(now sim.Time) error {
 					return w.Do(now.Add(750*time.Microsecond), func(sim.Time) { w.Client("client1").CrashNow() })
 				})
@@ -235,7 +236,7 @@ func restartScenario(name, persistence string, down time.Duration, story, expect
 		Knobs:     append(twoSidedKnobs(), knobs.KV{"persistence", persistence}),
 		Window:    [2]time.Duration{0, 520 * ms},
 		Configure: startAt(0, 200*ms),
-		Setup: func(w *World) error {
+		Setup: func(w *world.World) error {
 			if err := twoSidedPartition(w); err != nil {
 				return err
 			}
@@ -253,7 +254,7 @@ func twoSidedKnobs() []knobs.KV {
 
 // twoSidedPartition cuts client1 off from redis4 and redis5, and client2 from redis1 and
 // redis2, for the whole run: only redis3 is reachable by both.
-func twoSidedPartition(w *World) error {
+func twoSidedPartition(w *world.World) error {
 	cut := func(client string, nodes ...int) error {
 		c := w.Endpoint(client)
 		for _, i := range nodes {
@@ -283,7 +284,7 @@ func splitBrainScenario(name, jitter, story, expect string) Scenario {
 		Knobs: []knobs.KV{{"clients", "5"}, {"retry_jitter", jitter}, {"start_spread", "0s"}, {"hold", "50ms"},
 			{"think", "50ms"}, {"ttl", "2s"}, {"tries", "100"}, {"max_cycles", "1"}, {"duration", "5s"}},
 		Window: [2]time.Duration{0, 205 * ms},
-		Setup: func(w *World) error { // redis5 is down: every attempt waits out its timeout
+		Setup: func(w *world.World) error { // redis5 is down: every attempt waits out its timeout
 			return w.NodeFault(w.Groups[len(w.Groups)-1], 0, model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, Forever: true})
 		},
 	}
@@ -295,7 +296,7 @@ func gcPauseScenario(name, fencing, story, expect string) Scenario {
 		Knobs: []knobs.KV{{"fencing", fencing}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"},
 			{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
 		Window: [2]time.Duration{900 * ms, 0},
-		Configure: func(w *World) error {
+		Configure: func(w *world.World) error {
 			if err := startAt(0, 50*ms)(w); err != nil {
 				return err
 			}
@@ -306,8 +307,8 @@ func gcPauseScenario(name, fencing, story, expect string) Scenario {
 }
 
 // startAt makes client i start at true time at[i]; the others keep their drawn times.
-func startAt(at ...time.Duration) func(w *World) error {
-	return func(w *World) error {
+func startAt(at ...time.Duration) func(w *world.World) error {
+	return func(w *world.World) error {
 		if len(at) > len(w.ClientCfgs) {
 			return fmt.Errorf("the scenario needs %d clients, have %d", len(at), len(w.ClientCfgs))
 		}
@@ -320,7 +321,7 @@ func startAt(at ...time.Duration) func(w *World) error {
 
 // onFirst runs f (as a kernel event of its own, at the same instant) the first time the
 // named client reports an event of the given kind.
-func onFirst(w *World, kind model.ClientEventKind, client string, f func(now sim.Time) error) error {
+func onFirst(w *world.World, kind model.ClientEventKind, client string, f func(now sim.Time) error) error {
 	if w.Client(client) == nil {
 		return fmt.Errorf("no client %s", client)
 	}
@@ -338,26 +339,6 @@ func onFirst(w *World, kind model.ClientEventKind, client string, f func(now sim
 			w.Sim.Fail(err)
 		}
 	})
-	return nil
-}
-
-// Endpoint returns the network endpoint called name, or -1.
-func (w *World) Endpoint(name string) network.Endpoint {
-	for e := range network.Endpoint(w.Net.Endpoints()) {
-		if w.Net.Name(e) == name {
-			return e
-		}
-	}
-	return -1
-}
-
-// Client returns the client called name, or nil.
-func (w *World) Client(name string) *model.Client {
-	for _, c := range w.Clients {
-		if c.Name() == name {
-			return c
-		}
-	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -139,7 +140,7 @@ type NetFault struct {
 // and never schedules, draws or traces anything, so the run and its trace hash are the same
 // with and without it.
 type timelineCollector struct {
-	w     *World
+	w     *world.World
 	tl    Timeline
 	items int
 
@@ -176,7 +177,7 @@ type writeKey struct {
 
 // attachTimeline starts collecting w's timeline; the caller installs the returned
 // collector as (one of) the run's trace sinks and calls finish after the run.
-func attachTimeline(w *World) *timelineCollector {
+func attachTimeline(w *world.World) *timelineCollector {
 	c := &timelineCollector{w: w, actors: map[string][]int{}, values: map[string]int{},
 		resIdx: map[string]int{}, writes: map[writeKey]int{}}
 	c.tl.Duration = w.Config.Duration
@@ -508,7 +509,7 @@ func (c *timelineCollector) netFaults(end sim.Time) []NetFault {
 			continue
 		}
 		nf := NetFault{Span: Span{From: f.Start.Duration(), To: min(f.End, end).Duration()},
-			Kind: f.Fault.Kind.String(), Text: w.netFaultText(f.Fault)}
+			Kind: f.Fault.Kind.String(), Text: w.NetFaultText(f.Fault)}
 		switch f.Fault.Kind {
 		case network.FaultIsolate:
 			nf.A = w.Net.Name(f.Fault.Node)
@@ -517,7 +518,7 @@ func (c *timelineCollector) netFaults(end sim.Time) []NetFault {
 		case network.FaultSplit:
 			nf.Text = "split into " + strconv.Itoa(len(f.Fault.Groups)+1) + " sides"
 		}
-		if j := reverseBlock(spans, i); j >= 0 {
+		if j := world.ReverseBlock(spans, i); j >= 0 {
 			paired[j] = true
 			nf.Kind = "cut"
 			nf.Text = "cut " + nf.A + "↔" + nf.B

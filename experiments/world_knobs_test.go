@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,7 +57,7 @@ func TestWorldDrawsClocksPerProcess(t *testing.T) {
 	c := knobs.DefaultConfig()
 	require.NoError(t, c.Apply([]knobs.KV{{"node_clock_drift_ppm", "100"}, {"client_clock_drift_ppm", "100"},
 		{"node_clock_jump_rate", "1"}, {"duration", "10s"}}))
-	w, err := Plan(c, 5)
+	w, err := world.Plan(c, 5)
 	require.NoError(t, err)
 	drifts := map[float64]bool{}
 	for _, g := range w.GroupCfgs {
@@ -73,7 +74,7 @@ func TestWorldDrawsClocksPerProcess(t *testing.T) {
 	// Adding a client changes no node's draws.
 	c2 := c
 	c2.Clients++
-	w2, err := Plan(c2, 5)
+	w2, err := world.Plan(c2, 5)
 	require.NoError(t, err)
 	assert.Equal(t, w.GroupCfgs, w2.GroupCfgs)
 	assert.Equal(t, w.ClientCfgs[0].Clock, w2.ClientCfgs[0].Clock)
@@ -85,14 +86,14 @@ func TestWorldDrawsClocksPerProcess(t *testing.T) {
 func TestFailoverVariantImpliesReplica(t *testing.T) {
 	c := knobs.DefaultConfig()
 	require.NoError(t, c.Apply([]knobs.KV{{"variant", "single-instance-failover"}}))
-	w, err := Plan(c, 1)
+	w, err := world.Plan(c, 1)
 	require.NoError(t, err)
 	require.Len(t, w.GroupCfgs, 1)
 	assert.Len(t, w.GroupCfgs[0].Nodes, 2)
 	assert.Equal(t, c.FailoverAfter, w.GroupCfgs[0].FailoverAfter)
 
 	require.NoError(t, c.Apply([]knobs.KV{{"replicas", "2"}}))
-	w, err = Plan(c, 1)
+	w, err = world.Plan(c, 1)
 	require.NoError(t, err)
 	assert.Len(t, w.GroupCfgs[0].Nodes, 3)
 

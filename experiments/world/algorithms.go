@@ -1,4 +1,4 @@
-package experiments
+package world
 
 import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"

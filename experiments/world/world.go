@@ -1,4 +1,4 @@
-package experiments
+package world
 
 import (
 	"fmt"
@@ -328,8 +328,8 @@ func (w *World) describeFaults(since, now sim.Time) []string {
 		if paired[i] || f.Start > now || f.End < since {
 			continue
 		}
-		text := w.netFaultText(f.Fault)
-		if j := reverseBlock(spans, i); j >= 0 { // a two-way cut reads as one fault
+		text := w.NetFaultText(f.Fault)
+		if j := ReverseBlock(spans, i); j >= 0 { // a two-way cut reads as one fault
 			paired[j] = true
 			text = "cut " + w.Net.Name(f.Fault.From) + "↔" + w.Net.Name(f.Fault.To)
 		}
@@ -363,7 +363,8 @@ func (w *World) describeFaults(since, now sim.Time) []string {
 	return fs
 }
 
-func (w *World) netFaultText(f network.Fault) string {
+// NetFaultText says network fault f in a reader's words, with the endpoints' names.
+func (w *World) NetFaultText(f network.Fault) string {
 	switch f.Kind {
 	case network.FaultIsolate:
 		return "isolate " + w.Net.Name(f.Node)
@@ -375,9 +376,9 @@ func (w *World) netFaultText(f network.Fault) string {
 	return f.Kind.String()
 }
 
-// reverseBlock returns the index of a later block fault that cuts the other direction of
-// spans[i] over the same interval, or -1.
-func reverseBlock(spans []network.FaultSpan, i int) int {
+// ReverseBlock returns the index of a later block fault that cuts the other direction of
+// spans[i] over the same interval, or -1: the two halves of one two-way cut.
+func ReverseBlock(spans []network.FaultSpan, i int) int {
 	f := spans[i]
 	if f.Fault.Kind != network.FaultBlock {
 		return -1
@@ -391,3 +392,26 @@ func reverseBlock(spans []network.FaultSpan, i int) int {
 	}
 	return -1
 }
+
+// Endpoint returns the network endpoint called name, or -1.
+func (w *World) Endpoint(name string) network.Endpoint {
+	for e := range network.Endpoint(w.Net.Endpoints()) {
+		if w.Net.Name(e) == name {
+			return e
+		}
+	}
+	return -1
+}
+
+// Client returns the client called name, or nil.
+func (w *World) Client(name string) *model.Client {
+	for _, c := range w.Clients {
+		if c.Name() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Built reports whether Build has run: a world runs only once built.
+func (w *World) Built() bool { return w.built }

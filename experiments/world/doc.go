@@ -1,0 +1,8 @@
+// Package world assembles one simulated world from its knobs: the kernel, the network,
+// the Redis nodes (a model.Group per node, replicas behind it), the fenced storage, the
+// client processes running the lock algorithm the knobs name, and the oracle watching them.
+// Plan lays the world out from a knobs.Config and a seed, a scenario may reshape the plan,
+// Build creates the actors, and then faults and event hooks can be scheduled (NodeFault,
+// OnEvent, Do). Every random draw comes from a stream named after its component
+// ("redis3/clock-config", "client2/start", ...), so adding a client changes no node's draws.
+package world
