@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
@@ -15,7 +16,7 @@ import (
 // --dry-run refuses a point that would abort the sweep part way through.
 func CheckKnobs(kvs []knobs.KV) error {
 	scenario, rest := splitScenario(kvs)
-	sc, err := LookupScenario(scenario)
+	sc, err := scenarios.LookupScenario(scenario)
 	if err != nil {
 		return err
 	}

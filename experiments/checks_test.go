@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/sim"
 	"github.com/stretchr/testify/assert"
@@ -85,7 +86,7 @@ func TestCheckSpecFindsTheFailingPoint(t *testing.T) {
 // TestEveryShippedWorldPassesTheLimits: the scenarios, the default study and the examples
 // all pass, so the margin never refuses what the project itself runs.
 func TestEveryShippedWorldPassesTheLimits(t *testing.T) {
-	for _, sc := range Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		assert.NoError(t, CheckKnobs([]knobs.KV{{"scenario", sc.Name}}), sc.Name)
 	}
 	studies, err := DefaultStudy()

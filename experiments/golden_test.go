@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +20,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden traces under testd
 
 // golden renders a scenario's narrated trace for seed 1 in its window, framed by its story
 // and followed by its summary: the teaching transcript kept under testdata/.
-func golden(t *testing.T, sc Scenario) []byte {
+func golden(t *testing.T, sc scenarios.Scenario) []byte {
 	t.Helper()
 	var trace, out bytes.Buffer
 	rec, err := Run(context.Background(), sc.Name, nil, 1, Options{Trace: &trace, From: sc.Window[0], To: sc.Window[1]})
@@ -46,7 +47,7 @@ func golden(t *testing.T, sc Scenario) []byte {
 }
 
 func TestGoldenTraces(t *testing.T) {
-	for _, sc := range Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			got := golden(t, sc)
 			path := filepath.Join("testdata", sc.Name+".trace")
@@ -63,7 +64,7 @@ func TestGoldenTraces(t *testing.T) {
 }
 
 func TestGoldenTracesStayShort(t *testing.T) {
-	for _, sc := range Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		lines := bytes.Count(golden(t, sc), []byte("\n"))
 		assert.LessOrEqual(t, lines, 400, "%s: a teaching transcript should be readable; narrow its Window", sc.Name)
 		assert.GreaterOrEqual(t, lines, 15, "%s: the window shows almost nothing", sc.Name)

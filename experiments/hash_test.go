@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ import (
 // when no sink is attached (sim.Sim.Fold); every scenario must hash the same either way,
 // or a traced rerun of a sweep's run would not reproduce its hash.
 func TestFoldedRecordsHashAsTraced(t *testing.T) {
-	for _, sc := range Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		plain, err := Run(context.Background(), sc.Name, nil, 1, Options{})
 		require.NoError(t, err, sc.Name)
 		traced, err := Run(context.Background(), sc.Name, nil, 1, Options{Trace: io.Discard})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -40,8 +41,8 @@ func Run(ctx context.Context, scenario string, settings []knobs.KV, seed uint64,
 
 // Assemble plans, shapes and builds the world of a scenario with knobs on top, ready to
 // run: Plan, the scenario's Configure, Build, the scenario's Setup.
-func Assemble(scenario string, settings []knobs.KV, seed uint64) (*world.World, *Scenario, error) {
-	sc, err := LookupScenario(scenario)
+func Assemble(scenario string, settings []knobs.KV, seed uint64) (*world.World, *scenarios.Scenario, error) {
+	sc, err := scenarios.LookupScenario(scenario)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +99,7 @@ func splitScenario(settings []knobs.KV) (scenario string, rest []knobs.KV) {
 // accepts the pseudo-knob "scenario".
 func Knob(name, value string) (string, error) {
 	if name == "scenario" {
-		sc, err := LookupScenario(value)
+		sc, err := scenarios.LookupScenario(value)
 		if err != nil {
 			return "", err
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -119,18 +120,18 @@ func TestScenarioOutcomes(t *testing.T) {
 			safeAndDone(t, safe, 2)
 		},
 	}
-	for _, sc := range Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			check, ok := tests[sc.Name]
 			require.True(t, ok, "scenario %s has no test of its expected outcome", sc.Name)
 			check(t, run(t, sc.Name))
 		})
 	}
-	assert.Len(t, tests, len(Scenarios()), "a test for a scenario that no longer exists")
+	assert.Len(t, tests, len(scenarios.Scenarios()), "a test for a scenario that no longer exists")
 }
 
 func TestScenarioCatalogueIsComplete(t *testing.T) {
-	for _, sc := range Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		assert.NotEmpty(t, sc.Story, sc.Name)
 		assert.NotEmpty(t, sc.Source, sc.Name)
 		assert.NotEmpty(t, sc.Expect, sc.Name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 )
 
 // TimelineOptions controls a run's space-time diagram.
@@ -201,7 +202,7 @@ func layoutTimelineAt(tl *experiments.Timeline, win experiments.Span, subtitle s
 	}
 	L.Title, L.Subtitle = timelineTitle(tl, win, nil), subtitle
 	if L.Subtitle == "" {
-		if sc, err := experiments.LookupScenario(tl.Scenario); err == nil && sc.Name == tl.Scenario {
+		if sc, err := scenarios.LookupScenario(tl.Scenario); err == nil && sc.Name == tl.Scenario {
 			L.Subtitle = sc.Story
 		}
 	}

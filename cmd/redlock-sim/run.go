@@ -17,6 +17,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -106,7 +107,7 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, counts e
 		return fmt.Errorf("%w: --window: %v", errUsage, err)
 	}
 	subtitle := ""
-	if sc, err := experiments.LookupScenario(opts.Timeline.Scenario); err == nil {
+	if sc, err := scenarios.LookupScenario(opts.Timeline.Scenario); err == nil {
 		subtitle = sc.Story
 	}
 	if len(sets) > 0 {
@@ -217,7 +218,7 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: scenarios takes no arguments, got %q", errUsage, fs.Args())
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	for _, sc := range experiments.Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		fmt.Fprintf(tw, "%s\t%s\n", sc.Name, sc.Story)
 		if *verbose {
 			fmt.Fprintf(tw, "\tsource: %s\n\texpect: %s\n", sc.Source, sc.Expect)

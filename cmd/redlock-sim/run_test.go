@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 )
 
 func cli(args ...string) (code int, stdout, stderr string) {
@@ -117,7 +118,7 @@ func TestUserErrorsExitTwoWithSuggestions(t *testing.T) {
 func TestScenariosListsEveryStory(t *testing.T) {
 	code, out, _ := cli("scenarios")
 	require.Equal(t, 0, code)
-	for _, sc := range experiments.Scenarios() {
+	for _, sc := range scenarios.Scenarios() {
 		assert.Contains(t, out, sc.Name)
 		assert.Contains(t, out, sc.Story)
 	}

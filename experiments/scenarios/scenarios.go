@@ -1,4 +1,8 @@
-package experiments
+// Package scenarios is the catalogue of named failure stories: each a set of knob values,
+// a hook that shapes the planned world (clocks, start times, workloads) and one that
+// schedules its faults once the world is built, a source for the story, and the outcome its
+// golden trace for seed 1 shows. Knobs a user sets override a scenario's own.
+package scenarios
 
 import (
 	"fmt"
@@ -52,7 +56,7 @@ func catalogue() []Scenario {
 			Story:  "five healthy nodes, three clients taking turns on one lock, clocks drifting ±50 ppm: nothing goes wrong",
 			Source: "the Redlock page's algorithm with the common library defaults",
 			Expect: "no safety violation; every client acquires",
-			Knobs:  []knobs.KV{{"client_clock_drift_ppm", "50"}, {"node_clock_drift_ppm", "50"}},
+			Knobs:  []knobs.KV{{Name: "client_clock_drift_ppm", Value: "50"}, {Name: "node_clock_drift_ppm", Value: "50"}},
 			Window: [2]time.Duration{0, 110 * ms},
 		},
 		{
@@ -60,9 +64,9 @@ func catalogue() []Scenario {
 			Story:  "one master with an async replica: the master dies before the lock key replicates, the replica is promoted and grants the lock again",
 			Source: redlockPage + " (why failover-based single-instance locks are unsafe)",
 			Expect: "two holders: a validity overlap and a usage overlap",
-			Knobs: []knobs.KV{{"variant", "single-instance-failover"}, {"replicas", "1"}, {"replication_delay", "50ms"},
-				{"failover_after", "500ms"}, {"clients", "2"}, {"ttl", "5s"}, {"hold", "3s"},
-				{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "4s"}},
+			Knobs: []knobs.KV{{Name: "variant", Value: "single-instance-failover"}, {Name: "replicas", Value: "1"}, {Name: "replication_delay", Value: "50ms"},
+				{Name: "failover_after", Value: "500ms"}, {Name: "clients", Value: "2"}, {Name: "ttl", Value: "5s"}, {Name: "hold", Value: "3s"},
+				{Name: "think", Value: "100ms"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "4s"}},
 			Window:    [2]time.Duration{0, 900 * ms},
 			Configure: startAt(0, 100*ms),
 			Setup: func(w *world.World) error {
@@ -94,8 +98,8 @@ func catalogue() []Scenario {
 			Story:  "the holder is partitioned away right after acquiring: it cannot release, so the lock stays taken until its keys expire",
 			Source: redlockPage + " (liveness: unavailability for one TTL)",
 			Expect: "safe; the waiting client gets the lock about one TTL later (unheld while waiting ≈ TTL)",
-			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "2s"}, {"hold", "100ms"}, {"think", "100ms"},
-				{"tries", "100"}, {"max_cycles", "1"}, {"duration", "4s"}},
+			Knobs: []knobs.KV{{Name: "clients", Value: "2"}, {Name: "ttl", Value: "2s"}, {Name: "hold", Value: "100ms"}, {Name: "think", Value: "100ms"},
+				{Name: "tries", Value: "100"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "4s"}},
 			Window:    [2]time.Duration{0, 120 * ms},
 			Configure: startAt(0, 50*ms),
 			Setup: func(w *world.World) error {
@@ -109,8 +113,8 @@ func catalogue() []Scenario {
 			Story:  "work that takes longer than the TTL, kept safe by extending the lock every 300ms",
 			Source: redlockPage + " (extending the lock)",
 			Expect: "safe; extensions succeed; the second client acquires after the first releases",
-			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "2500ms"}, {"extend_every", "300ms"},
-				{"think", "100ms"}, {"tries", "100"}, {"max_cycles", "1"}, {"duration", "6s"}},
+			Knobs: []knobs.KV{{Name: "clients", Value: "2"}, {Name: "ttl", Value: "1s"}, {Name: "hold", Value: "2500ms"}, {Name: "extend_every", Value: "300ms"},
+				{Name: "think", Value: "100ms"}, {Name: "tries", Value: "100"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "6s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
 		},
@@ -119,8 +123,8 @@ func catalogue() []Scenario {
 			Story:  "a holder that extends forever (no limit on extensions) starves every other client",
 			Source: redlockPage + " (limit the number of extensions)",
 			Expect: "safe but unfair: one acquisition in the whole run, the other client never gets the lock",
-			Knobs: []knobs.KV{{"variant", "unlimited-extension"}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "1h"},
-				{"extend_every", "300ms"}, {"think", "100ms"}, {"duration", "10s"}},
+			Knobs: []knobs.KV{{Name: "variant", Value: "unlimited-extension"}, {Name: "clients", Value: "2"}, {Name: "ttl", Value: "1s"}, {Name: "hold", Value: "1h"},
+				{Name: "extend_every", Value: "300ms"}, {Name: "think", Value: "100ms"}, {Name: "duration", Value: "10s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
 		},
@@ -135,8 +139,8 @@ func catalogue() []Scenario {
 			Story:  "client1's storage writes are held in the network past its lock; client2 acquires and writes; the old writes then arrive",
 			Source: kleppmann,
 			Expect: "stale writes accepted (with --set fencing=one: rejected instead); no overlap",
-			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "100ms"}, {"think", "100ms"},
-				{"max_cycles", "1"}, {"duration", "2s"}},
+			Knobs: []knobs.KV{{Name: "clients", Value: "2"}, {Name: "ttl", Value: "1s"}, {Name: "hold", Value: "100ms"}, {Name: "think", Value: "100ms"},
+				{Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "2s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 50*ms),
 			Setup: func(w *world.World) error {
@@ -150,7 +154,7 @@ func catalogue() []Scenario {
 			Story:  "client1 holds A, B, C (D, E unreachable); C's wall clock jumps forward and the key expires; client2 takes C, D, E",
 			Source: kleppmann,
 			Expect: "two holders: a validity overlap",
-			Knobs:  append(twoSidedKnobs(), knobs.KV{"persistence", "aof-always"}),
+			Knobs:  append(twoSidedKnobs(), knobs.KV{Name: "persistence", Value: "aof-always"}),
 			Window: [2]time.Duration{0, 520 * ms},
 			Configure: func(w *world.World) error {
 				if err := startAt(0, 200*ms)(w); err != nil {
@@ -167,8 +171,8 @@ func catalogue() []Scenario {
 			Story:  "client1 holds all five nodes; three of them lose power together before their everysec fsync and restart empty; client2 takes them",
 			Source: kleppmann + " (crash-restart without fsync)",
 			Expect: "two holders: a validity overlap",
-			Knobs: []knobs.KV{{"persistence", "aof-everysec"}, {"clients", "2"}, {"ttl", "2s"}, {"hold", "1s"},
-				{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
+			Knobs: []knobs.KV{{Name: "persistence", Value: "aof-everysec"}, {Name: "clients", Value: "2"}, {Name: "ttl", Value: "2s"}, {Name: "hold", Value: "1s"},
+				{Name: "think", Value: "100ms"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "3s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 100*ms),
 			Setup: func(w *world.World) error {
@@ -188,8 +192,8 @@ func catalogue() []Scenario {
 			Story:  "client1 pauses right after sending its SETs, while the keys expire; it wakes to five OKs that are too old",
 			Source: kleppmann + "; " + redlockPage + " (step 3: check the elapsed time)",
 			Expect: "safe: the elapsed-time check fails the attempt (validity expired); with --set variant=no-validity-check: a usage overlap",
-			Knobs: []knobs.KV{{"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"}, {"think", "100ms"},
-				{"max_cycles", "1"}, {"duration", "3s"}},
+			Knobs: []knobs.KV{{Name: "clients", Value: "2"}, {Name: "ttl", Value: "1s"}, {Name: "hold", Value: "800ms"}, {Name: "think", Value: "100ms"},
+				{Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "3s"}},
 			Window:    [2]time.Duration{0, 0},
 			Configure: startAt(0, 50*ms),
 			Setup: func(w *world.World) error {
@@ -204,8 +208,8 @@ func catalogue() []Scenario {
 			Story:  "SETNX then EXPIRE as two commands: the client dies between them and the key never expires",
 			Source: singleInst,
 			Expect: "the lock is never freed: no acquisition at all, the waiting client waits the whole run",
-			Knobs: []knobs.KV{{"variant", "setnx-then-expire"}, {"nodes", "1"}, {"clients", "2"}, {"ttl", "1s"},
-				{"latency", "500µs"}, {"hold", "100ms"}, {"think", "100ms"}, {"duration", "3s"}},
+			Knobs: []knobs.KV{{Name: "variant", Value: "setnx-then-expire"}, {Name: "nodes", Value: "1"}, {Name: "clients", Value: "2"}, {Name: "ttl", Value: "1s"},
+				{Name: "latency", Value: "500µs"}, {Name: "hold", Value: "100ms"}, {Name: "think", Value: "100ms"}, {Name: "duration", Value: "3s"}},
 			Window:    [2]time.Duration{0, 700 * ms},
 			Configure: startAt(0, 50*ms),
 			Setup: func(w *world.World) error {
@@ -219,8 +223,8 @@ func catalogue() []Scenario {
 			Story:  "release by plain DEL: a contender that lost deletes the holder's key in its cleanup, and its retry takes the lock",
 			Source: singleInst,
 			Expect: "a validity overlap and a usage overlap (with --set variant=redlock: safe)",
-			Knobs: []knobs.KV{{"variant", "unsafe-release"}, {"nodes", "1"}, {"clients", "2"}, {"ttl", "2s"},
-				{"hold", "1s"}, {"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
+			Knobs: []knobs.KV{{Name: "variant", Value: "unsafe-release"}, {Name: "nodes", Value: "1"}, {Name: "clients", Value: "2"}, {Name: "ttl", Value: "2s"},
+				{Name: "hold", Value: "1s"}, {Name: "think", Value: "100ms"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "3s"}},
 			Window:    [2]time.Duration{0, 300 * ms},
 			Configure: startAt(0, 50*ms),
 		},
@@ -233,7 +237,7 @@ func catalogue() []Scenario {
 func restartScenario(name, persistence string, down time.Duration, story, expect string) Scenario {
 	return Scenario{
 		Name: name, Story: story, Source: redlockPage + " (performance, crash recovery and fsync)", Expect: expect,
-		Knobs:     append(twoSidedKnobs(), knobs.KV{"persistence", persistence}),
+		Knobs:     append(twoSidedKnobs(), knobs.KV{Name: "persistence", Value: persistence}),
 		Window:    [2]time.Duration{0, 520 * ms},
 		Configure: startAt(0, 200*ms),
 		Setup: func(w *world.World) error {
@@ -248,8 +252,8 @@ func restartScenario(name, persistence string, down time.Duration, story, expect
 }
 
 func twoSidedKnobs() []knobs.KV {
-	return []knobs.KV{{"clients", "2"}, {"ttl", "2s"}, {"hold", "1s"}, {"think", "100ms"},
-		{"max_cycles", "1"}, {"duration", "4s"}}
+	return []knobs.KV{{Name: "clients", Value: "2"}, {Name: "ttl", Value: "2s"}, {Name: "hold", Value: "1s"}, {Name: "think", Value: "100ms"},
+		{Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "4s"}}
 }
 
 // twoSidedPartition cuts client1 off from redis4 and redis5, and client2 from redis1 and
@@ -281,8 +285,8 @@ func splitBrainScenario(name, jitter, story, expect string) Scenario {
 	return Scenario{
 		Name: name, Story: story, Source: redlockPage + " (retry on failure: random delay against split brain)",
 		Expect: expect,
-		Knobs: []knobs.KV{{"clients", "5"}, {"retry_jitter", jitter}, {"start_spread", "0s"}, {"hold", "50ms"},
-			{"think", "50ms"}, {"ttl", "2s"}, {"tries", "100"}, {"max_cycles", "1"}, {"duration", "5s"}},
+		Knobs: []knobs.KV{{Name: "clients", Value: "5"}, {Name: "retry_jitter", Value: jitter}, {Name: "start_spread", Value: "0s"}, {Name: "hold", Value: "50ms"},
+			{Name: "think", Value: "50ms"}, {Name: "ttl", Value: "2s"}, {Name: "tries", Value: "100"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "5s"}},
 		Window: [2]time.Duration{0, 205 * ms},
 		Setup: func(w *world.World) error { // redis5 is down: every attempt waits out its timeout
 			return w.NodeFault(w.Groups[len(w.Groups)-1], 0, model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, Forever: true})
@@ -293,8 +297,8 @@ func splitBrainScenario(name, jitter, story, expect string) Scenario {
 func gcPauseScenario(name, fencing, story, expect string) Scenario {
 	return Scenario{
 		Name: name, Story: story, Source: kleppmann, Expect: expect,
-		Knobs: []knobs.KV{{"fencing", fencing}, {"clients", "2"}, {"ttl", "1s"}, {"hold", "800ms"},
-			{"think", "100ms"}, {"max_cycles", "1"}, {"duration", "3s"}},
+		Knobs: []knobs.KV{{Name: "fencing", Value: fencing}, {Name: "clients", Value: "2"}, {Name: "ttl", Value: "1s"}, {Name: "hold", Value: "800ms"},
+			{Name: "think", Value: "100ms"}, {Name: "max_cycles", Value: "1"}, {Name: "duration", Value: "3s"}},
 		Window: [2]time.Duration{900 * ms, 0},
 		Configure: func(w *world.World) error {
 			if err := startAt(0, 50*ms)(w); err != nil {
