@@ -13,6 +13,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -178,7 +179,7 @@ func setnxWorld(t *testing.T, settings ...knobs.KV) *world.World {
 // and the keys on the node's lane, each attributed to the client whose value it holds).
 func TestANewLockAlgorithmRunsInAWorld(t *testing.T) {
 	w := setnxWorld(t)
-	var tl experiments.Timeline
+	var tl report.Timeline
 	rec, err := experiments.RunWorld(context.Background(), w, "setnx-test", experiments.Options{Timeline: &tl})
 	require.NoError(t, err)
 	assert.True(t, rec.Safety.Safe(), "one healthy server: %v", rec.Safety)

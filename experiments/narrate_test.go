@@ -11,12 +11,13 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // narrate runs a scenario for seed 1 and returns its narrated trace and record.
-func narrate(t *testing.T, scenario string, settings []knobs.KV, opts TraceOptions) (string, *Record) {
+func narrate(t *testing.T, scenario string, settings []knobs.KV, opts report.TraceOptions) (string, *Record) {
 	t.Helper()
 	var buf bytes.Buffer
 	rec, err := Run(context.Background(), scenario, settings, 1, Options{Trace: &buf, Narrate: opts})
@@ -30,7 +31,7 @@ func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n")
 var lineRE = regexp.MustCompile(`^ *([0-9.]+s) (  |!!|\*\*) (\S+) +(?:\[\w+ [0-9.]+s\] +)?(.*)$`)
 
 func TestNarrateMillisecondsByDefault(t *testing.T) {
-	out, _ := narrate(t, "gc-pause", nil, TraceOptions{})
+	out, _ := narrate(t, "gc-pause", nil, report.TraceOptions{})
 	assert.Contains(t, out, "acquired resource=lock attempt=1 oks=5 validity=986.779ms")
 	assert.NotContains(t, out, "986.779293ms")
 	assert.Contains(t, out, "  0.100s !! client1   [mono 0.100s]")
@@ -40,14 +41,14 @@ func TestNarrateMillisecondsByDefault(t *testing.T) {
 		}
 	}
 
-	precise, _ := narrate(t, "gc-pause", nil, TraceOptions{Precise: true})
+	precise, _ := narrate(t, "gc-pause", nil, report.TraceOptions{Precise: true})
 	assert.Contains(t, precise, "validity=986.779293ms")
 	assert.Contains(t, precise, "0.100000000s !! client1   [mono 0.100000000s]")
 }
 
 func TestNarrateByActor(t *testing.T) {
-	out, _ := narrate(t, "gc-pause", nil, TraceOptions{Actors: []string{"client1"}})
-	all, _ := narrate(t, "gc-pause", nil, TraceOptions{})
+	out, _ := narrate(t, "gc-pause", nil, report.TraceOptions{Actors: []string{"client1"}})
+	all, _ := narrate(t, "gc-pause", nil, report.TraceOptions{})
 	require.NotEmpty(t, out)
 	assert.Less(t, len(lines(out)), len(lines(all)))
 	var nodeLines int
@@ -73,7 +74,7 @@ func TestNarrateByActor(t *testing.T) {
 	assert.Contains(t, out, "← redis3: OK")
 
 	// A node shows its own lines and the replies clients got from it.
-	out, _ = narrate(t, "gc-pause", nil, TraceOptions{Actors: []string{"redis3"}})
+	out, _ = narrate(t, "gc-pause", nil, report.TraceOptions{Actors: []string{"redis3"}})
 	for _, l := range lines(out) {
 		m := lineRE.FindStringSubmatch(l)
 		require.NotNil(t, m, l)
@@ -84,7 +85,7 @@ func TestNarrateByActor(t *testing.T) {
 }
 
 func TestNarrateOnlyKinds(t *testing.T) {
-	out, _ := narrate(t, "clock-jump", nil, TraceOptions{Only: []string{"faults", "violations"}})
+	out, _ := narrate(t, "clock-jump", nil, report.TraceOptions{Only: []string{"faults", "violations"}})
 	require.NotEmpty(t, out)
 	for _, l := range lines(out) {
 		if m := lineRE.FindStringSubmatch(l); m != nil {
@@ -96,17 +97,17 @@ func TestNarrateOnlyKinds(t *testing.T) {
 	assert.Contains(t, out, "partition fault=1")
 	assert.Contains(t, out, "VIOLATION validity_overlap")
 
-	out, _ = narrate(t, "gc-pause", nil, TraceOptions{Only: []string{"writes"}})
+	out, _ = narrate(t, "gc-pause", nil, report.TraceOptions{Only: []string{"writes"}})
 	for _, l := range lines(out) {
 		assert.Regexp(t, `(write resource=lock|: write lock)`, l)
 	}
 
-	out, _ = narrate(t, "gc-pause", nil, TraceOptions{Only: []string{"lock"}})
+	out, _ = narrate(t, "gc-pause", nil, report.TraceOptions{Only: []string{"lock"}})
 	assert.Contains(t, out, "acquired resource=lock")
 	assert.Contains(t, out, "expire key=lock")
 	assert.NotContains(t, out, "SET lock")
 
-	out, _ = narrate(t, "gc-pause", nil, TraceOptions{Only: []string{"commands"}})
+	out, _ = narrate(t, "gc-pause", nil, report.TraceOptions{Only: []string{"commands"}})
 	assert.Contains(t, out, "SET lock")
 	assert.Contains(t, out, "← redis1: OK")
 	assert.NotContains(t, out, "acquired")
@@ -115,22 +116,22 @@ func TestNarrateOnlyKinds(t *testing.T) {
 
 func TestNarrateFilterErrorsNameTheChoices(t *testing.T) {
 	var buf bytes.Buffer
-	_, err := Run(context.Background(), "gc-pause", nil, 1, Options{Trace: &buf, Narrate: TraceOptions{Actors: []string{"clent1"}}})
+	_, err := Run(context.Background(), "gc-pause", nil, 1, Options{Trace: &buf, Narrate: report.TraceOptions{Actors: []string{"clent1"}}})
 	var ue *knobs.UnknownError
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Contains(t, err.Error(), `unknown actor "clent1"; did you mean client1`)
 	assert.Contains(t, err.Error(), "client1, client2, redis1")
 	assert.Zero(t, buf.Len(), "refused before the run")
 
-	_, err = Run(context.Background(), "gc-pause", nil, 1, Options{Trace: &buf, Narrate: TraceOptions{Only: []string{"fault"}}})
+	_, err = Run(context.Background(), "gc-pause", nil, 1, Options{Trace: &buf, Narrate: report.TraceOptions{Only: []string{"fault"}}})
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Contains(t, err.Error(), "did you mean faults?")
 	assert.Contains(t, err.Error(), "faults, violations, lock, commands, writes")
 }
 
 func TestNarrateHidesCleanup(t *testing.T) {
-	all, _ := narrate(t, "gc-pause", nil, TraceOptions{})
-	out, _ := narrate(t, "gc-pause", nil, TraceOptions{HideCleanup: true})
+	all, _ := narrate(t, "gc-pause", nil, report.TraceOptions{})
+	out, _ := narrate(t, "gc-pause", nil, report.TraceOptions{HideCleanup: true})
 	assert.Less(t, len(lines(out)), len(lines(all))*3/4, "client2's cleanup is most of the gc-pause trace")
 
 	// client2 (lock value WhpB7...) fails six attempts while client1 is paused and sends a
@@ -159,8 +160,8 @@ func TestNarrateHidesLateReplies(t *testing.T) {
 	// before all their replies are in: the replies that come after are cleanup.
 	settings := []knobs.KV{{"duration", "2s"}, {"timeout", "20ms"},
 		{"latency", "tail(uniform(200µs,800µs),0.1,uniform(60ms,90ms))"}}
-	all, _ := narrate(t, "baseline", settings, TraceOptions{})
-	out, _ := narrate(t, "baseline", settings, TraceOptions{HideCleanup: true})
+	all, _ := narrate(t, "baseline", settings, report.TraceOptions{})
+	out, _ := narrate(t, "baseline", settings, report.TraceOptions{HideCleanup: true})
 	kept := map[string]bool{}
 	for _, l := range lines(out) {
 		kept[l] = true
@@ -187,7 +188,7 @@ func TestNarrateHidesLateReplies(t *testing.T) {
 }
 
 func TestNarrateListsEachFaultOnce(t *testing.T) {
-	out, rec := narrate(t, "clock-jump", nil, TraceOptions{})
+	out, rec := narrate(t, "clock-jump", nil, report.TraceOptions{})
 	require.GreaterOrEqual(t, len(rec.Violations), 2)
 	assert.Equal(t, 1, strings.Count(out, "net cut client1↔redis4 from 0s to never"), out)
 	assert.Equal(t, 1, strings.Count(out, "redis3 wall clock jumped"), out)
@@ -219,14 +220,14 @@ func TestNarrateSpellsOutFaultsUnderTheFirstViolationShown(t *testing.T) {
 }
 
 func TestNarrateByGroup(t *testing.T) {
-	out, _ := narrate(t, "failover-race", nil, TraceOptions{Actors: []string{"redis1"}})
+	out, _ := narrate(t, "failover-race", nil, report.TraceOptions{Actors: []string{"redis1"}})
 	assert.Contains(t, out, "redis1.0  [wall")
 	assert.Contains(t, out, "redis1.1  [wall")
 	assert.Contains(t, out, "!! redis1                     failover")
 }
 
 func TestSummaryListsEachViolationOnce(t *testing.T) {
-	_, rec := narrate(t, "gc-pause", nil, TraceOptions{})
+	_, rec := narrate(t, "gc-pause", nil, report.TraceOptions{})
 	require.Len(t, rec.Violations, 3)
 	var sum bytes.Buffer
 	require.NoError(t, WriteSummary(&sum, rec))
@@ -249,7 +250,7 @@ func TestSummaryCapsTheListByDistinctViolations(t *testing.T) {
 
 func TestNarrateMergedPause(t *testing.T) {
 	settings := []knobs.KV{{"pause_rate", "5"}, {"pause_len", "exp(0s,300ms)"}, {"duration", "3s"}}
-	out, traced := narrate(t, "baseline", settings, TraceOptions{Only: []string{"faults"}})
+	out, traced := narrate(t, "baseline", settings, report.TraceOptions{Only: []string{"faults"}})
 	plain, err := Run(context.Background(), "baseline", settings, 1, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, plain.TraceHash, traced.TraceHash, "narrating a merge must not change the trace hash")
@@ -282,6 +283,6 @@ func TestNarrateMergedPause(t *testing.T) {
 }
 
 func TestNarrateFiltersIgnoreATrailingComma(t *testing.T) {
-	out, _ := narrate(t, "gc-pause", nil, TraceOptions{Actors: []string{"client1", ""}, Only: []string{"faults", " "}})
+	out, _ := narrate(t, "gc-pause", nil, report.TraceOptions{Actors: []string{"client1", ""}, Only: []string{"faults", " "}})
 	assert.Contains(t, out, "pause for=1.5s, until 1.600s")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -21,10 +22,10 @@ type Options struct {
 	// From and To limit the narrated trace to a window of true time; To = 0 means the end.
 	From, To time.Duration
 	// Narrate filters the narrated trace and sets its precision.
-	Narrate TraceOptions
+	Narrate report.TraceOptions
 	// Timeline, when non-nil, receives the run's space-time diagram (see Timeline). It is
 	// collected only then, and collecting it never changes the run or its trace hash.
-	Timeline *Timeline
+	Timeline *report.Timeline
 }
 
 // Run runs scenario (the baseline when empty) with knobs set on top of the scenario's
@@ -114,18 +115,18 @@ func RunWorld(ctx context.Context, w *world.World, scenario string, opts Options
 	if !w.Built() {
 		return nil, fmt.Errorf("world: Run before Build")
 	}
-	var nar *narrator
+	var nar *report.Narrator
 	var sinks teeSink
 	if opts.Trace != nil {
 		var err error
-		if nar, err = newNarrator(w, opts.Trace, sim.Time(opts.From), sim.Time(opts.To), opts.Narrate); err != nil {
+		if nar, err = report.NewNarrator(w, opts.Trace, sim.Time(opts.From), sim.Time(opts.To), opts.Narrate); err != nil {
 			return nil, err
 		}
 		sinks = append(sinks, nar)
 	}
-	var tc *timelineCollector
+	var tc *report.TimelineCollector
 	if opts.Timeline != nil {
-		tc = attachTimeline(w)
+		tc = report.AttachTimeline(w)
 		sinks = append(sinks, tc)
 	}
 	sinks.install(w.Sim)
@@ -142,16 +143,16 @@ func RunWorld(ctx context.Context, w *world.World, scenario string, opts Options
 	}
 	w.Oracle.Finish(end)
 	if nar != nil {
-		nar.finish()
+		nar.Finish()
 	}
 	rec := record(w, scenario)
 	w.Oracle.ReleaseHistogram()
 	rec.WallTimeS = time.Since(wall).Seconds() // determinism:allow
 	if tc != nil {
-		*opts.Timeline = *tc.finish(rec)
+		*opts.Timeline = *tc.Finish(rec.Scenario, rec.Seed)
 	}
-	if nar != nil && nar.err != nil {
-		return rec, fmt.Errorf("writing the trace: %w", nar.err)
+	if nar != nil && nar.Err() != nil {
+		return rec, fmt.Errorf("writing the trace: %w", nar.Err())
 	}
 	return rec, nil
 }
@@ -192,3 +193,26 @@ func record(w *world.World, scenario string) *Record {
 
 // toMs converts a duration to milliseconds, to the microsecond.
 func toMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// teeSink hands each trace record to several sinks in order: the narrated trace and the
+// timeline can be asked for together.
+type teeSink []sim.Sink
+
+// Record passes r to every sink.
+func (t teeSink) Record(r *sim.Record) {
+	for _, s := range t {
+		s.Record(r)
+	}
+}
+
+// install attaches the sinks to s: none leaves the run without a sink (no record is even
+// built), one is attached directly.
+func (t teeSink) install(s *sim.Sim) {
+	switch len(t) {
+	case 0:
+	case 1:
+		s.SetSink(t[0])
+	default:
+		s.SetSink(t)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 )
 
 // WriteSummary writes a short human summary of a record: what ran, the two safety verdicts
@@ -76,7 +77,7 @@ func writeViolations(b *strings.Builder, vs []oracle.Violation) {
 			}
 			nums = append(nums, no)
 		}
-		b.WriteString(faultRefs(nums))
+		b.WriteString(report.FaultRefs(nums))
 		b.WriteByte('\n')
 		listed++
 		shown += j - i

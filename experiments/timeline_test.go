@@ -8,13 +8,14 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func runTimeline(t *testing.T, scenario string, settings ...knobs.KV) (*Record, *Timeline) {
+func runTimeline(t *testing.T, scenario string, settings ...knobs.KV) (*Record, *report.Timeline) {
 	t.Helper()
-	var tl Timeline
+	var tl report.Timeline
 	rec, err := Run(context.Background(), scenario, settings, 1, Options{Timeline: &tl})
 	require.NoError(t, err)
 	return rec, &tl
@@ -30,7 +31,7 @@ func TestTimelineDoesNotChangeTheRun(t *testing.T) {
 			require.NoError(t, err)
 			withTL, tl := runTimeline(t, sc)
 			var trace bytes.Buffer
-			var tl2 Timeline
+			var tl2 report.Timeline
 			both, err := Run(context.Background(), sc, nil, 1, Options{Trace: &trace, Timeline: &tl2})
 			require.NoError(t, err)
 			for _, r := range []*Record{withTL, both} {
@@ -54,7 +55,7 @@ func TestTimelineGCPause(t *testing.T) {
 	c1, c2 := tl.Clients[0], tl.Clients[1]
 
 	// client1's GC pause: scheduled at 100ms for 1.5s.
-	assert.Equal(t, []Span{{100 * time.Millisecond, 1600 * time.Millisecond}}, c1.Pauses)
+	assert.Equal(t, []report.Span{{100 * time.Millisecond, 1600 * time.Millisecond}}, c1.Pauses)
 	assert.Empty(t, c2.Pauses)
 	// client1 worked from its acquisition through the pause; its validity ended ~1s later.
 	require.Len(t, c1.Work, 1)
@@ -79,10 +80,10 @@ func TestTimelineGCPause(t *testing.T) {
 		require.Len(t, n.Keys, 2, n.Name)
 		k1, k2 := n.Keys[0], n.Keys[1]
 		assert.Equal(t, 0, k1.Client)
-		assert.Equal(t, KeyExpired, k1.Ended)
+		assert.Equal(t, report.KeyExpired, k1.Ended)
 		assert.InDelta(t, float64(time.Second), float64(k1.To), float64(2*time.Millisecond), n.Name)
 		assert.Equal(t, 1, k2.Client)
-		assert.Equal(t, KeyDeleted, k2.Ended)
+		assert.Equal(t, report.KeyDeleted, k2.Ended)
 		assert.Greater(t, k2.From, k1.To)
 		assert.Less(t, k2.From, c2.Validity[0].From)
 	}
@@ -135,15 +136,15 @@ func TestTimelineFailoverRace(t *testing.T) {
 	// The master took client1's key and lost it in the crash, before replicating it.
 	require.Len(t, master.Keys, 1)
 	assert.Equal(t, 0, master.Keys[0].Client)
-	assert.Equal(t, KeyLost, master.Keys[0].Ended)
+	assert.Equal(t, report.KeyLost, master.Keys[0].Ended)
 	require.Len(t, master.Down, 1)
 	assert.Equal(t, master.Keys[0].To, master.Down[0].From)
 	assert.Equal(t, tl.Duration, master.Down[0].To)
 	require.Len(t, master.Marks, 1)
-	assert.Equal(t, MarkCrash, master.Marks[0].Kind)
+	assert.Equal(t, report.MarkCrash, master.Marks[0].Kind)
 	// The replica, promoted 500ms later, gave the lock to client2.
 	require.Len(t, replica.Marks, 1)
-	assert.Equal(t, MarkFailover, replica.Marks[0].Kind)
+	assert.Equal(t, report.MarkFailover, replica.Marks[0].Kind)
 	assert.Equal(t, master.Down[0].From+500*time.Millisecond, replica.Marks[0].At)
 	require.Len(t, replica.Keys, 1)
 	assert.Equal(t, 1, replica.Keys[0].Client)
@@ -154,15 +155,15 @@ func TestTimelineClockJumpAndPartition(t *testing.T) {
 	_, tl := runTimeline(t, "clock-jump")
 	c := tl.Nodes[2]
 	require.Len(t, c.Marks, 1)
-	assert.Equal(t, Mark{At: 150 * time.Millisecond, Kind: MarkClockJump, Text: "clock +2s"}, c.Marks[0])
+	assert.Equal(t, report.Mark{At: 150 * time.Millisecond, Kind: report.MarkClockJump, Text: "clock +2s"}, c.Marks[0])
 	require.Len(t, c.Keys, 2)
-	assert.Equal(t, Span{411 * time.Microsecond, 150 * time.Millisecond}, Span{c.Keys[0].From.Round(time.Microsecond), c.Keys[0].To})
-	assert.Equal(t, KeyExpired, c.Keys[0].Ended)
+	assert.Equal(t, report.Span{411 * time.Microsecond, 150 * time.Millisecond}, report.Span{c.Keys[0].From.Round(time.Microsecond), c.Keys[0].To})
+	assert.Equal(t, report.KeyExpired, c.Keys[0].Ended)
 	assert.Equal(t, 1, c.Keys[1].Client)
 	var cuts []string
 	for _, f := range tl.NetFaults {
 		assert.Equal(t, "cut", f.Kind)
-		assert.Equal(t, Span{0, tl.Duration}, f.Span)
+		assert.Equal(t, report.Span{0, tl.Duration}, f.Span)
 		cuts = append(cuts, f.A+"|"+f.B)
 	}
 	assert.Equal(t, []string{"client1|redis4", "client1|redis5", "client2|redis1", "client2|redis2"}, cuts)
@@ -172,12 +173,12 @@ func TestTimelineRestart(t *testing.T) {
 	_, tl := runTimeline(t, "restart-no-persistence")
 	c := tl.Nodes[2]
 	require.Len(t, c.Down, 1)
-	assert.Equal(t, Span{110 * time.Millisecond, 120 * time.Millisecond}, Span{c.Down[0].From.Round(time.Millisecond), c.Down[0].To.Round(time.Millisecond)})
+	assert.Equal(t, report.Span{110 * time.Millisecond, 120 * time.Millisecond}, report.Span{c.Down[0].From.Round(time.Millisecond), c.Down[0].To.Round(time.Millisecond)})
 	require.Len(t, c.Marks, 2)
-	assert.Equal(t, Mark{At: c.Down[0].From, Kind: MarkCrash, Text: "crash"}, c.Marks[0])
-	assert.Equal(t, Mark{At: c.Down[0].To, Kind: MarkRestart, Text: "restart, 0 keys"}, c.Marks[1])
+	assert.Equal(t, report.Mark{At: c.Down[0].From, Kind: report.MarkCrash, Text: "crash"}, c.Marks[0])
+	assert.Equal(t, report.Mark{At: c.Down[0].To, Kind: report.MarkRestart, Text: "restart, 0 keys"}, c.Marks[1])
 	require.Len(t, c.Keys, 2)
-	assert.Equal(t, KeyLost, c.Keys[0].Ended)
+	assert.Equal(t, report.KeyLost, c.Keys[0].Ended)
 	assert.Equal(t, 0, c.Keys[0].Client)
 	assert.Equal(t, 1, c.Keys[1].Client)
 }
@@ -185,8 +186,4 @@ func TestTimelineRestart(t *testing.T) {
 func TestTimelineLimit(t *testing.T) {
 	_, tl := runTimeline(t, "baseline", knobs.KV{"duration", "2s"})
 	assert.False(t, tl.Truncated)
-	var c timelineCollector
-	c.items = MaxTimelineItems
-	assert.False(t, c.room())
-	assert.True(t, c.tl.Truncated)
 }

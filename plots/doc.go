@@ -1,7 +1,7 @@
 // Package plots draws the simulator's figures with gonum.org/v1/plot: the sweep figures
 // (safety and liveness against each swept knob, heatmaps over pairs of knobs) from a sweep
 // folder's runs.csv, summary.csv and manifest.json, and one run's space-time diagram from
-// an experiments.Timeline, for teaching.
+// an report.Timeline, for teaching.
 //
 // Every figure is computed first as plain data (the series, the grid, the lanes and their
 // shapes) by a function of its own, and only then drawn, so that tests check the numbers a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 )
 
@@ -19,7 +20,7 @@ import (
 type TimelineOptions struct {
 	// Window is the true-time interval to draw; nil chooses DefaultWindow. Window.To = 0
 	// means the end of the run.
-	Window *experiments.Span
+	Window *report.Span
 	// Width and Height are the figure's size in pixels; 0 means 1600×900.
 	Width, Height int
 	// Subtitle replaces the line under the title (by default the scenario's story).
@@ -35,7 +36,7 @@ type TimelineOptions struct {
 // one TTL after it ends. Without one: the whole run when it holds at most a dozen lock
 // cycles, else the first dozen. Either way the window stops a little after the last thing
 // that happened in it, so a run that went quiet does not leave half the figure empty.
-func DefaultWindow(tl *experiments.Timeline) experiments.Span {
+func DefaultWindow(tl *report.Timeline) report.Span {
 	end := tl.Duration
 	last := lastActivity(tl)
 	// pad leaves room after the last thing shown for its labels: a tenth of the window.
@@ -45,21 +46,21 @@ func DefaultWindow(tl *experiments.Timeline) experiments.Span {
 		s, e := secondsToDuration(v.StartS), secondsToDuration(v.EndS)
 		from := max(0, s-2*tl.TTL)
 		to := min(end, e+tl.TTL, pad(max(last, e)))
-		return experiments.Span{From: from, To: max(to, min(end, e+time.Millisecond))}
+		return report.Span{From: from, To: max(to, min(end, e+time.Millisecond))}
 	}
-	var works []experiments.Span
+	var works []report.Span
 	for _, c := range tl.Clients {
 		works = append(works, c.Work...)
 	}
-	slices.SortFunc(works, func(a, b experiments.Span) int { return cmpDur(a.From, b.From) })
+	slices.SortFunc(works, func(a, b report.Span) int { return cmpDur(a.From, b.From) })
 	const cycles = 12
 	if len(works) > cycles {
-		return experiments.Span{From: 0, To: pad(works[cycles-1].To)}
+		return report.Span{From: 0, To: pad(works[cycles-1].To)}
 	}
 	if last == 0 {
-		return experiments.Span{From: 0, To: end}
+		return report.Span{From: 0, To: end}
 	}
-	return experiments.Span{From: 0, To: pad(last)}
+	return report.Span{From: 0, To: pad(last)}
 }
 
 func cmpDur(a, b time.Duration) int {
@@ -76,7 +77,7 @@ func secondsToDuration(s float64) time.Duration { return time.Duration(math.Roun
 
 // lastActivity returns the latest end of anything a node or client did that ended before
 // the run did (keys, attempts, work, writes); spans still open at the end are left out.
-func lastActivity(tl *experiments.Timeline) time.Duration {
+func lastActivity(tl *report.Timeline) time.Duration {
 	var last time.Duration
 	upd := func(t time.Duration) {
 		if t < tl.Duration {
@@ -188,14 +189,14 @@ const (
 
 // layoutTimeline computes the diagram of tl in the window [from, to) for a figure of the
 // default width.
-func layoutTimeline(tl *experiments.Timeline, win experiments.Span, subtitle string) *tlLayout {
+func layoutTimeline(tl *report.Timeline, win report.Span, subtitle string) *tlLayout {
 	return layoutTimelineAt(tl, win, subtitle, DefaultWidth)
 }
 
 // layoutTimelineAt computes the diagram of tl in the window [from, to) for a figure
 // columns pixels wide: past a few shapes per pixel column it draws what a reader can see
 // at that scale (see simplify), so that an hour-long window costs what a short one does.
-func layoutTimelineAt(tl *experiments.Timeline, win experiments.Span, subtitle string, columns int) *tlLayout {
+func layoutTimelineAt(tl *report.Timeline, win report.Span, subtitle string, columns int) *tlLayout {
 	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds()}
 	for _, c := range tl.Clients {
 		L.Clients = append(L.Clients, c.Name)
@@ -352,7 +353,7 @@ func binned(g []shape, columns int, from, to, col float64, clients int) []shape 
 }
 
 // groups returns the number of Redlock nodes (groups), which attempts count OKs out of.
-func groups(tl *experiments.Timeline) int {
+func groups(tl *report.Timeline) int {
 	var seen []string
 	for _, n := range tl.Nodes {
 		if !slices.Contains(seen, n.Group) {
@@ -362,7 +363,7 @@ func groups(tl *experiments.Timeline) int {
 	return len(seen)
 }
 
-func (L *tlLayout) addLanes(tl *experiments.Timeline) {
+func (L *tlLayout) addLanes(tl *report.Timeline) {
 	y := 0.0 // the top of the next lane
 	add := func(name, label string, k laneKind, h float64) {
 		if n := len(L.Lanes); n > 0 && L.Lanes[n-1].Kind != k {
@@ -389,7 +390,7 @@ func (L *tlLayout) addLanes(tl *experiments.Timeline) {
 	}
 }
 
-func (L *tlLayout) violationsInWindow(tl *experiments.Timeline) bool {
+func (L *tlLayout) violationsInWindow(tl *report.Timeline) bool {
 	for _, v := range tl.Violations {
 		if _, _, ok := L.clip(v.StartS, v.EndS); ok {
 			return true
@@ -400,7 +401,7 @@ func (L *tlLayout) violationsInWindow(tl *experiments.Timeline) bool {
 
 // laneIndex maps an endpoint or process name to its lanes: a node, a group (all its
 // nodes), a client.
-func (L *tlLayout) laneIndex(tl *experiments.Timeline) map[string][]int {
+func (L *tlLayout) laneIndex(tl *report.Timeline) map[string][]int {
 	m := map[string][]int{}
 	for i, l := range L.Lanes {
 		if l.Kind == laneOracle {
@@ -436,11 +437,11 @@ func (L *tlLayout) add(s shape, a, b float64) {
 	L.Shapes = append(L.Shapes, s)
 }
 
-func (L *tlLayout) span(k shapeKind, lane int, sp experiments.Span, y0, y1 float64, client int, label string) {
+func (L *tlLayout) span(k shapeKind, lane int, sp report.Span, y0, y1 float64, client int, label string) {
 	L.add(shape{Kind: k, Lane: lane, Y0: y0, Y1: y1, Client: client, Label: label}, sp.From.Seconds(), sp.To.Seconds())
 }
 
-func (L *tlLayout) nodeShapes(tl *experiments.Timeline, i int, lanesOf map[string][]int) {
+func (L *tlLayout) nodeShapes(tl *report.Timeline, i int, lanesOf map[string][]int) {
 	n := &tl.Nodes[i]
 	lane := lanesOf[n.Name][0]
 	y := L.Lanes[lane].Y
@@ -472,7 +473,7 @@ func (L *tlLayout) nodeShapes(tl *experiments.Timeline, i int, lanesOf map[strin
 }
 
 // resources counts the distinct resources whose keys the timeline shows.
-func resources(tl *experiments.Timeline) int {
+func resources(tl *report.Timeline) int {
 	var seen []string
 	for _, n := range tl.Nodes {
 		for _, k := range n.Keys {
@@ -484,10 +485,10 @@ func resources(tl *experiments.Timeline) int {
 	return len(seen)
 }
 
-func (L *tlLayout) mark(m experiments.Mark, lane int, y float64) {
-	kinds := map[string]shapeKind{experiments.MarkRestart: shRestart, experiments.MarkFailover: shFailover,
-		experiments.MarkClockJump: shClockJump, experiments.MarkCrash: shCrash,
-		experiments.MarkExtend: shExtend, experiments.MarkExtendBad: shExtendFailed}
+func (L *tlLayout) mark(m report.Mark, lane int, y float64) {
+	kinds := map[string]shapeKind{report.MarkRestart: shRestart, report.MarkFailover: shFailover,
+		report.MarkClockJump: shClockJump, report.MarkCrash: shCrash,
+		report.MarkExtend: shExtend, report.MarkExtendBad: shExtendFailed}
 	k, ok := kinds[m.Kind]
 	if !ok {
 		return
@@ -501,7 +502,7 @@ func (L *tlLayout) mark(m experiments.Mark, lane int, y float64) {
 	L.add(shape{Kind: k, Lane: lane, Y0: y - h, Y1: y + h, Client: -1, Label: m.Text}, t, t)
 }
 
-func (L *tlLayout) clientShapes(tl *experiments.Timeline, j int, lanesOf map[string][]int, nodes int) {
+func (L *tlLayout) clientShapes(tl *report.Timeline, j int, lanesOf map[string][]int, nodes int) {
 	c := &tl.Clients[j]
 	lane := lanesOf[c.Name][0]
 	y := L.Lanes[lane].Y
@@ -561,7 +562,7 @@ func sig3(v float64) string {
 	return s
 }
 
-func (L *tlLayout) write(w experiments.Write, lane int, y float64, j int) {
+func (L *tlLayout) write(w report.Write, lane int, y float64, j int) {
 	yw := y - 0.02
 	if !w.Arrived {
 		t := w.Sent.Seconds()
@@ -589,7 +590,7 @@ func (L *tlLayout) write(w experiments.Write, lane int, y float64, j int) {
 // netShapes draws each network fault on the lanes it cuts off: a cut between a client and
 // a node on the node's lane ("cut ↔ client1"), anything else on the lanes of its first
 // endpoint that has one.
-func (L *tlLayout) netShapes(tl *experiments.Timeline, lanesOf map[string][]int) {
+func (L *tlLayout) netShapes(tl *report.Timeline, lanesOf map[string][]int) {
 	for _, f := range tl.NetFaults {
 		lanes, label := L.faultLanes(f, lanesOf)
 		for _, l := range lanes {
@@ -599,7 +600,7 @@ func (L *tlLayout) netShapes(tl *experiments.Timeline, lanesOf map[string][]int)
 	}
 }
 
-func (L *tlLayout) faultLanes(f experiments.NetFault, lanesOf map[string][]int) ([]int, string) {
+func (L *tlLayout) faultLanes(f report.NetFault, lanesOf map[string][]int) ([]int, string) {
 	isNode := func(name string) bool {
 		ls := lanesOf[name]
 		return len(ls) > 0 && L.Lanes[ls[0]].Kind == laneNode
@@ -638,7 +639,7 @@ func (L *tlLayout) faultLanes(f experiments.NetFault, lanesOf map[string][]int) 
 // for overlaps a band down through both clients' lanes. A validity and a usage overlap of
 // the same two clients over the same interval are one band with one label; stale writes
 // and fenced rejections close together in time are counted on one mark.
-func (L *tlLayout) violationShapes(tl *experiments.Timeline, lanesOf map[string][]int) {
+func (L *tlLayout) violationShapes(tl *report.Timeline, lanesOf map[string][]int) {
 	if len(L.Lanes) == 0 || L.Lanes[0].Kind != laneOracle {
 		return
 	}
@@ -718,7 +719,7 @@ func isOverlap(kind string) bool {
 // resource is safe because the storage rejected the late writes, and a single "UNSAFE"
 // would say fencing did not help. counts are the whole run's; nil counts them from the
 // timeline's violations, which keep only the first oracle.MaxViolations.
-func timelineTitle(tl *experiments.Timeline, win experiments.Span, counts *experiments.Safety) string {
+func timelineTitle(tl *report.Timeline, win report.Span, counts *experiments.Safety) string {
 	name := tl.Scenario
 	if name == "" {
 		name = "run"
@@ -795,7 +796,7 @@ func verdicts(s experiments.Safety, atLeast bool) string {
 }
 
 // WriteTimeline draws tl as a space-time diagram in format to w.
-func WriteTimeline(w io.Writer, format Format, tl *experiments.Timeline, opt TimelineOptions) error {
+func WriteTimeline(w io.Writer, format Format, tl *report.Timeline, opt TimelineOptions) error {
 	f, err := timelineFigure(format, tl, opt)
 	if err != nil {
 		return err
@@ -804,7 +805,7 @@ func WriteTimeline(w io.Writer, format Format, tl *experiments.Timeline, opt Tim
 }
 
 // Timeline draws tl as a space-time diagram into path, PNG or SVG by its extension.
-func Timeline(tl *experiments.Timeline, path string, opt TimelineOptions) error {
+func Timeline(tl *report.Timeline, path string, opt TimelineOptions) error {
 	format, err := FormatOf(path)
 	if err != nil {
 		return err
@@ -817,7 +818,7 @@ func Timeline(tl *experiments.Timeline, path string, opt TimelineOptions) error 
 }
 
 // ResolveWindow checks a requested window against the run and fills in its defaults.
-func ResolveWindow(tl *experiments.Timeline, win *experiments.Span) (experiments.Span, error) {
+func ResolveWindow(tl *report.Timeline, win *report.Span) (report.Span, error) {
 	if win == nil {
 		return DefaultWindow(tl), nil
 	}
@@ -833,7 +834,7 @@ func ResolveWindow(tl *experiments.Timeline, win *experiments.Span) (experiments
 	return w, nil
 }
 
-func timelineFigure(format Format, tl *experiments.Timeline, opt TimelineOptions) (*figure, error) {
+func timelineFigure(format Format, tl *report.Timeline, opt TimelineOptions) (*figure, error) {
 	win, err := ResolveWindow(tl, opt.Window)
 	if err != nil {
 		return nil, err

@@ -15,11 +15,12 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 )
 
-func timeline(t *testing.T, scenario string, knobs ...knobs.KV) *experiments.Timeline {
+func timeline(t *testing.T, scenario string, knobs ...knobs.KV) *report.Timeline {
 	t.Helper()
-	var tl experiments.Timeline
+	var tl report.Timeline
 	_, err := experiments.Run(context.Background(), scenario, knobs, 1, experiments.Options{Timeline: &tl})
 	require.NoError(t, err)
 	return &tl
@@ -100,13 +101,13 @@ func TestTimelineTitleTwoVerdicts(t *testing.T) {
 // violations; the title takes the run's counts when given them, and says "at least" when
 // it has only the kept list, so a stale write after the 64th overlap is never called safe.
 func TestTimelineTitleCountsTheWholeRun(t *testing.T) {
-	var tl experiments.Timeline
+	var tl report.Timeline
 	rec, err := experiments.Run(context.Background(), "baseline", []knobs.KV{{Name: "duration", Value: "5m"},
 		{Name: "pause_rate", Value: "0.05"}, {Name: "pause_len", Value: "exp(0s,2s)"}, {Name: "ttl", Value: "1s"}}, 1,
 		experiments.Options{Timeline: &tl})
 	require.NoError(t, err)
 	require.Len(t, tl.Violations, oracle.MaxViolations, "more violations than a record keeps")
-	win := experiments.Span{From: 0, To: tl.Duration}
+	win := report.Span{From: 0, To: tl.Duration}
 	title := timelineTitle(&tl, win, &rec.Safety)
 	assert.Contains(t, title, fmt.Sprintf("lock: UNSAFE (%d usage overlaps)", rec.Safety.UsageOverlaps))
 	assert.Contains(t, title, fmt.Sprintf("resource: UNSAFE (%d stale writes accepted)", rec.Safety.StaleWritesAccepted))
@@ -115,7 +116,7 @@ func TestTimelineTitleCountsTheWholeRun(t *testing.T) {
 
 func TestTimelineLayoutWindowClips(t *testing.T) {
 	tl := timeline(t, "gc-pause")
-	L := layoutTimeline(tl, experiments.Span{From: 500 * time.Millisecond, To: time.Second}, "")
+	L := layoutTimeline(tl, report.Span{From: 500 * time.Millisecond, To: time.Second}, "")
 	assert.Equal(t, "redis1", L.Lanes[0].Name, "no violation in the window: no violations lane")
 	pause := shapesOf(L, shPause, "client1")
 	require.Len(t, pause, 1)
@@ -171,16 +172,16 @@ func TestDefaultWindowWithoutViolation(t *testing.T) {
 }
 
 func TestResolveWindow(t *testing.T) {
-	tl := &experiments.Timeline{Duration: 3 * time.Second}
-	w, err := ResolveWindow(tl, &experiments.Span{From: time.Second})
+	tl := &report.Timeline{Duration: 3 * time.Second}
+	w, err := ResolveWindow(tl, &report.Span{From: time.Second})
 	require.NoError(t, err)
-	assert.Equal(t, experiments.Span{From: time.Second, To: 3 * time.Second}, w, "To 0 is the end")
-	w, err = ResolveWindow(tl, &experiments.Span{From: time.Second, To: time.Hour})
+	assert.Equal(t, report.Span{From: time.Second, To: 3 * time.Second}, w, "To 0 is the end")
+	w, err = ResolveWindow(tl, &report.Span{From: time.Second, To: time.Hour})
 	require.NoError(t, err)
 	assert.Equal(t, 3*time.Second, w.To, "clipped to the run")
-	_, err = ResolveWindow(tl, &experiments.Span{From: 5 * time.Second, To: 6 * time.Second})
+	_, err = ResolveWindow(tl, &report.Span{From: 5 * time.Second, To: 6 * time.Second})
 	assert.ErrorContains(t, err, "before the end of the run (3s)")
-	_, err = ResolveWindow(tl, &experiments.Span{From: 2 * time.Second, To: time.Second})
+	_, err = ResolveWindow(tl, &report.Span{From: 2 * time.Second, To: time.Second})
 	assert.ErrorContains(t, err, "FROM < TO")
 }
 
@@ -195,7 +196,7 @@ func TestTimelineRenders(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "small.png")
 	require.NoError(t, Timeline(tl, path, TimelineOptions{Width: 800, Height: 450,
-		Window: &experiments.Span{From: time.Second, To: 2 * time.Second}}))
+		Window: &report.Span{From: time.Second, To: 2 * time.Second}}))
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assertPNG(t, data, 800, 450)
@@ -223,14 +224,14 @@ func TestRoundDur(t *testing.T) {
 // length, and the subtitle says so. A teaching window is drawn exactly (the other timeline
 // tests).
 func TestLongWindowIsBounded(t *testing.T) {
-	busy := func(d string) *experiments.Timeline {
+	busy := func(d string) *report.Timeline {
 		return timeline(t, "baseline", knobs.KV{Name: "duration", Value: d}, knobs.KV{Name: "ttl", Value: "1s"},
 			knobs.KV{Name: "pause_rate", Value: "0.05"}, knobs.KV{Name: "pause_len", Value: "exp(0s,2s)"})
 	}
 	const perColumn = 12 // lanes × kinds that can share a column, generously
 	for _, d := range []string{"5m", "20m"} {
 		tl := busy(d)
-		whole := experiments.Span{From: 0, To: tl.Duration}
+		whole := report.Span{From: 0, To: tl.Duration}
 		exact := layoutTimelineAt(tl, whole, "", 0)
 		for _, columns := range []int{400, 1600} {
 			L := layoutTimelineAt(tl, whole, "", columns)
@@ -252,6 +253,6 @@ func TestLongWindowIsBounded(t *testing.T) {
 	}
 	var png bytes.Buffer
 	require.NoError(t, WriteTimeline(&png, PNG, busy("20m"), TimelineOptions{Width: 400, Height: 300,
-		Window: &experiments.Span{From: 0, To: 20 * time.Minute}}))
+		Window: &report.Span{From: 0, To: 20 * time.Minute}}))
 	assertPNG(t, png.Bytes(), 400, 300)
 }

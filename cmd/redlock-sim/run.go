@@ -17,6 +17,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -33,7 +34,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the run record as one JSON object")
 	window := fs.String("window", "", "limit --trace and --timeline to a true-time window `FROM:TO`, e.g. 1s:2.5s (either side may be empty)")
 	timeline := fs.String("timeline", "", "draw the run as a space-time diagram into `FILE`, a .png or .svg")
-	var narrate experiments.TraceOptions
+	var narrate report.TraceOptions
 	fs.StringSliceVar(&narrate.Actors, "actor", nil, "trace only the lines by or about these `ACTORS`, e.g. client1,redis3 (the clients, the nodes, storage, net, oracle; implies --trace)")
 	fs.StringSliceVar(&narrate.Only, "only", nil, "trace only these `KINDS` of line, e.g. faults,violations (implies --trace):\n"+traceKindsHelp())
 	fs.BoolVar(&narrate.HideCleanup, "hide-cleanup", false, "leave cleanup traffic out of the trace: the release round a client sends after an attempt\nended without the lock, and replies that arrive after the attempt, extension or release\nthey answer has ended (implies --trace)")
@@ -70,7 +71,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if err := checkFolder(*timeline); err != nil {
 			return fmt.Errorf("%w: --timeline %s: %v", errUsage, *timeline, err)
 		}
-		opts.Timeline = &experiments.Timeline{}
+		opts.Timeline = &report.Timeline{}
 	}
 	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
 	if err != nil {
@@ -98,9 +99,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // the --set flags that changed it, so a picture never passes for the plain scenario. The
 // title's verdicts use the run's counts (the timeline lists only the first violations).
 func drawTimeline(path string, windowed bool, opts experiments.Options, counts experiments.Safety, sets []string, stderr io.Writer) error {
-	var win *experiments.Span
+	var win *report.Span
 	if windowed {
-		win = &experiments.Span{From: opts.From, To: opts.To}
+		win = &report.Span{From: opts.From, To: opts.To}
 	}
 	span, err := plots.ResolveWindow(opts.Timeline, win)
 	if err != nil {
@@ -123,7 +124,7 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, counts e
 // traceKindsHelp lists the kinds --only selects, one a line, for the flag's help.
 func traceKindsHelp() string {
 	var b strings.Builder
-	for i, k := range experiments.TraceKinds {
+	for i, k := range report.TraceKinds {
 		if i > 0 {
 			b.WriteByte('\n')
 		}

@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import (
 	"fmt"
@@ -78,7 +78,7 @@ func parseTraceKinds(names []string) (lineKind, error) {
 	return mask, nil
 }
 
-// narrator is the trace sink of `redlock-sim run --trace` and of the golden files: it turns
+// Narrator is the trace sink of `redlock-sim run --trace` and of the golden files: it turns
 // the kernel's trace records into a transcript a person can follow, one line per event:
 //
 //	0.001s    redis3    [wall 0.001s]  SET lock Zm9v... NX PX 10000 → OK
@@ -93,7 +93,7 @@ func parseTraceKinds(names []string) (lineKind, error) {
 // of commands to nodes and of writes to the storage are folded into the lines of the
 // node's exec and the storage's verdict, which say the same thing. A violation's faults
 // are numbered and spelled out once, under the first violation they are in effect for.
-type narrator struct {
+type Narrator struct {
 	w        *world.World
 	out      io.Writer
 	from, to sim.Time
@@ -137,7 +137,7 @@ type line struct {
 	viol    int // a violation line: its index in the oracle's list, plus one
 }
 
-// clientTrack is what the narrator follows of a client to tell its cleanup traffic.
+// clientTrack is what the Narrator follows of a client to tell its cleanup traffic.
 type clientTrack struct {
 	failed bool // its last attempt ended without the lock, and it holds nothing since
 	ends   int  // operations (attempts, extensions, releases) ended so far
@@ -168,8 +168,8 @@ const (
 	maxReqs   = 4096
 )
 
-func newNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOptions) (*narrator, error) {
-	n := &narrator{w: w, out: out, from: from, to: to, opts: opts,
+func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOptions) (*Narrator, error) {
+	n := &Narrator{w: w, out: out, from: from, to: to, opts: opts,
 		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}, groupOf: map[string]string{},
 		clients: map[string]*clientTrack{}, reqs: map[reqKey]reqTrack{}, queued: map[string][]queued{},
 		faultNo: map[string]int{}}
@@ -223,7 +223,7 @@ func newNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 }
 
 // Record narrates one trace record.
-func (n *narrator) Record(r *sim.Record) {
+func (n *Narrator) Record(r *sim.Record) {
 	if n.err != nil {
 		return
 	}
@@ -247,12 +247,16 @@ func (n *narrator) Record(r *sim.Record) {
 }
 
 // finish writes what is still held back, at the end of the run.
-func (n *narrator) finish() { n.release() }
+// Finish flushes what the narration still holds at the end of the run.
+func (n *Narrator) Finish() { n.release() }
+
+// Err returns the first error writing the narration, if any.
+func (n *Narrator) Err() error { return n.err }
 
 // release writes the violation line held back, now that the oracle has listed its faults:
 // each fault gets a number the first time a shown violation is under it, and is spelled
 // out under that violation only.
-func (n *narrator) release() {
+func (n *Narrator) release() {
 	if n.held == nil {
 		return
 	}
@@ -274,15 +278,15 @@ func (n *narrator) release() {
 			nums = append(nums, no)
 		}
 	}
-	l.text += faultRefs(nums)
+	l.text += FaultRefs(nums)
 	n.write(l)
 	for _, note := range notes {
 		n.writeNote(note)
 	}
 }
 
-// faultRefs renders fault numbers as "; faults [1]-[4], [6]".
-func faultRefs(nums []int) string {
+// FaultRefs renders fault numbers as "; faults [1]-[4], [6]".
+func FaultRefs(nums []int) string {
 	if len(nums) == 0 {
 		return ""
 	}
@@ -313,7 +317,7 @@ func faultRefs(nums []int) string {
 }
 
 // shown reports whether the options keep l.
-func (n *narrator) shown(l *line) bool {
+func (n *Narrator) shown(l *line) bool {
 	if l.at < n.from || l.at >= n.to {
 		return false
 	}
@@ -330,7 +334,7 @@ func (n *narrator) shown(l *line) bool {
 }
 
 // write writes l if the options keep it, and says whether it did.
-func (n *narrator) write(l *line) bool {
+func (n *Narrator) write(l *line) bool {
 	if !n.shown(l) {
 		return false
 	}
@@ -351,7 +355,7 @@ func (n *narrator) write(l *line) bool {
 }
 
 // writeNote writes a line of the event column only: a fault spelled out under a violation.
-func (n *narrator) writeNote(text string) {
+func (n *Narrator) writeNote(text string) {
 	b := n.buf[:0]
 	for range n.timeWidth() + 4 + 10 + n.timeWidth() + 8 + 1 {
 		b = append(b, ' ')
@@ -362,7 +366,7 @@ func (n *narrator) writeNote(text string) {
 	_, n.err = n.out.Write(b)
 }
 
-func (n *narrator) timeWidth() int {
+func (n *Narrator) timeWidth() int {
 	if n.opts.Precise {
 		return 14
 	}
@@ -370,7 +374,7 @@ func (n *narrator) timeWidth() int {
 }
 
 // clock renders a time or a clock reading in seconds, to the millisecond unless precise.
-func (n *narrator) clock(d time.Duration) string {
+func (n *Narrator) clock(d time.Duration) string {
 	if n.opts.Precise {
 		return strconv.FormatFloat(d.Seconds(), 'f', 9, 64) + "s"
 	}
@@ -378,7 +382,7 @@ func (n *narrator) clock(d time.Duration) string {
 }
 
 // dur renders a duration, to the microsecond unless precise: 986.779ms, not 986.779293ms.
-func (n *narrator) dur(d time.Duration) string {
+func (n *Narrator) dur(d time.Duration) string {
 	if !n.opts.Precise {
 		d = d.Round(time.Microsecond)
 	}
@@ -387,7 +391,7 @@ func (n *narrator) dur(d time.Duration) string {
 
 // local returns the actor's own reading of its clock: the monotonic reading a client
 // traces, or a node's wall clock (on which its keys expire).
-func (n *narrator) local(r *sim.Record) string {
+func (n *Narrator) local(r *sim.Record) string {
 	switch n.kinds[r.Actor] {
 	case actorClient:
 		if f := field(r, "mono"); f != nil {
@@ -405,7 +409,7 @@ func (n *narrator) local(r *sim.Record) string {
 }
 
 // describe fills in l from r and follows the clients' state; false: r makes no line.
-func (n *narrator) describe(r *sim.Record, l *line) bool {
+func (n *Narrator) describe(r *sim.Record, l *line) bool {
 	switch {
 	case r.Actor == "net":
 		return n.describeNet(r, l)
@@ -442,7 +446,7 @@ func (n *narrator) describe(r *sim.Record, l *line) bool {
 	return true
 }
 
-func (n *narrator) describeNode(r *sim.Record, l *line) {
+func (n *Narrator) describeNode(r *sim.Record, l *line) {
 	l.peers[1] = n.groupOf[r.Actor] // --actor redis1 shows the nodes of group redis1
 	switch r.Kind {
 	case "exec":
@@ -470,7 +474,7 @@ func (n *narrator) describeNode(r *sim.Record, l *line) {
 
 // dequeue takes the command a node runs off the list of those delivered to it (or to its
 // group), to learn who sent it.
-func (n *narrator) dequeue(node, text string) (queued, bool) {
+func (n *Narrator) dequeue(node, text string) (queued, bool) {
 	for _, name := range [2]string{node, n.groupOf[node]} {
 		q := n.queued[name]
 		for i := range q {
@@ -484,7 +488,7 @@ func (n *narrator) dequeue(node, text string) (queued, bool) {
 	return queued{}, false
 }
 
-func (n *narrator) describeClient(r *sim.Record, l *line) bool {
+func (n *Narrator) describeClient(r *sim.Record, l *line) bool {
 	ct := n.clients[r.Actor]
 	l.kind = lineLock
 	switch r.Kind {
@@ -520,7 +524,7 @@ func (n *narrator) describeClient(r *sim.Record, l *line) bool {
 	return true
 }
 
-func (n *narrator) describeNet(r *sim.Record, l *line) bool {
+func (n *Narrator) describeNet(r *sim.Record, l *line) bool {
 	from, to := str(r, "from"), str(r, "to")
 	id, msg := uint64(0), ""
 	if f := field(r, "msg"); f != nil {
@@ -546,7 +550,7 @@ func (n *narrator) describeNet(r *sim.Record, l *line) bool {
 // describeDeliver narrates a message's delivery: a reply as a client's line; a command
 // is only remembered, to be narrated as its node runs it, and a write as the storage
 // judges it.
-func (n *narrator) describeDeliver(from, to string, id uint64, msg string, l *line) bool {
+func (n *Narrator) describeDeliver(from, to string, id uint64, msg string, l *line) bool {
 	l.marker, l.kind = "  ", lineCommand
 	switch n.kinds[to] {
 	case actorGroup, actorNode:
@@ -593,7 +597,7 @@ func (n *narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 
 // forgetEnded forgets the requests of operations that have ended, whose replies were
 // lost: a reply that still comes is then shown, not hidden as cleanup.
-func (n *narrator) forgetEnded() {
+func (n *Narrator) forgetEnded() {
 	for k, rq := range n.reqs { // determinism:allow deletes only; the order reaches nothing
 		if rq.ends < n.clients[k.client].ends {
 			delete(n.reqs, k)
@@ -609,7 +613,7 @@ func isRelease(cmd string) bool {
 }
 
 // splitReq splits a described message into its request id and the rest: request ids only
-// matter to the machine (and to the narrator, to pair replies with requests), and the
+// matter to the machine (and to the Narrator, to pair replies with requests), and the
 // reply's line already names its node.
 func splitReq(s string) (uint64, string) {
 	if rest, ok := strings.CutPrefix(s, "req="); ok {
@@ -623,7 +627,7 @@ func splitReq(s string) (uint64, string) {
 
 // fields renders the record's fields as " k=v", leaving out those named in skip and those
 // that say nothing (reason=none, token=0).
-func (n *narrator) fields(r *sim.Record, skip ...string) string {
+func (n *Narrator) fields(r *sim.Record, skip ...string) string {
 	var b []byte
 	for i := range r.Fields {
 		f := &r.Fields[i]

@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import (
 	"strconv"
@@ -134,12 +134,12 @@ type NetFault struct {
 	Text string // as a violation report says it
 }
 
-// timelineCollector fills a Timeline during a run. It is a sim.Sink (node records tell it
+// TimelineCollector fills a Timeline during a run. It is a sim.Sink (node records tell it
 // when to look at a node's keys; it parses no text), a client-event hook and a storage
 // observer placed after the oracle. It only reads: it peeks at keys without side effects
 // and never schedules, draws or traces anything, so the run and its trace hash are the same
 // with and without it.
-type timelineCollector struct {
+type TimelineCollector struct {
 	w     *world.World
 	tl    Timeline
 	items int
@@ -177,8 +177,8 @@ type writeKey struct {
 
 // attachTimeline starts collecting w's timeline; the caller installs the returned
 // collector as (one of) the run's trace sinks and calls finish after the run.
-func attachTimeline(w *world.World) *timelineCollector {
-	c := &timelineCollector{w: w, actors: map[string][]int{}, values: map[string]int{},
+func AttachTimeline(w *world.World) *TimelineCollector {
+	c := &TimelineCollector{w: w, actors: map[string][]int{}, values: map[string]int{},
 		resIdx: map[string]int{}, writes: map[writeKey]int{}}
 	c.tl.Duration = w.Config.Duration
 	c.tl.TTL = w.Config.Lock.TTL
@@ -226,7 +226,7 @@ func floorMs(d time.Duration) int64 {
 }
 
 // room reports whether one more item may be recorded, and notes the truncation if not.
-func (c *timelineCollector) room() bool {
+func (c *TimelineCollector) room() bool {
 	if c.items >= MaxTimelineItems {
 		c.tl.Truncated = true
 		return false
@@ -238,7 +238,7 @@ func (c *timelineCollector) room() bool {
 // Record looks at the keys of the nodes a node or group record is about: every change of
 // a node's keys (exec, expire, crash, restart, replication, resync, failover) is traced,
 // so looking after each of its records sees every change.
-func (c *timelineCollector) Record(r *sim.Record) {
+func (c *TimelineCollector) Record(r *sim.Record) {
 	lanes, ok := c.actors[r.Actor]
 	if !ok {
 		return
@@ -248,7 +248,7 @@ func (c *timelineCollector) Record(r *sim.Record) {
 	}
 }
 
-func (c *timelineCollector) nodeRecord(r *sim.Record, l int) {
+func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
 	nl := &c.tl.Nodes[l]
 	now := r.At
 	switch r.Kind {
@@ -285,7 +285,7 @@ func closeOpen(spans []Span, now sim.Time) {
 	}
 }
 
-func (c *timelineCollector) mark(marks *[]Mark, at sim.Time, kind, text string) {
+func (c *TimelineCollector) mark(marks *[]Mark, at sim.Time, kind, text string) {
 	if c.room() {
 		*marks = append(*marks, Mark{At: at.Duration(), Kind: kind, Text: text})
 	}
@@ -293,7 +293,7 @@ func (c *timelineCollector) mark(marks *[]Mark, at sim.Time, kind, text string) 
 
 // peek compares what node lane l holds for each resource with what is being drawn, and
 // closes or opens key spans where they differ.
-func (c *timelineCollector) peek(l int, now sim.Time, kind string) {
+func (c *TimelineCollector) peek(l int, now sim.Time, kind string) {
 	n := c.lanes[l]
 	for ri, res := range c.w.Resources {
 		ok := &c.open[l][ri]
@@ -326,7 +326,7 @@ func (c *timelineCollector) peek(l int, now sim.Time, kind string) {
 
 // expiry converts a key's expiry in Unix ms on node lane l's wall clock to the true time
 // at which a GET stops seeing it: when the wall clock passes the expiry's millisecond.
-func (c *timelineCollector) expiry(l int, now sim.Time, expMs int64) sim.Time {
+func (c *TimelineCollector) expiry(l int, now sim.Time, expMs int64) sim.Time {
 	if expMs == model.NoExpiry {
 		return sim.Never
 	}
@@ -334,7 +334,7 @@ func (c *timelineCollector) expiry(l int, now sim.Time, expMs int64) sim.Time {
 	return c.lanes[l].Clock().WallReaches(now, wall)
 }
 
-func (c *timelineCollector) closeKey(l, ri int, end sim.Time, how string) {
+func (c *TimelineCollector) closeKey(l, ri int, end sim.Time, how string) {
 	ok := &c.open[l][ri]
 	if ok.on && c.room() {
 		nl := &c.tl.Nodes[l]
@@ -346,7 +346,7 @@ func (c *timelineCollector) closeKey(l, ri int, end sim.Time, how string) {
 
 // clientEvent records a client's event; it runs after the oracle and the scenario's hooks
 // have seen it, and keeps nothing of e.
-func (c *timelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
+func (c *TimelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 	j := e.Client.Index()
 	cl, op := &c.tl.Clients[j], &c.cl[j]
 	if e.Lock != nil && e.Lock.Value != "" {
@@ -403,7 +403,7 @@ func (c *timelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 
 // openSpan appends a span from t (to `to`, or open when to < 0) and returns its index, or
 // -1 when the timeline is full.
-func (c *timelineCollector) openSpan(spans *[]Span, t, to time.Duration) int {
+func (c *TimelineCollector) openSpan(spans *[]Span, t, to time.Duration) int {
 	if !c.room() {
 		return -1
 	}
@@ -419,7 +419,7 @@ func closeSpan(spans []Span, i int, t time.Duration) int {
 }
 
 // StorageWrite passes the write to the oracle first, then records its verdict.
-func (c *timelineCollector) StorageWrite(now sim.Time, sw *model.StoredWrite) {
+func (c *TimelineCollector) StorageWrite(now sim.Time, sw *model.StoredWrite) {
 	c.obs.StorageWrite(now, sw)
 	if sw.From < 0 || int(sw.From) >= len(c.epCl) || c.epCl[sw.From] < 0 {
 		return
@@ -440,10 +440,10 @@ func (c *timelineCollector) StorageWrite(now sim.Time, sw *model.StoredWrite) {
 // finish closes what is still open at the end of the run, resolves whose value each key
 // held, and adds what only the end of the run knows: network faults, clock jumps and the
 // record's violations.
-func (c *timelineCollector) finish(rec *Record) *Timeline {
+func (c *TimelineCollector) Finish(scenario string, seed uint64) *Timeline {
 	end := sim.Time(c.w.Config.Duration)
 	tl := &c.tl
-	tl.Scenario, tl.Seed = rec.Scenario, rec.Seed
+	tl.Scenario, tl.Seed = scenario, seed
 	for l := range tl.Nodes {
 		for ri := range c.open[l] {
 			if ok := &c.open[l][ri]; ok.on {
@@ -478,7 +478,7 @@ func (c *timelineCollector) finish(rec *Record) *Timeline {
 		}
 	}
 	tl.NetFaults = c.netFaults(end)
-	tl.Violations = append([]oracle.Violation(nil), rec.Violations...)
+	tl.Violations = append([]oracle.Violation(nil), c.w.Oracle.Violations()...)
 	return tl
 }
 
@@ -499,7 +499,7 @@ func signed(d time.Duration) string {
 }
 
 // netFaults lists the network's fault spans, a two-way cut as one.
-func (c *timelineCollector) netFaults(end sim.Time) []NetFault {
+func (c *TimelineCollector) netFaults(end sim.Time) []NetFault {
 	w := c.w
 	spans := w.Net.Faults()
 	paired := make([]bool, len(spans))
@@ -528,27 +528,4 @@ func (c *timelineCollector) netFaults(end sim.Time) []NetFault {
 		}
 	}
 	return out
-}
-
-// teeSink hands each trace record to several sinks in order: the narrated trace and the
-// timeline can be asked for together.
-type teeSink []sim.Sink
-
-// Record passes r to every sink.
-func (t teeSink) Record(r *sim.Record) {
-	for _, s := range t {
-		s.Record(r)
-	}
-}
-
-// install attaches the sinks to s: none leaves the run without a sink (no record is even
-// built), one is attached directly.
-func (t teeSink) install(s *sim.Sim) {
-	switch len(t) {
-	case 0:
-	case 1:
-		s.SetSink(t[0])
-	default:
-		s.SetSink(t)
-	}
 }
