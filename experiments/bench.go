@@ -82,14 +82,14 @@ func (b BenchSpec) Knobs() []knobs.KV {
 		resources = b.Clients
 	}
 	return []knobs.KV{
-		{"duration", b.Duration.String()},
-		{"nodes", "5"},
-		{"clients", strconv.Itoa(b.Clients)},
-		{"resources", strconv.Itoa(resources)},
-		{"ttl", "10s"},
-		{"hold", hold},
-		{"think", think},
-		{"latency", "uniform(200µs,800µs)"},
+		{Name: "duration", Value: b.Duration.String()},
+		{Name: "nodes", Value: "5"},
+		{Name: "clients", Value: strconv.Itoa(b.Clients)},
+		{Name: "resources", Value: strconv.Itoa(resources)},
+		{Name: "ttl", Value: "10s"},
+		{Name: "hold", Value: hold},
+		{Name: "think", Value: think},
+		{Name: "latency", Value: "uniform(200µs,800µs)"},
 	}
 }
 

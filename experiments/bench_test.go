@@ -33,7 +33,7 @@ func TestRunAllocationsDoNotGrowWithLength(t *testing.T) {
 		var rec *Record
 		a := testing.AllocsPerRun(3, func() {
 			var err error
-			rec, err = Run(context.Background(), "baseline", []knobs.KV{{"duration", d}}, 1, Options{})
+			rec, err = Run(context.Background(), "baseline", []knobs.KV{{Name: "duration", Value: d}}, 1, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

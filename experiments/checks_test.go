@@ -22,19 +22,19 @@ func TestLimitsAreCheckedBeforeTheRun(t *testing.T) {
 		knobs []knobs.KV
 		want  []string
 	}{
-		{[]knobs.KV{{"duration", "24h"}, {"partition_rate", "1"}},
+		{[]knobs.KV{{Name: "duration", Value: "24h"}, {Name: "partition_rate", Value: "1"}},
 			[]string{"partition_rate = 1", "duration = 24h0m0s", "about 86400 random network faults", "at most 65536", "at most 0.379 per second"}},
-		{[]knobs.KV{{"duration", "1h"}, {"clog_rate", "20"}},
+		{[]knobs.KV{{Name: "duration", Value: "1h"}, {Name: "clog_rate", Value: "20"}},
 			[]string{"clog_rate = 20", "duration = 1h0m0s", "random network faults", "65536"}},
-		{[]knobs.KV{{"duration", "1h"}, {"clog_rate", "5"}, {"partition_rate", "5"}},
+		{[]knobs.KV{{Name: "duration", Value: "1h"}, {Name: "clog_rate", Value: "5"}, {Name: "partition_rate", Value: "5"}},
 			[]string{"partition_rate = 5, clog_rate = 5", "36000", "together"}},
-		{[]knobs.KV{{"duration", "10000h"}, {"node_crash_rate", "1"}},
+		{[]knobs.KV{{Name: "duration", Value: "10000h"}, {Name: "node_crash_rate", Value: "1"}},
 			[]string{"node_crash_rate = 1", "crashes per node", "4096"}},
-		{[]knobs.KV{{"duration", "10000h"}, {"node_clock_jump_rate", "1"}},
+		{[]knobs.KV{{Name: "duration", Value: "10000h"}, {Name: "node_clock_jump_rate", Value: "1"}},
 			[]string{"node_clock_jump_rate = 1", "clock jumps per node", "4096"}},
-		{[]knobs.KV{{"latency", "10s"}, {"ttl", "100ms"}, {"retry_delay", "0s"}, {"clients", "64"}},
+		{[]knobs.KV{{Name: "latency", Value: "10s"}, {Name: "ttl", Value: "100ms"}, {Name: "retry_delay", Value: "0s"}, {Name: "clients", Value: "64"}},
 			[]string{"clients = 64", "latency = const(10s)", "timeout = 5ms", "retry_delay = 0s", "messages in flight", "at most 65536"}},
-		{[]knobs.KV{{"latency", "1s"}, {"ttl", "10ms"}, {"retry_delay", "0s"}, {"clients", "64"}, {"nodes", "99"}},
+		{[]knobs.KV{{Name: "latency", Value: "1s"}, {Name: "ttl", Value: "10ms"}, {Name: "retry_delay", Value: "0s"}, {Name: "clients", Value: "64"}, {Name: "nodes", Value: "99"}},
 			[]string{"nodes = 99", "messages in flight"}},
 	}
 	for _, tt := range tests {
@@ -56,16 +56,16 @@ func TestLimitsAreCheckedBeforeTheRun(t *testing.T) {
 // edges the checks are about.
 func TestLimitsLeaveRealWorldsAlone(t *testing.T) {
 	for _, kvs := range [][]knobs.KV{
-		{{"duration", "1h"}, {"partition_rate", "0.01"}},
-		{{"duration", "9h"}, {"partition_rate", "1"}},
-		{{"clog_rate", "100"}, {"clog_len", "const(24h)"}},
-		{{"clients", "64"}, {"nodes", "99"}},
-		{{"latency", "tail(uniform(200us,800us),0.01,1s)"}, {"clients", "64"}},
-		{{"latency", "10s"}, {"clients", "64"}},
-		{{"latency", "0s"}, {"retry_delay", "0s"}, {"retry_jitter", "0s"}},
+		{{Name: "duration", Value: "1h"}, {Name: "partition_rate", Value: "0.01"}},
+		{{Name: "duration", Value: "9h"}, {Name: "partition_rate", Value: "1"}},
+		{{Name: "clog_rate", Value: "100"}, {Name: "clog_len", Value: "const(24h)"}},
+		{{Name: "clients", Value: "64"}, {Name: "nodes", Value: "99"}},
+		{{Name: "latency", Value: "tail(uniform(200us,800us),0.01,1s)"}, {Name: "clients", Value: "64"}},
+		{{Name: "latency", Value: "10s"}, {Name: "clients", Value: "64"}},
+		{{Name: "latency", Value: "0s"}, {Name: "retry_delay", Value: "0s"}, {Name: "retry_jitter", Value: "0s"}},
 	} {
 		require.NoError(t, CheckKnobs(kvs), "%v", kvs)
-		rec, err := RunKnobs(t.Context(), append(kvs, knobs.KV{"duration", "2s"}), 1)
+		rec, err := RunKnobs(t.Context(), append(kvs, knobs.KV{Name: "duration", Value: "2s"}), 1)
 		require.NoError(t, err, "%v: the world runs", kvs)
 		assert.NotNil(t, rec)
 	}
@@ -87,7 +87,7 @@ func TestCheckSpecFindsTheFailingPoint(t *testing.T) {
 // all pass, so the margin never refuses what the project itself runs.
 func TestEveryShippedWorldPassesTheLimits(t *testing.T) {
 	for _, sc := range scenarios.Scenarios() {
-		assert.NoError(t, CheckKnobs([]knobs.KV{{"scenario", sc.Name}}), sc.Name)
+		assert.NoError(t, CheckKnobs([]knobs.KV{{Name: "scenario", Value: sc.Name}}), sc.Name)
 	}
 	studies, err := DefaultStudy()
 	require.NoError(t, err)

@@ -74,7 +74,7 @@ func TestGoldenTracesStayShort(t *testing.T) {
 func TestSameSeedSameTraceHash(t *testing.T) {
 	for _, name := range []string{"baseline", "gc-pause", "split-brain-no-jitter"} {
 		hash := func() string {
-			r, err := Run(context.Background(), name, []knobs.KV{{"duration", "10s"}}, 7, Options{})
+			r, err := Run(context.Background(), name, []knobs.KV{{Name: "duration", Value: "10s"}}, 7, Options{})
 			require.NoError(t, err)
 			return r.TraceHash
 		}
@@ -91,10 +91,10 @@ func TestSameSeedSameTraceHash(t *testing.T) {
 }
 
 func TestTracingDoesNotChangeTheRun(t *testing.T) {
-	plain, err := Run(context.Background(), "baseline", []knobs.KV{{"duration", "5s"}}, 3, Options{})
+	plain, err := Run(context.Background(), "baseline", []knobs.KV{{Name: "duration", Value: "5s"}}, 3, Options{})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	traced, err := Run(context.Background(), "baseline", []knobs.KV{{"duration", "5s"}}, 3, Options{Trace: &buf})
+	traced, err := Run(context.Background(), "baseline", []knobs.KV{{Name: "duration", Value: "5s"}}, 3, Options{Trace: &buf})
 	require.NoError(t, err)
 	assert.Equal(t, plain.TraceHash, traced.TraceHash)
 	assert.Equal(t, plain.Metrics(), traced.Metrics())
@@ -104,7 +104,7 @@ func TestTracingDoesNotChangeTheRun(t *testing.T) {
 func TestDifferentSeedsDiffer(t *testing.T) {
 	seen := map[string]uint64{}
 	for seed := uint64(1); seed <= 5; seed++ {
-		r, err := Run(context.Background(), "baseline", []knobs.KV{{"duration", "5s"}}, seed, Options{})
+		r, err := Run(context.Background(), "baseline", []knobs.KV{{Name: "duration", Value: "5s"}}, seed, Options{})
 		require.NoError(t, err)
 		prev, dup := seen[r.TraceHash]
 		assert.False(t, dup, "seeds %d and %d give the same trace", prev, seed)

@@ -158,8 +158,8 @@ func TestNarrateHidesCleanup(t *testing.T) {
 func TestNarrateHidesLateReplies(t *testing.T) {
 	// With a 20ms reply timeout and one message in ten taking 60-90ms, attempts end
 	// before all their replies are in: the replies that come after are cleanup.
-	settings := []knobs.KV{{"duration", "2s"}, {"timeout", "20ms"},
-		{"latency", "tail(uniform(200µs,800µs),0.1,uniform(60ms,90ms))"}}
+	settings := []knobs.KV{{Name: "duration", Value: "2s"}, {Name: "timeout", Value: "20ms"},
+		{Name: "latency", Value: "tail(uniform(200µs,800µs),0.1,uniform(60ms,90ms))"}}
 	all, _ := narrate(t, "baseline", settings, report.TraceOptions{})
 	out, _ := narrate(t, "baseline", settings, report.TraceOptions{HideCleanup: true})
 	kept := map[string]bool{}
@@ -249,7 +249,7 @@ func TestSummaryCapsTheListByDistinctViolations(t *testing.T) {
 }
 
 func TestNarrateMergedPause(t *testing.T) {
-	settings := []knobs.KV{{"pause_rate", "5"}, {"pause_len", "exp(0s,300ms)"}, {"duration", "3s"}}
+	settings := []knobs.KV{{Name: "pause_rate", Value: "5"}, {Name: "pause_len", Value: "exp(0s,300ms)"}, {Name: "duration", Value: "3s"}}
 	out, traced := narrate(t, "baseline", settings, report.TraceOptions{Only: []string{"faults"}})
 	plain, err := Run(context.Background(), "baseline", settings, 1, Options{})
 	require.NoError(t, err)

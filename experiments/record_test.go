@@ -57,7 +57,7 @@ func TestGCPauseFencedVerdicts(t *testing.T) {
 		fencing string
 		res     bool
 	}{{"none", false}, {"one", true}} {
-		r := run(t, "gc-pause", knobs.KV{"fencing", c.fencing})
+		r := run(t, "gc-pause", knobs.KV{Name: "fencing", Value: c.fencing})
 		assert.False(t, r.Safety.LockSafe(), "fencing=%s: the pause defeats the lock either way", c.fencing)
 		assert.Equal(t, c.res, r.Safety.ResourceSafe(), "fencing=%s: %v", c.fencing, r.Safety)
 		for _, v := range r.Violations {

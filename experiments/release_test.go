@@ -15,12 +15,12 @@ import (
 // made. Waiting for the storage's acknowledgement removes every one, and the lock's own
 // verdict is the same either way: it held.
 func TestReleaseAfterAckRemovesTheWorkloadsStaleWrites(t *testing.T) {
-	settings := []knobs.KV{{"clients", "5"}, {"hold", "const(0s)"}, {"think", "const(0s)"},
-		{"latency", "uniform(1ms,50ms)"}, {"retry_delay", "10ms"}, {"retry_jitter", "5ms"}}
+	settings := []knobs.KV{{Name: "clients", Value: "5"}, {Name: "hold", Value: "const(0s)"}, {Name: "think", Value: "const(0s)"},
+		{Name: "latency", Value: "uniform(1ms,50ms)"}, {Name: "retry_delay", Value: "10ms"}, {Name: "retry_jitter", Value: "5ms"}}
 	var stale [2]int64
 	for i, wait := range []string{"false", "true"} {
 		for _, seed := range []uint64{1, 2, 3} {
-			r := runSeed(t, "baseline", seed, append(settings, knobs.KV{"release_after_ack", wait})...)
+			r := runSeed(t, "baseline", seed, append(settings, knobs.KV{Name: "release_after_ack", Value: wait})...)
 			assert.True(t, r.Safety.LockSafe(), "release_after_ack=%s seed %d: %v", wait, seed, r.Safety)
 			assert.Positive(t, r.Liveness.Acquired)
 			stale[i] += r.Safety.StaleWritesAccepted
@@ -35,7 +35,7 @@ func TestReleaseAfterAckRemovesTheWorkloadsStaleWrites(t *testing.T) {
 // waiting for the storage changes neither verdict's counts of the lock.
 func TestReleaseAfterAckLeavesTheLocksFailuresAlone(t *testing.T) {
 	for _, s := range []string{"gc-pause", "clock-jump", "restart-no-persistence"} {
-		off, on := run(t, s), run(t, s, knobs.KV{"release_after_ack", "true"})
+		off, on := run(t, s), run(t, s, knobs.KV{Name: "release_after_ack", Value: "true"})
 		assert.Equal(t, off.Safety.ValidityOverlaps, on.Safety.ValidityOverlaps, s)
 		assert.Equal(t, off.Safety.UsageOverlaps, on.Safety.UsageOverlaps, s)
 		assert.False(t, on.Safety.LockSafe(), s)
@@ -87,10 +87,10 @@ func TestLockStudiesAcquiresSucceed(t *testing.T) {
 		}
 		var settings []knobs.KV
 		for _, kv := range s.Spec.Base {
-			settings = append(settings, knobs.KV{kv.Name, kv.Value})
+			settings = append(settings, knobs.KV{Name: kv.Name, Value: kv.Value})
 		}
 		for _, a := range s.Spec.Axes {
-			settings = append(settings, knobs.KV{a.Knob, a.Values[len(a.Values)-1]})
+			settings = append(settings, knobs.KV{Name: a.Knob, Value: a.Values[len(a.Values)-1]})
 		}
 		r, err := RunKnobs(context.Background(), settings, 1)
 		require.NoError(t, err, s.Name)

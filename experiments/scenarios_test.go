@@ -76,7 +76,7 @@ func TestScenarioOutcomes(t *testing.T) {
 			assert.True(t, r.Safety.Safe())
 			assert.Equal(t, int64(1), r.Liveness.Acquired, "the other client starves")
 			assert.Greater(t, r.Liveness.Extensions.Succeeded, int64(10), "past max_extensions")
-			limited := run(t, "unlimited-extension", knobs.KV{"variant", "redlock"})
+			limited := run(t, "unlimited-extension", knobs.KV{Name: "variant", Value: "redlock"})
 			assert.Greater(t, limited.Liveness.Extensions.Tried, limited.Liveness.Extensions.Succeeded,
 				"with the limit, extensions beyond max_extensions fail")
 			assert.Greater(t, limited.Safety.UsageOverlaps, int64(0), "and the holder that keeps working overlaps")
@@ -94,7 +94,7 @@ func TestScenarioOutcomes(t *testing.T) {
 		"delayed-packet": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Safety.ValidityOverlaps+r.Safety.UsageOverlaps)
 			assert.GreaterOrEqual(t, r.Safety.StaleWritesAccepted, int64(1))
-			fenced := run(t, "delayed-packet", knobs.KV{"fencing", "one"})
+			fenced := run(t, "delayed-packet", knobs.KV{Name: "fencing", Value: "one"})
 			assert.Zero(t, fenced.Safety.StaleWritesAccepted)
 			assert.GreaterOrEqual(t, fenced.Safety.FencedWritesRejected, int64(1))
 		},
@@ -103,20 +103,20 @@ func TestScenarioOutcomes(t *testing.T) {
 		"replies-in-flight": func(t *testing.T, r *Record) {
 			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
 			assert.GreaterOrEqual(t, r.Liveness.FailuresByReason.ValidityExpired, int64(1))
-			broken := run(t, "replies-in-flight", knobs.KV{"variant", "no-validity-check"})
+			broken := run(t, "replies-in-flight", knobs.KV{Name: "variant", Value: "no-validity-check"})
 			assert.GreaterOrEqual(t, broken.Safety.UsageOverlaps, int64(1))
 			assert.Zero(t, broken.Liveness.FailuresByReason.ValidityExpired)
 		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)
-			fixed := run(t, "setnx-then-expire", knobs.KV{"variant", "redlock"})
+			fixed := run(t, "setnx-then-expire", knobs.KV{Name: "variant", Value: "redlock"})
 			assert.Greater(t, fixed.Liveness.Acquired, int64(1), "SET NX PX frees the lock by expiry")
 		},
 		"unsafe-release": func(t *testing.T, r *Record) {
 			assert.GreaterOrEqual(t, r.Safety.ValidityOverlaps, int64(1))
 			assert.GreaterOrEqual(t, r.Safety.UsageOverlaps, int64(1))
-			safe := run(t, "unsafe-release", knobs.KV{"variant", "redlock"})
+			safe := run(t, "unsafe-release", knobs.KV{Name: "variant", Value: "redlock"})
 			safeAndDone(t, safe, 2)
 		},
 	}
@@ -141,7 +141,7 @@ func TestScenarioCatalogueIsComplete(t *testing.T) {
 }
 
 func TestUserKnobsOverrideTheScenario(t *testing.T) {
-	r := run(t, "gc-pause", knobs.KV{"fencing", "one"})
+	r := run(t, "gc-pause", knobs.KV{Name: "fencing", Value: "one"})
 	assert.Equal(t, "one", r.Config.Get("fencing"))
 	assert.Zero(t, r.Safety.StaleWritesAccepted)
 	assert.Equal(t, "1s", r.Config.Get("ttl"), "the scenario's own knobs stay")

@@ -59,7 +59,7 @@ func TestSweepRunnerReportsTheRecordsMetrics(t *testing.T) {
 	settings := []sweep.KV{{Name: "scenario", Value: "gc-pause"}}
 	vals, err := SweepRunner().Run(context.Background(), settings, 1)
 	require.NoError(t, err)
-	rec, err := RunKnobs(context.Background(), []knobs.KV{{"scenario", "gc-pause"}}, 1)
+	rec, err := RunKnobs(context.Background(), []knobs.KV{{Name: "scenario", Value: "gc-pause"}}, 1)
 	require.NoError(t, err)
 	cols := SweepRunner().Columns()
 	require.Len(t, vals, len(cols))
@@ -93,13 +93,13 @@ func TestReadmeSpecSweepsTheRealWorld(t *testing.T) {
 // histogram, then the first again: the records must match exactly.
 func TestRecycledHistogramsChangeNothing(t *testing.T) {
 	ctx := context.Background()
-	first, err := RunKnobs(ctx, []knobs.KV{{"duration", "20s"}}, 7)
+	first, err := RunKnobs(ctx, []knobs.KV{{Name: "duration", Value: "20s"}}, 7)
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 3; seed++ {
-		_, err := RunKnobs(ctx, []knobs.KV{{"duration", "20s"}, {"clients", "5"}}, seed)
+		_, err := RunKnobs(ctx, []knobs.KV{{Name: "duration", Value: "20s"}, {Name: "clients", Value: "5"}}, seed)
 		require.NoError(t, err)
 	}
-	again, err := RunKnobs(ctx, []knobs.KV{{"duration", "20s"}}, 7)
+	again, err := RunKnobs(ctx, []knobs.KV{{Name: "duration", Value: "20s"}}, 7)
 	require.NoError(t, err)
 	require.NotNil(t, first.Liveness.AcquireLatencyMs.P99)
 	first.WallTimeS, again.WallTimeS = 0, 0

@@ -55,7 +55,7 @@ func TestTimelineGCPause(t *testing.T) {
 	c1, c2 := tl.Clients[0], tl.Clients[1]
 
 	// client1's GC pause: scheduled at 100ms for 1.5s.
-	assert.Equal(t, []report.Span{{100 * time.Millisecond, 1600 * time.Millisecond}}, c1.Pauses)
+	assert.Equal(t, []report.Span{{From: 100 * time.Millisecond, To: 1600 * time.Millisecond}}, c1.Pauses)
 	assert.Empty(t, c2.Pauses)
 	// client1 worked from its acquisition through the pause; its validity ended ~1s later.
 	require.Len(t, c1.Work, 1)
@@ -157,13 +157,13 @@ func TestTimelineClockJumpAndPartition(t *testing.T) {
 	require.Len(t, c.Marks, 1)
 	assert.Equal(t, report.Mark{At: 150 * time.Millisecond, Kind: report.MarkClockJump, Text: "clock +2s"}, c.Marks[0])
 	require.Len(t, c.Keys, 2)
-	assert.Equal(t, report.Span{411 * time.Microsecond, 150 * time.Millisecond}, report.Span{c.Keys[0].From.Round(time.Microsecond), c.Keys[0].To})
+	assert.Equal(t, report.Span{From: 411 * time.Microsecond, To: 150 * time.Millisecond}, report.Span{From: c.Keys[0].From.Round(time.Microsecond), To: c.Keys[0].To})
 	assert.Equal(t, report.KeyExpired, c.Keys[0].Ended)
 	assert.Equal(t, 1, c.Keys[1].Client)
 	var cuts []string
 	for _, f := range tl.NetFaults {
 		assert.Equal(t, "cut", f.Kind)
-		assert.Equal(t, report.Span{0, tl.Duration}, f.Span)
+		assert.Equal(t, report.Span{From: 0, To: tl.Duration}, f.Span)
 		cuts = append(cuts, f.A+"|"+f.B)
 	}
 	assert.Equal(t, []string{"client1|redis4", "client1|redis5", "client2|redis1", "client2|redis2"}, cuts)
@@ -173,7 +173,7 @@ func TestTimelineRestart(t *testing.T) {
 	_, tl := runTimeline(t, "restart-no-persistence")
 	c := tl.Nodes[2]
 	require.Len(t, c.Down, 1)
-	assert.Equal(t, report.Span{110 * time.Millisecond, 120 * time.Millisecond}, report.Span{c.Down[0].From.Round(time.Millisecond), c.Down[0].To.Round(time.Millisecond)})
+	assert.Equal(t, report.Span{From: 110 * time.Millisecond, To: 120 * time.Millisecond}, report.Span{From: c.Down[0].From.Round(time.Millisecond), To: c.Down[0].To.Round(time.Millisecond)})
 	require.Len(t, c.Marks, 2)
 	assert.Equal(t, report.Mark{At: c.Down[0].From, Kind: report.MarkCrash, Text: "crash"}, c.Marks[0])
 	assert.Equal(t, report.Mark{At: c.Down[0].To, Kind: report.MarkRestart, Text: "restart, 0 keys"}, c.Marks[1])
@@ -184,6 +184,6 @@ func TestTimelineRestart(t *testing.T) {
 }
 
 func TestTimelineLimit(t *testing.T) {
-	_, tl := runTimeline(t, "baseline", knobs.KV{"duration", "2s"})
+	_, tl := runTimeline(t, "baseline", knobs.KV{Name: "duration", Value: "2s"})
 	assert.False(t, tl.Truncated)
 }

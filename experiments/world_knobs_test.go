@@ -23,7 +23,7 @@ func TestKnobAndRunKnobsForTheSweepEngine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "1s", v)
 
-	rec, err := RunKnobs(context.Background(), []knobs.KV{{"ttl", "2s"}, {"scenario", "gc-pause"}}, 1)
+	rec, err := RunKnobs(context.Background(), []knobs.KV{{Name: "ttl", Value: "2s"}, {Name: "scenario", Value: "gc-pause"}}, 1)
 	require.NoError(t, err)
 	assert.Equal(t, "gc-pause", rec.Scenario)
 	assert.Equal(t, "2s", rec.Config.Get("ttl"), "knobs override the scenario wherever it appears")
@@ -55,8 +55,8 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 
 func TestWorldDrawsClocksPerProcess(t *testing.T) {
 	c := knobs.DefaultConfig()
-	require.NoError(t, c.Apply([]knobs.KV{{"node_clock_drift_ppm", "100"}, {"client_clock_drift_ppm", "100"},
-		{"node_clock_jump_rate", "1"}, {"duration", "10s"}}))
+	require.NoError(t, c.Apply([]knobs.KV{{Name: "node_clock_drift_ppm", Value: "100"}, {Name: "client_clock_drift_ppm", Value: "100"},
+		{Name: "node_clock_jump_rate", Value: "1"}, {Name: "duration", Value: "10s"}}))
 	w, err := world.Plan(c, 5)
 	require.NoError(t, err)
 	drifts := map[float64]bool{}
@@ -85,14 +85,14 @@ func TestWorldDrawsClocksPerProcess(t *testing.T) {
 // failover_after=0 (never promote) is refused with it.
 func TestFailoverVariantImpliesReplica(t *testing.T) {
 	c := knobs.DefaultConfig()
-	require.NoError(t, c.Apply([]knobs.KV{{"variant", "single-instance-failover"}}))
+	require.NoError(t, c.Apply([]knobs.KV{{Name: "variant", Value: "single-instance-failover"}}))
 	w, err := world.Plan(c, 1)
 	require.NoError(t, err)
 	require.Len(t, w.GroupCfgs, 1)
 	assert.Len(t, w.GroupCfgs[0].Nodes, 2)
 	assert.Equal(t, c.FailoverAfter, w.GroupCfgs[0].FailoverAfter)
 
-	require.NoError(t, c.Apply([]knobs.KV{{"replicas", "2"}}))
+	require.NoError(t, c.Apply([]knobs.KV{{Name: "replicas", Value: "2"}}))
 	w, err = world.Plan(c, 1)
 	require.NoError(t, err)
 	assert.Len(t, w.GroupCfgs[0].Nodes, 3)
