@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
@@ -221,9 +222,10 @@ type Client struct {
 	writeID    uint64
 	ackID      uint64 // csAcking: the write whose acknowledgement releases the lock
 
-	ev    ClientEvent
-	stats ClientStats
-	names *clientNames
+	ev       ClientEvent
+	stats    ClientStats
+	lastMono time.Duration // the latest monotonic reading (invariants builds only)
+	names    *clientNames
 }
 
 // NewClient builds a client process, attaches it to net and schedules its start, its
@@ -763,7 +765,18 @@ func (c *Client) at(t sim.Time, kind int, arg uint64) sim.EventID {
 	return id
 }
 
-func (c *Client) mono(now sim.Time) time.Duration { return c.clk.Mono(now) }
+// mono reads the client's monotonic clock at true time now. In invariants builds it
+// asserts the reading never goes backward: the algorithm's validity arithmetic assumes it.
+func (c *Client) mono(now sim.Time) time.Duration {
+	m := c.clk.Mono(now)
+	if invariant.Enabled {
+		if m < c.lastMono {
+			invariant.Check(false, "client %s: monotonic clock went backward: %v after %v", c.cfg.Name, m, c.lastMono)
+		}
+		c.lastMono = m
+	}
+	return m
+}
 
 // trueDeadline converts a deadline on the local monotonic clock to true time: what the
 // oracle needs to judge a validity window, and what the client cannot know.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -260,6 +261,9 @@ func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.C
 func (n *Node) run(now sim.Time, c *resp.Command) (resp.Reply, int64) {
 	nowMs := n.WallMs(now)
 	reply := n.eng.exec(c, nowMs)
+	if invariant.Enabled {
+		n.checkExpiries(c, nowMs)
+	}
 	n.stats.Commands++
 	n.traceExpired()
 	n.traceExec(c, reply)
@@ -616,4 +620,24 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// checkExpiries asserts that a key's expiry is on its node's own clock: a SET with PX that
+// wrote its key set the expiry to this node's wall reading plus the TTL, and no key was
+// written with an expiry already past on this clock (Redis deletes those at once).
+func (n *Node) checkExpiries(c *resp.Command, nowMs int64) {
+	for i := range n.eng.effects {
+		e := &n.eng.effects[i]
+		if e.del {
+			continue
+		}
+		if !(e.exp == NoExpiry || e.exp > nowMs) {
+			invariant.Check(false, "node %s: key %q written with expiry %d, not after its own wall clock %d",
+				n.name, e.key, e.exp, nowMs)
+		}
+		if c.Op == resp.OpSet && c.TTL > 0 && !c.InSecs && e.key == c.Key && e.exp != nowMs+c.TTL.Milliseconds() {
+			invariant.Check(false, "node %s: SET %q PX %d gave expiry %d on a wall clock reading %d",
+				n.name, e.key, c.TTL.Milliseconds(), e.exp, nowMs)
+		}
+	}
 }

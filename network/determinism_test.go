@@ -73,6 +73,7 @@ func trafficHashWith(t *testing.T, seed uint64, setup func(s *sim.Sim, n *Net[in
 		}
 	}
 	require.Greater(t, n.Stats().Delivered, uint64(20000), "the workload must be busy to mean anything")
+	require.NoError(t, n.CheckConservation(), "no message vanished under loss, duplication, clogs and partitions")
 	return s.TraceHash()
 }
 

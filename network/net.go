@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -66,6 +67,9 @@ type Net[M any] struct {
 	slab     []flight[M]
 	free     int32 // head of the free-slot list, -1 when empty
 	inFlight int
+	// receiving counts deliveries whose receiver is running (invariants builds only): their
+	// copies are counted delivered and still in flight until the receiver returns.
+	receiving int
 	maxIn    int
 	nextID   uint64
 	stats    Stats
@@ -235,6 +239,26 @@ func (n *Net[M]) SetLink(from, to Endpoint, l Link) error {
 
 // Stats returns the message counters so far.
 func (n *Net[M]) Stats() Stats { return n.stats }
+
+// CheckConservation verifies the network's conservation law: every copy sent or made by
+// duplication was delivered, lost, dropped by a partition, or is still in flight (clogged
+// copies included). A message the network lost count of would be a message that silently
+// vanished from the run, so tests check this at the end of every run and the invariants
+// build after every delivery and drop.
+func (n *Net[M]) CheckConservation() error {
+	s := &n.stats
+	if in, out := s.Sent+s.Duplicated, s.Delivered+s.Lost+s.Partitioned+uint64(n.inFlight-n.receiving); in != out {
+		return fmt.Errorf("network: %d sent + %d duplicated = %d, but %d delivered + %d lost + %d partitioned + %d in flight = %d",
+			s.Sent, s.Duplicated, in, s.Delivered, s.Lost, s.Partitioned, n.inFlight, out)
+	}
+	return nil
+}
+
+func (n *Net[M]) checkConservation() {
+	if err := n.CheckConservation(); err != nil {
+		invariant.Check(false, "%v", err)
+	}
+}
 
 // InFlight returns the number of message copies sent and not yet delivered or dropped.
 func (n *Net[M]) InFlight() int { return n.inFlight }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -139,8 +140,15 @@ func (n *Net[M]) deliver(i int32, l *link) {
 	n.traceDeliver(i)
 	// The receiver's own sends may grow the slab; the message it reads stays where it is
 	// (the old array lives on while referenced, and nobody writes it any more).
+	if invariant.Enabled {
+		n.receiving++ // counted delivered, not yet released: see CheckConservation
+	}
 	n.eps[f.to].r.Receive(n.s.Now(), f.from, f.to, &f.msg)
 	n.release(i)
+	if invariant.Enabled {
+		n.receiving--
+		n.checkConservation()
+	}
 }
 
 func (n *Net[M]) drop(i int32, reason string) {
@@ -151,6 +159,9 @@ func (n *Net[M]) drop(i int32, reason string) {
 	}
 	n.traceMsg(n.names.drop, i, sim.Str("reason", reason))
 	n.release(i)
+	if invariant.Enabled {
+		n.checkConservation()
+	}
 }
 
 // unclog ends the clog of from → to if its time has come (a later, overlapping clog

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
@@ -57,6 +58,17 @@ func (r *round) over() bool {
 	}
 	decided := r.oks >= r.need || r.done-r.oks > r.targets-r.need
 	return r.failFast && decided
+}
+
+// check asserts the round's counters are in step: no node answers twice, nobody succeeds
+// without answering, and no more nodes are asked than the round has. (A SET NX whose
+// separate PEXPIRE is awaited counts its OK before its node is done, so successes are
+// bounded by replies, not by nodes done.)
+func (r *round) check() {
+	if !(r.sent <= r.targets && r.done <= r.targets && r.oks <= r.replies &&
+		r.replies <= r.targets && r.need <= r.targets) {
+		invariant.Check(false, "redlock: round counters out of step: %+v", *r)
+	}
 }
 
 func (r *round) finish(rep resp.Reply, ok bool) {
@@ -406,6 +418,9 @@ func (m *Machine) onSetReply(node int, r resp.Reply) {
 // advance ends the round when it is over, or in Sequential mode moves on to the next node
 // once the current one is done.
 func (m *Machine) advance(now time.Duration) {
+	if invariant.Enabled {
+		m.round.check()
+	}
 	if m.round.over() {
 		m.endRound(now)
 		return

@@ -1,0 +1,6 @@
+//go:build !invariants
+
+package invariant
+
+// Enabled reports whether the runtime assertions are compiled in (build tag "invariants").
+const Enabled = false

@@ -1,0 +1,23 @@
+//go:build invariants
+
+package redlock
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRoundCountersAreAsserted: a round that counted a success without a reply stops the
+// machine at its next step.
+func TestRoundCountersAreAsserted(t *testing.T) {
+	m, err := New(DefaultConfig(), rand.New(rand.NewPCG(1, 0)))
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(0, "lock"))
+	m.round.oks = m.round.replies + 1
+	assert.PanicsWithValue(t,
+		"invariant broken: redlock: round counters out of step: {targets:5 sent:5 done:0 oks:1 replies:0 need:3 failFast:false}",
+		func() { m.advance(0) })
+}
