@@ -70,11 +70,11 @@ type Net[M any] struct {
 	// receiving counts deliveries whose receiver is running (invariants builds only): their
 	// copies are counted delivered and still in flight until the receiver returns.
 	receiving int
-	maxIn    int
-	nextID   uint64
-	stats    Stats
-	scratch  []int32 // held slots being released by a clog's end
-	posts    bool    // deliveries are posted events (sim.Sim.Post), not scheduled ones
+	maxIn     int
+	nextID    uint64
+	stats     Stats
+	scratch   []int32 // held slots being released by a clog's end
+	posts     bool    // deliveries are posted events (sim.Sim.Post), not scheduled ones
 
 	faults
 }
