@@ -115,8 +115,8 @@ func TestHandlersScheduleAndCancelFromInsideEvents(t *testing.T) {
 	assert.Zero(t, s.Pending())
 }
 
-// TestQueueMatchesReference drives random schedule/cancel/step sequences and compares
-// the kernel with an obviously correct reference: a slice sorted on (time, seq).
+// TestQueueMatchesReference drives random schedule/cancel/step/RunUntil sequences, then Run,
+// and compares the kernel with an obviously correct reference: a slice sorted on (time, seq).
 func TestQueueMatchesReference(t *testing.T) {
 	// unit 1ns keeps every event in the heap; unit 1ms spreads them across farHorizon, so
 	// events move between the far list and the heap.
@@ -207,6 +207,18 @@ func checkQueue(t *testing.T, unit Time) {
 			}
 			require.Equal(t, len(want), s.Pending())
 		}
+		// Run drains what is left, through the same loop, in the reference's order.
+		sort.Slice(want, func(i, j int) bool {
+			return want[i].at < want[j].at || want[i].at == want[j].at && want[i].seq < want[j].seq
+		})
+		rest := []ran{}
+		for _, w := range want {
+			rest = append(rest, ran{w.at, w.kind, w.arg})
+		}
+		r.ran = r.ran[:0]
+		require.NoError(t, s.Run())
+		require.Equal(t, rest, append([]ran{}, r.ran...), "seed %d: Run", seed)
+		require.Zero(t, s.Pending())
 	}
 	if unit == 1 { // with 1ms, most events wait in the far list
 		assert.Greater(t, heapOps, 1000, "the near events must become a heap")
