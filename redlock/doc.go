@@ -1,12 +1,14 @@
 // Package redlock is the Redlock distributed lock algorithm as a pure, deterministic state
 // machine, in the manner of etcd-io/raft: time and the network belong to the caller.
 //
-// A Machine takes inputs — Acquire, Extend, Release, a Reply from node i to request r, a
-// Timer that fired — each carrying the caller's local monotonic reading, and answers with
-// outputs read from Outputs: commands to send to node i (Command values that print in
-// redis-cli syntax), timers to set in local time, and outcomes (acquired with a validity
-// deadline and maybe a fencing token, failed with a reason, extended, released, and an
-// AttemptEnded event per attempt for the oracle). It never reads a clock, sleeps, starts a
+// A Machine is a lock.Client (package redlock/lock, the lock-client protocol every lock
+// algorithm of the project speaks). It takes inputs — Acquire, Extend, Release, a Reply from
+// node i to request r, a Timer that fired — each carrying the caller's local monotonic
+// reading, and answers with outputs read from Outputs: commands to send to node i
+// (resp.Command values that print in redis-cli syntax), timers to set in local time, and
+// algorithm-neutral lock events (an attempt started or ended with its votes, acquired with
+// a validity deadline and maybe a fencing token, failed with a reason, extended, released).
+// Factory registers it as a lock algorithm. It never reads a clock, sleeps, starts a
 // goroutine, does I/O or draws randomness except from the *rand.Rand it is given. That is
 // why the simulator (package model) and the real-Redis driver (package redisdriver) can
 // run literally the same algorithm code, and why a seeded simulation replays exactly.
