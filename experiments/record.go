@@ -257,6 +257,38 @@ func Columns() []Column {
 	return out
 }
 
+// The metric names: runs.csv's column names, which summary.csv, the figures and user
+// scripts read. Consumers use these constants, never spelled-out strings.
+const (
+	MetricTraceHash               = "trace_hash"
+	MetricAnyValidityOverlap      = "any_validity_overlap"
+	MetricAnyUsageOverlap         = "any_usage_overlap"
+	MetricAnyStaleWrite           = "any_stale_write"
+	MetricValidityOverlaps        = "validity_overlaps"
+	MetricUsageOverlaps           = "usage_overlaps"
+	MetricStaleWritesAccepted     = "stale_writes_accepted"
+	MetricFencedWritesRejected    = "fenced_writes_rejected"
+	MetricAttempts                = "attempts"
+	MetricAcquired                = "acquired"
+	MetricFailed                  = "failed"
+	MetricFailuresNoQuorum        = "failures_no_quorum"
+	MetricFailuresTimeout         = "failures_timeout"
+	MetricFailuresValidityExpired = "failures_validity_expired"
+	MetricFailuresFenceFailed     = "failures_fence_failed"
+	MetricFailuresAborted         = "failures_aborted"
+	MetricAcquireLatencyP50Ms     = "acquire_latency_p50_ms"
+	MetricAcquireLatencyP90Ms     = "acquire_latency_p90_ms"
+	MetricAcquireLatencyP99Ms     = "acquire_latency_p99_ms"
+	MetricAcquireLatencyMaxMs     = "acquire_latency_max_ms"
+	MetricSplitBrainRounds        = "split_brain_rounds"
+	MetricUnheldWhileWaitingMs    = "unheld_while_waiting_ms"
+	MetricExtensionsTried         = "extensions_tried"
+	MetricExtensionsSucceeded     = "extensions_succeeded"
+	MetricAcquisitionsPerS        = "acquisitions_per_s"
+	MetricSimTimeS                = "sim_time_s"
+	MetricEvents                  = "events"
+)
+
 // Metrics returns the record's metrics as a flat, ordered list.
 func (r *Record) Metrics() []Metric {
 	b := func(name string, v bool) Metric {
@@ -276,32 +308,32 @@ func (r *Record) Metrics() []Metric {
 	s, l := &r.Safety, &r.Liveness
 	unheld := l.UnheldWhileWaitingMs
 	return []Metric{
-		{Name: "trace_hash", Kind: MetricText, Text: r.TraceHash},
-		b("any_validity_overlap", s.ValidityOverlaps > 0),
-		b("any_usage_overlap", s.UsageOverlaps > 0),
-		b("any_stale_write", s.StaleWritesAccepted > 0),
-		n("validity_overlaps", s.ValidityOverlaps),
-		n("usage_overlaps", s.UsageOverlaps),
-		n("stale_writes_accepted", s.StaleWritesAccepted),
-		n("fenced_writes_rejected", s.FencedWritesRejected),
-		n("attempts", l.Attempts),
-		n("acquired", l.Acquired),
-		n("failed", l.Failed),
-		n("failures_no_quorum", l.FailuresByReason.NoQuorum),
-		n("failures_timeout", l.FailuresByReason.Timeout),
-		n("failures_validity_expired", l.FailuresByReason.ValidityExpired),
-		n("failures_fence_failed", l.FailuresByReason.FenceFailed),
-		n("failures_aborted", l.FailuresByReason.Aborted),
-		ms("acquire_latency_p50_ms", l.AcquireLatencyMs.P50),
-		ms("acquire_latency_p90_ms", l.AcquireLatencyMs.P90),
-		ms("acquire_latency_p99_ms", l.AcquireLatencyMs.P99),
-		ms("acquire_latency_max_ms", l.AcquireLatencyMs.Max),
-		n("split_brain_rounds", l.SplitBrainRounds),
-		ms("unheld_while_waiting_ms", &unheld),
-		n("extensions_tried", l.Extensions.Tried),
-		n("extensions_succeeded", l.Extensions.Succeeded),
-		{Name: "acquisitions_per_s", Kind: MetricFloat, Value: l.AcquisitionsPerS},
-		{Name: "sim_time_s", Kind: MetricFloat, Value: r.SimTimeS},
-		n("events", int64(r.Events)),
+		{Name: MetricTraceHash, Kind: MetricText, Text: r.TraceHash},
+		b(MetricAnyValidityOverlap, s.ValidityOverlaps > 0),
+		b(MetricAnyUsageOverlap, s.UsageOverlaps > 0),
+		b(MetricAnyStaleWrite, s.StaleWritesAccepted > 0),
+		n(MetricValidityOverlaps, s.ValidityOverlaps),
+		n(MetricUsageOverlaps, s.UsageOverlaps),
+		n(MetricStaleWritesAccepted, s.StaleWritesAccepted),
+		n(MetricFencedWritesRejected, s.FencedWritesRejected),
+		n(MetricAttempts, l.Attempts),
+		n(MetricAcquired, l.Acquired),
+		n(MetricFailed, l.Failed),
+		n(MetricFailuresNoQuorum, l.FailuresByReason.NoQuorum),
+		n(MetricFailuresTimeout, l.FailuresByReason.Timeout),
+		n(MetricFailuresValidityExpired, l.FailuresByReason.ValidityExpired),
+		n(MetricFailuresFenceFailed, l.FailuresByReason.FenceFailed),
+		n(MetricFailuresAborted, l.FailuresByReason.Aborted),
+		ms(MetricAcquireLatencyP50Ms, l.AcquireLatencyMs.P50),
+		ms(MetricAcquireLatencyP90Ms, l.AcquireLatencyMs.P90),
+		ms(MetricAcquireLatencyP99Ms, l.AcquireLatencyMs.P99),
+		ms(MetricAcquireLatencyMaxMs, l.AcquireLatencyMs.Max),
+		n(MetricSplitBrainRounds, l.SplitBrainRounds),
+		ms(MetricUnheldWhileWaitingMs, &unheld),
+		n(MetricExtensionsTried, l.Extensions.Tried),
+		n(MetricExtensionsSucceeded, l.Extensions.Succeeded),
+		{Name: MetricAcquisitionsPerS, Kind: MetricFloat, Value: l.AcquisitionsPerS},
+		{Name: MetricSimTimeS, Kind: MetricFloat, Value: r.SimTimeS},
+		n(MetricEvents, int64(r.Events)),
 	}
 }

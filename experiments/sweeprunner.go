@@ -39,13 +39,13 @@ func (sweepRunner) Ratios() []sweep.Ratio {
 	r := []sweep.Ratio{
 		// The acquire success rate, as the figures draw it: of the acquires that ended, the
 		// share that got the lock rather than giving up after every try.
-		{Name: "acquire_success_frac", Num: "acquired", Den: "acquired+failed", Proportion: true},
+		{Name: "acquire_success_frac", Num: MetricAcquired, Den: MetricAcquired + "+" + MetricFailed, Proportion: true},
 		// Of the attempts (rounds of SETs, retries included), the share that won: low
 		// under contention by design, since waiters retry while the holder holds.
-		{Name: "acquired_per_attempt", Num: "acquired", Den: "attempts", Proportion: true},
+		{Name: "acquired_per_attempt", Num: MetricAcquired, Den: MetricAttempts, Proportion: true},
 	}
-	for _, kind := range []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"} {
-		r = append(r, sweep.Ratio{Name: kind + "_per_10k_acq", Num: kind, Den: "acquired", Scale: acqPer10k})
+	for _, kind := range []string{MetricValidityOverlaps, MetricUsageOverlaps, MetricStaleWritesAccepted, MetricFencedWritesRejected} {
+		r = append(r, sweep.Ratio{Name: kind + "_per_10k_acq", Num: kind, Den: MetricAcquired, Scale: acqPer10k})
 	}
 	return r
 }

@@ -87,9 +87,9 @@ type Run struct {
 // runColumns are the runs.csv columns the plots read: the sweep engine's point column,
 // then metrics of experiments.Columns (TestRunColumnsAreWritten holds the two lists
 // together; Record.Metrics names each metric where it computes it).
-var runColumns = []string{sweep.PointColumn, "any_validity_overlap", "any_usage_overlap", "validity_overlaps",
-	"usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected", "acquired", "failed", "split_brain_rounds",
-	"acquire_latency_p50_ms", "acquire_latency_p99_ms"}
+var runColumns = []string{sweep.PointColumn, experiments.MetricAnyValidityOverlap, experiments.MetricAnyUsageOverlap, experiments.MetricValidityOverlaps,
+	experiments.MetricUsageOverlaps, experiments.MetricStaleWritesAccepted, experiments.MetricFencedWritesRejected, experiments.MetricAcquired, experiments.MetricFailed, experiments.MetricSplitBrainRounds,
+	experiments.MetricAcquireLatencyP50Ms, experiments.MetricAcquireLatencyP99Ms}
 
 // ReadSweep reads the sweep folder dir: runs.csv (required), manifest.json (for the axes'
 // order and the fixed conditions; without it the axes are the columns between seed and
@@ -287,17 +287,17 @@ func parseRun(run *Run, rec []string, col map[string]int, axisCols []int) error 
 		return v
 	}
 	run.Point = int(integer(sweep.PointColumn))
-	run.AnyValidity = integer("any_validity_overlap") > 0
-	run.AnyUsage = integer("any_usage_overlap") > 0
-	run.Validity = integer("validity_overlaps")
-	run.Usage = integer("usage_overlaps")
-	run.Stale = integer("stale_writes_accepted")
-	run.Fenced = integer("fenced_writes_rejected")
-	run.Acquired = integer("acquired")
-	run.Failed = integer("failed")
-	run.SplitBrain = integer("split_brain_rounds")
-	run.P50Ms = millis("acquire_latency_p50_ms")
-	run.P99Ms = millis("acquire_latency_p99_ms")
+	run.AnyValidity = integer(experiments.MetricAnyValidityOverlap) > 0
+	run.AnyUsage = integer(experiments.MetricAnyUsageOverlap) > 0
+	run.Validity = integer(experiments.MetricValidityOverlaps)
+	run.Usage = integer(experiments.MetricUsageOverlaps)
+	run.Stale = integer(experiments.MetricStaleWritesAccepted)
+	run.Fenced = integer(experiments.MetricFencedWritesRejected)
+	run.Acquired = integer(experiments.MetricAcquired)
+	run.Failed = integer(experiments.MetricFailed)
+	run.SplitBrain = integer(experiments.MetricSplitBrainRounds)
+	run.P50Ms = millis(experiments.MetricAcquireLatencyP50Ms)
+	run.P99Ms = millis(experiments.MetricAcquireLatencyP99Ms)
 	for _, i := range axisCols {
 		if i >= len(rec) {
 			errs = append(errs, fmt.Errorf("%d fields, no axis column %d", len(rec), i+1))
