@@ -110,7 +110,7 @@ func (g *Group) Stats() GroupStats { return g.stats }
 // Receive is the group's network endpoint: commands go to the current master's queue.
 func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	if m.Kind != MsgCommand {
-		g.s.Trace(g.cfg.Name, "drop", sim.Str("reason", "not-a-command"), Describe(m))
+		g.s.Trace(g.cfg.Name, RecDrop, sim.Str("reason", "not-a-command"), Describe(m))
 		return
 	}
 	g.nodes[g.master].enqueue(now, from, m)
@@ -244,7 +244,7 @@ func (g *Group) promote(now sim.Time, c *Node) {
 	c.offset = g.offset
 	g.stats.Failovers++
 	g.stats.LostWrites += lost
-	g.s.Trace(g.cfg.Name, "failover", sim.Str("from", old.name), sim.Str("to", c.name), sim.Int("lost_writes", int64(lost)))
+	g.s.Trace(g.cfg.Name, RecFailover, sim.Str("from", old.name), sim.Str("to", c.name), sim.Int("lost_writes", int64(lost)))
 	for _, r := range g.nodes {
 		if r != c {
 			g.resyncFrom(now, r, c)

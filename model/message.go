@@ -211,13 +211,7 @@ func formatCmd(f *sim.Field, dst []byte) []byte {
 	if v>>compactBit&1 == 0 {
 		return dst
 	}
-	r := resp.Reply{Kind: resp.ReplyKind(v >> replyKindShift & 7)}
-	switch r.Kind {
-	case resp.ReplyStatus:
-		r.Str = "OK"
-	case resp.ReplyInt:
-		r.Int = int64(int32(uint32(v >> 32)))
-	}
+	r := compactReply(v)
 	dst = append(dst, " reply="...)
 	return append(dst, r.String()...)
 }

@@ -110,7 +110,7 @@ func newNode(g *Group, idx int, name string, cfg NodeConfig) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{g: g, s: g.s, idx: idx, name: name, nm: newTraceName(name, "exec"), cfg: cfg, clk: clk, eng: eng,
+	n := &Node{g: g, s: g.s, idx: idx, name: name, nm: newTraceName(name, RecExec), cfg: cfg, clk: clk, eng: eng,
 		cron: time.Second / time.Duration(cfg.Hz), up: true, master: idx == 0,
 		q: newRing[request](cfg.MaxQueue), repl: newRing[replItem](g.cfg.MaxBacklog)}
 	if cfg.Persistence != PersistNone {
@@ -213,7 +213,7 @@ func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 	switch {
 	case !n.up:
 		n.stats.DroppedDown++
-		n.s.Trace(n.name, "drop", sim.Str("reason", "down"), cmdField(&m.Cmd))
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "down"), cmdField(&m.Cmd))
 		return
 	case n.q.n == 0 && n.cfg.ServiceTime == 0 && !n.paused && !n.busy:
 		// What push and kick would do, without copying the command through the queue: an
@@ -222,7 +222,7 @@ func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 		return
 	case !n.q.push(request{from: from, id: m.ReqID, cmd: m.Cmd}):
 		n.stats.DroppedFull++
-		n.s.Trace(n.name, "drop", sim.Str("reason", "queue-full"), cmdField(&m.Cmd))
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "queue-full"), cmdField(&m.Cmd))
 		return
 	}
 	n.kick(now)
@@ -310,9 +310,9 @@ func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 		return
 	}
 	if f, compact := execField(c, reply); compact {
-		n.s.Trace(n.name, "exec", f)
+		n.s.Trace(n.name, RecExec, f)
 	} else {
-		n.s.Trace(n.name, "exec", f, replyField(reply))
+		n.s.Trace(n.name, RecExec, f, replyField(reply))
 	}
 }
 
@@ -320,7 +320,7 @@ func (n *Node) traceExpired() {
 	for i := range n.eng.effects {
 		if e := &n.eng.effects[i]; e.expired {
 			n.stats.Expired++
-			n.s.Trace(n.name, "expire", sim.Str("key", e.key))
+			n.s.Trace(n.name, RecExpire, sim.Str("key", e.key))
 		}
 	}
 }
@@ -397,7 +397,7 @@ func (n *Node) fsync(now sim.Time) {
 	n.syncUnsynced()
 	n.stats.Fsyncs++
 	n.stats.LastFsync = now
-	n.s.Trace(n.name, "fsync", sim.Int("writes", int64(count)))
+	n.s.Trace(n.name, RecFsync, sim.Int("writes", int64(count)))
 }
 
 func (n *Node) syncUnsynced() {
@@ -458,7 +458,7 @@ func (n *Node) restart(now sim.Time) {
 		n.preload()
 	}
 	n.stats.Restarts++
-	n.s.Trace(n.name, "restart", sim.Int("keys", int64(n.eng.Len())))
+	n.s.Trace(n.name, RecRestart, sim.Int("keys", int64(n.eng.Len())))
 	n.g.nodeUp(now, n)
 	n.armCron(now)
 }
@@ -502,7 +502,7 @@ func (n *Node) pause(now sim.Time) {
 	}
 	n.cancel(&n.cronEv)
 	n.cancel(&n.replEv)
-	n.s.Trace(n.name, "pause", sim.Int("queued", int64(n.q.n)))
+	n.s.Trace(n.name, RecPause, sim.Int("queued", int64(n.q.n)))
 }
 
 func (n *Node) resume(now sim.Time) {
@@ -511,7 +511,7 @@ func (n *Node) resume(now sim.Time) {
 		return
 	}
 	n.paused = false
-	n.s.Trace(n.name, "resume", sim.Int("queued", int64(n.q.n)))
+	n.s.Trace(n.name, RecResume, sim.Int("queued", int64(n.q.n)))
 	if n.busy {
 		n.doneAt = now.Add(n.left)
 		n.doneEv = n.schedule(n.doneAt, evDone)
@@ -535,7 +535,7 @@ func (n *Node) pushRepl(now sim.Time, e *effect, offset uint64, delay time.Durat
 		n.repl.clear()
 		n.cancel(&n.replEv)
 		n.needSync = true
-		n.s.Trace(n.name, "repl-overflow", sim.Int("backlog", int64(n.repl.limit)))
+		n.s.Trace(n.name, RecReplOverflow, sim.Int("backlog", int64(n.repl.limit)))
 		return
 	}
 	n.replLast = at
@@ -557,7 +557,7 @@ func (n *Node) applyRepl(now sim.Time) {
 		n.persist(&it.eff)
 		n.stats.Applied++
 		applied = true
-		n.s.Trace(n.name, "apply", sim.Str("key", it.eff.key), sim.Int("offset", int64(it.offset)))
+		n.s.Trace(n.name, RecApply, sim.Str("key", it.eff.key), sim.Int("offset", int64(it.offset)))
 	}
 	if applied {
 		n.maybeFsync(now, n.WallMs(now))
@@ -594,7 +594,7 @@ func (n *Node) syncFrom(now sim.Time, m *Node, offset uint64) {
 		})
 	}
 	n.stats.Syncs++
-	n.s.Trace(n.name, "sync", sim.Str("from", m.name), sim.Int("keys", int64(n.eng.Len())))
+	n.s.Trace(n.name, RecSync, sim.Str("from", m.name), sim.Int("keys", int64(n.eng.Len())))
 }
 
 func (n *Node) schedule(at sim.Time, kind int) sim.EventID {

@@ -101,7 +101,7 @@ func NewStorage(s *sim.Sim, net *network.Net[Message], cfg StorageConfig) (*Stor
 	if cfg.MaxRecorded == 0 {
 		cfg.MaxRecorded = DefaultMaxRecorded
 	}
-	st := &Storage{s: s, net: net, name: cfg.Name, nm: newTraceName(cfg.Name, "write"), max: cfg.MaxResources, maxRec: cfg.MaxRecorded, ack: cfg.Acknowledge,
+	st := &Storage{s: s, net: net, name: cfg.Name, nm: newTraceName(cfg.Name, RecStorageWrite), max: cfg.MaxResources, maxRec: cfg.MaxRecorded, ack: cfg.Acknowledge,
 		highest: make(map[string]int64)}
 	ep, err := net.AddEndpoint(cfg.Name, st)
 	if err != nil {
@@ -193,7 +193,7 @@ func (st *Storage) write(now sim.Time, w StoredWrite) (bool, resp.Reply) {
 	if !st.s.Tracing() { // the same record, only folded into the trace hash
 		st.s.FoldNames(st.nm.actor, st.nm.kind).Str(resource).Int(token).Bool(fenced).Bool(accepted).End()
 	} else {
-		st.s.Trace(st.name, "write", sim.Str("resource", resource), sim.Int("token", token),
+		st.s.Trace(st.name, RecStorageWrite, sim.Str("resource", resource), sim.Int("token", token),
 			sim.Bool("fenced", fenced), sim.Bool("accepted", accepted))
 	}
 	return accepted, reply

@@ -11,6 +11,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
+	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -427,9 +428,9 @@ func (n *Narrator) describe(r *sim.Record, l *line) bool {
 	case actorNode, actorGroup:
 		n.describeNode(r, l)
 	case actorStorage:
-		if r.Kind == "write" {
+		if r.Kind == model.RecStorageWrite {
 			verdict := "accepted"
-			if field(r, "accepted").Int == 0 {
+			if num(r, "accepted") == 0 {
 				verdict = "REJECTED"
 			}
 			l.kind, l.peers[0] = lineWrite, n.pending.from
@@ -449,26 +450,27 @@ func (n *Narrator) describe(r *sim.Record, l *line) bool {
 func (n *Narrator) describeNode(r *sim.Record, l *line) {
 	l.peers[1] = n.groupOf[r.Actor] // --actor redis1 shows the nodes of group redis1
 	switch r.Kind {
-	case "exec":
-		f := field(r, "cmd")
-		text := string(f.AppendValue(nil))
-		if q, ok := n.dequeue(r.Actor, text); ok {
+	case model.RecExec:
+		cmd, reply, hasReply := model.ExecParts(r.Fields)
+		l.text = cmd.String()
+		if q, ok := n.dequeue(r.Actor, l.text); ok {
 			l.peers[0], l.cleanup = q.from, q.cleanup
 		}
-		l.text = strings.Replace(text, " reply=", " → ", 1)
-		if rf := field(r, "reply"); rf != nil {
-			l.text += " → " + string(rf.AppendValue(nil))
+		if hasReply {
+			l.text += " → " + reply.String()
 		}
-	case "drop": // a command the node did not run: it is down, or its queue is full
+	case model.RecDrop: // a command the node did not run: it is down, or its queue is full
 		if f := field(r, "cmd"); f != nil {
 			if q, ok := n.dequeue(r.Actor, string(f.AppendValue(nil))); ok {
 				l.peers[0], l.cleanup = q.from, q.cleanup
 			}
 		}
-	case "expire":
+	case model.RecExpire:
 		l.kind = lineLock
-	case "crash", "kill", "shutdown", "restart", "pause", "resume", "failover":
-		l.marker, l.kind = "!!", lineFault
+	default:
+		if slices.Contains(nodeFaults, r.Kind) {
+			l.marker, l.kind = "!!", lineFault
+		}
 	}
 }
 
@@ -494,13 +496,13 @@ func (n *Narrator) describeClient(r *sim.Record, l *line) bool {
 	switch r.Kind {
 	case "pause":
 		l.marker, l.kind = "!!", lineFault
-		d := time.Duration(field(r, "for").Int)
+		d := time.Duration(num(r, "for"))
 		l.text = "pause for=" + n.dur(d) + ", until " + n.clock(r.At.Duration()+d)
 		return true
 	case "pause-merged":
 		l.marker, l.kind = "!!", lineFault
-		d := time.Duration(field(r, "for").Int)
-		until := time.Duration(field(r, "until").Int)
+		d := time.Duration(num(r, "for"))
+		until := time.Duration(num(r, "until"))
 		l.text = "pause for=" + n.dur(d) + " while already paused: "
 		if r.At.Duration()+d == until {
 			l.text += "pause extended to " + n.clock(until)
@@ -655,6 +657,19 @@ func field(r *sim.Record, key string) *sim.Field {
 		}
 	}
 	return nil
+}
+
+// nodeFaults are the record kinds of node and group faults (model.NodeFaultRecords), read
+// once: each is narrated as a fault line and drawn on the node's lane.
+var nodeFaults = model.NodeFaultRecords()
+
+// num returns the integer value of r's field key, or 0 when r has no such field: a record
+// that lost a field reads as zero rather than stopping the narration.
+func num(r *sim.Record, key string) int64 {
+	if f := field(r, key); f != nil {
+		return f.Int
+	}
+	return 0
 }
 
 func str(r *sim.Record, key string) string {

@@ -252,25 +252,25 @@ func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
 	nl := &c.tl.Nodes[l]
 	now := r.At
 	switch r.Kind {
-	case "crash", "kill", "shutdown":
+	case model.FaultCrash.String(), model.FaultKill.String(), model.FaultShutdown.String():
 		if c.room() {
 			nl.Down = append(nl.Down, Span{From: now.Duration(), To: -1})
 		}
 		c.mark(&nl.Marks, now, MarkCrash, r.Kind)
-	case "restart":
+	case model.RecRestart:
 		closeOpen(nl.Down, now)
 		keys := "keys"
-		if f := field(r, "keys"); f != nil && f.Int == 1 {
+		if num(r, "keys") == 1 {
 			keys = "key"
 		}
 		c.mark(&nl.Marks, now, MarkRestart, "restart, "+str(r, "keys")+" "+keys)
-	case "pause":
+	case model.RecPause:
 		if c.room() {
 			nl.Paused = append(nl.Paused, Span{From: now.Duration(), To: -1})
 		}
-	case "resume":
+	case model.RecResume:
 		closeOpen(nl.Paused, now)
-	case "failover":
+	case model.RecFailover:
 		if str(r, "to") == nl.Name {
 			c.mark(&nl.Marks, now, MarkFailover, "promoted")
 		}
