@@ -684,7 +684,7 @@ func (c *Client) pause(now sim.Time, d time.Duration) {
 			c.resumeEv = c.at(end, cevResume, 0)
 		}
 		if c.s.Tracing() { // told to a reader only: the merge changes nothing else the trace folds
-			c.s.Aside(c.cfg.Name, "pause-merged", sim.Dur("mono", c.mono(now)), sim.Dur("for", d),
+			c.s.Aside(c.cfg.Name, RecPauseMerged, sim.Dur("mono", c.mono(now)), sim.Dur("for", d),
 				sim.Dur("until", time.Duration(c.resumeAt)))
 		}
 		return

@@ -22,6 +22,10 @@ const (
 	RecSync         = "sync"          // a replica resynchronised from its master: fields from, keys
 	RecFailover     = "failover"      // a group promoted a replica: fields from, to, lost_writes
 	RecStorageWrite = "write"         // the storage judged a write: fields resource, token, fenced, accepted
+	// RecPauseMerged is a client's pause that began while it was paused already (told to
+	// readers only, see sim.Sim.Aside): fields mono, for, until. A client's other records
+	// are named by its ClientEventKind (EvAcquired.String(), ...).
+	RecPauseMerged = "pause-merged"
 )
 
 // NodeFaultRecords returns the kinds of every fault record a node or group can write: the

@@ -495,12 +495,12 @@ func (n *Narrator) describeClient(r *sim.Record, l *line) bool {
 	ct := n.clients[r.Actor]
 	l.kind = lineLock
 	switch r.Kind {
-	case "pause":
+	case model.EvPause.String():
 		l.marker, l.kind = "!!", lineFault
 		d := time.Duration(num(r, "for"))
 		l.text = "pause for=" + n.dur(d) + ", until " + n.clock(r.At.Duration()+d)
 		return true
-	case "pause-merged":
+	case model.RecPauseMerged:
 		l.marker, l.kind = "!!", lineFault
 		d := time.Duration(num(r, "for"))
 		until := time.Duration(num(r, "until"))
@@ -511,16 +511,16 @@ func (n *Narrator) describeClient(r *sim.Record, l *line) bool {
 			l.text += "inside the pause in progress, which ends at " + n.clock(until)
 		}
 		return true
-	case "resume", "crash":
+	case model.EvResume.String(), model.EvCrash.String():
 		l.marker, l.kind = "!!", lineFault
-	case "write":
+	case model.EvWrite.String():
 		l.kind = lineWrite
-	case "attempt-ended":
+	case model.EvAttemptEnded.String():
 		ct.ends++
 		ct.failed = str(r, "reason") != "none"
-	case "acquire-start", "acquired", "release-start":
+	case model.EvAcquireStart.String(), model.EvAcquired.String(), model.EvReleaseStart.String():
 		ct.failed = false
-	case "released", "extended", "extend-failed", "acquire-failed":
+	case model.EvReleased.String(), model.EvExtended.String(), model.EvExtendFailed.String(), model.EvAcquireFailed.String():
 		ct.ends++
 	}
 	l.text = r.Kind + n.fields(r, "mono")
