@@ -118,7 +118,8 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	net.SetMessage(MessageParts, FormatMessage)
+	net.SetDescribe(Describe)
+	net.SetFold(FoldMsg)
 	g, err := NewGroup(s, net, GroupConfig{Name: "redis1", Nodes: []NodeConfig{{PreloadScripts: true}}})
 	if err != nil {
 		b.Fatal(err)
