@@ -187,7 +187,7 @@ func (n *Net[M]) Heal(id FaultID) bool {
 	n.active = slices.Delete(n.active, k, k+1)
 	n.spans[id-1].End = n.s.Now()
 	n.recut()
-	n.s.Trace("net", "heal", sim.Int("fault", int64(id)))
+	n.s.Trace(Actor, RecHeal, sim.Int("fault", int64(id)))
 	return true
 }
 
@@ -199,7 +199,7 @@ func (n *Net[M]) HealAll() {
 	healed := len(n.active)
 	n.active = n.active[:0]
 	n.recut()
-	n.s.Trace("net", "heal_all", sim.Int("healed", int64(healed)))
+	n.s.Trace(Actor, RecHealAll, sim.Int("healed", int64(healed)))
 }
 
 // Connected reports whether a message sent from → to now can cross, as far as
@@ -329,7 +329,7 @@ func (n *Net[M]) tracePartition(id FaultID, f Fault) {
 	if f.For > 0 {
 		fs = append(fs, sim.Dur("for", f.For))
 	}
-	n.s.Trace("net", "partition", fs...)
+	n.s.Trace(Actor, RecPartition, fs...)
 }
 
 // groupsText renders groups as "[a b] [c] [rest]"; partitions are rare, so formatting
@@ -381,7 +381,7 @@ func (n *Net[M]) clog(f Fault) (FaultID, error) {
 		l.clogEnd = end
 	}
 	l.clogged = true
-	n.s.Trace("net", "clog", sim.Int("fault", int64(id)), n.nameField("from", f.From), n.nameField("to", f.To), sim.Dur("for", f.For))
+	n.s.Trace(Actor, RecClog, sim.Int("fault", int64(id)), n.nameField("from", f.From), n.nameField("to", f.To), sim.Dur("for", f.For))
 	_, err = n.s.Schedule(end, (*events[M])(n), kindUnclog, uint64(f.From)<<32|uint64(f.To))
 	return id, err
 }

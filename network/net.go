@@ -34,6 +34,23 @@ type Stats struct {
 	Held        uint64 // copies held by a clog (later delivered or dropped)
 }
 
+// Actor is the actor of every network trace record.
+const Actor = "net"
+
+// The kinds of the network's trace records. Consumers of the trace switch on these, never
+// on spelled-out strings.
+const (
+	RecDeliver   = "deliver"   // a message reached its receiver: from, to, id, msg, latency
+	RecDrop      = "drop"      // a message was lost or cut off: from, to, id, msg, reason
+	RecDup       = "dup"       // a message was duplicated: from, to, id, msg
+	RecHold      = "hold"      // a clogged link held a message: from, to, id, msg
+	RecUnclog    = "unclog"    // a clog ended and released what it held: from, to, held
+	RecPartition = "partition" // a partition began: fault and the endpoints it cuts
+	RecClog      = "clog"      // a clog began: fault, from, to, for
+	RecHeal      = "heal"      // one fault healed: fault
+	RecHealAll   = "heal_all"  // every partition healed: healed
+)
+
 // Event kinds of the network's kernel events.
 const (
 	kindDeliver = iota
@@ -134,8 +151,8 @@ func New[M any](s *sim.Sim, cfg Config, src *rand.PCG) (*Net[M], error) {
 		profiles: []profile{newProfile(cfg.Default)},
 		free:     -1,
 		maxIn:    orDefault(cfg.MaxInFlight, DefaultMaxInFlight),
-		names: traceNames{net: sim.NewName("net"), deliver: sim.NewName("deliver"), drop: sim.NewName("drop"),
-			dup: sim.NewName("dup"), hold: sim.NewName("hold")},
+		names: traceNames{net: sim.NewName(Actor), deliver: sim.NewName(RecDeliver), drop: sim.NewName(RecDrop),
+			dup: sim.NewName(RecDup), hold: sim.NewName(RecHold)},
 	}
 	// Deliveries are never cancelled, so they go in the kernel's posted-event lane, if no
 	// other network of the same Sim took it (slots are below MaxLimit, within Post's arg).

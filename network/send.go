@@ -177,7 +177,7 @@ func (n *Net[M]) unclog(from, to Endpoint) {
 	}
 	l.clogged, l.heldHead, l.heldTail = false, 0, 0
 	slices.SortStableFunc(held, func(a, b int32) int { return cmp.Compare(n.slab[a].id, n.slab[b].id) })
-	n.s.Trace("net", "unclog", n.nameField("from", from), n.nameField("to", to), sim.Int("held", int64(len(held))))
+	n.s.Trace(Actor, RecUnclog, n.nameField("from", from), n.nameField("to", to), sim.Int("held", int64(len(held))))
 	for _, s := range held {
 		n.deliver(s, n.link(from, to)) // looked up again: a receiver may cut the link
 	}
@@ -234,16 +234,16 @@ func (n *Net[M]) traceMsg(kind sim.Name, i int32, extra sim.Field) {
 	k := kind.String()
 	switch {
 	case n.describe == nil && extra.Key == "":
-		n.s.Trace("net", k, from, to, id)
+		n.s.Trace(Actor, k, from, to, id)
 	case n.describe == nil:
-		n.s.Trace("net", k, from, to, id, extra)
+		n.s.Trace(Actor, k, from, to, id, extra)
 	default:
 		msg := n.describe(&f.msg)
 		msg.Note = n.noted && kind == n.names.deliver
 		if extra.Key == "" {
-			n.s.Trace("net", k, from, to, id, msg)
+			n.s.Trace(Actor, k, from, to, id, msg)
 		} else {
-			n.s.Trace("net", k, from, to, id, msg, extra)
+			n.s.Trace(Actor, k, from, to, id, msg, extra)
 		}
 	}
 }

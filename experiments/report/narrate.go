@@ -12,6 +12,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -199,7 +200,7 @@ func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 	}
 	storage := w.Net.Name(w.Storage.Endpoint())
 	n.kinds[storage] = actorStorage
-	known = append(known, storage, "net", "oracle")
+	known = append(known, storage, network.Actor, "oracle")
 	var err error
 	if n.only, err = parseTraceKinds(opts.Only); err != nil {
 		return nil, err
@@ -412,7 +413,7 @@ func (n *Narrator) local(r *sim.Record) string {
 // describe fills in l from r and follows the clients' state; false: r makes no line.
 func (n *Narrator) describe(r *sim.Record, l *line) bool {
 	switch {
-	case r.Actor == "net":
+	case r.Actor == network.Actor:
 		return n.describeNet(r, l)
 	case r.Actor == "oracle":
 		l.marker, l.kind = "**", lineViolation
@@ -535,13 +536,13 @@ func (n *Narrator) describeNet(r *sim.Record, l *line) bool {
 	l.peers = [2]string{from, to}
 	l.marker, l.kind = "!!", lineFault
 	switch r.Kind {
-	case "deliver":
+	case network.RecDeliver:
 		return n.describeDeliver(from, to, id, msg, l)
-	case "drop":
+	case network.RecDrop:
 		l.text = "drop " + from + "→" + to + " (" + str(r, "reason") + "): " + msg
-	case "hold":
+	case network.RecHold:
 		l.text = "hold " + from + "→" + to + " (clogged): " + msg
-	case "dup":
+	case network.RecDup:
 		l.text = "duplicate " + from + "→" + to + ": " + msg
 	default:
 		l.text = r.Kind + n.fields(r)
