@@ -385,7 +385,7 @@ func (o *Oracle) attemptStarted(now sim.Time, c, r int32) {
 		o.closeCluster(rs)
 	}
 	if !rs.clActive {
-		rs.clActive, rs.clEnd, rs.clMask, rs.clWon, rs.clNeed = true, now, 0, false, 0
+		rs.openCluster(now)
 	}
 	rs.clOpen++
 	cs := &o.cl[c]
@@ -426,7 +426,7 @@ func (o *Oracle) attemptEnded(now sim.Time, c, r int32, out *lock.Event) {
 	}
 	rs := &o.res[r]
 	if !rs.clActive { // an attempt whose start the oracle was not told of
-		rs.clActive, rs.clEnd, rs.clMask, rs.clWon, rs.clNeed = true, now, 0, false, 0
+		rs.openCluster(now)
 	}
 	rs.clEnd = max(rs.clEnd, now)
 	rs.clNeed = max(rs.clNeed, out.Needed)
@@ -438,6 +438,11 @@ func (o *Oracle) attemptEnded(now sim.Time, c, r int32, out *lock.Event) {
 	if out.Reason == lock.ReasonNone {
 		rs.clWon = true
 	}
+}
+
+// openCluster starts a new cluster of attempts on the resource at now.
+func (rs *oResource) openCluster(now sim.Time) {
+	rs.clActive, rs.clEnd, rs.clMask, rs.clWon, rs.clNeed = true, now, 0, false, 0
 }
 
 func (o *Oracle) closeCluster(rs *oResource) {
