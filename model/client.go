@@ -797,50 +797,34 @@ func (c *Client) notify(now sim.Time) {
 	switch {
 	case e.Kind == EvAttemptStarted:
 	case !c.s.Tracing():
-		c.foldEvent(now, e)
+		emitEvent(c.s.Hasher(c.names.actor, c.names.kinds[e.Kind]), c.mono(now), e)
 	default:
-		c.traceEvent(now, e)
+		emitEvent(c.s.Texter(c.cfg.Name, e.Kind.String()), c.mono(now), e)
 	}
 	if c.obs != nil {
 		c.obs.ClientEvent(now, e)
 	}
 }
 
-// foldEvent folds the record traceEvent would trace into the trace hash, without building
-// its fields: the same values, in the same order, of the same kinds.
-func (c *Client) foldEvent(now sim.Time, e *ClientEvent) {
-	r := c.s.FoldNames(c.names.actor, c.names.kinds[e.Kind]).Dur(c.mono(now))
+// emitEvent writes client event ev's trace record, once, for either emitter (see
+// sim.Emitter): the lock's events with their attempt, votes, reason, validity and token; a
+// write with its id, token and fencing; a pause with its length; the rest with the
+// resource. Every record starts with the client's monotonic reading.
+func emitEvent[E sim.Emitter[E]](e E, mono time.Duration, ev *ClientEvent) {
+	e = e.Dur("mono", mono)
 	switch {
-	case e.Lock != nil:
-		o := e.Lock
-		r = r.Str(e.Resource).Int(int64(o.Attempt)).Int(int64(o.Votes)).Str(o.Reason.String()).
-			Dur(o.Validity).Int(o.Token)
-	case e.Kind == EvWrite:
-		r = r.Str(e.Resource).Int(int64(e.WriteID)).Int(e.Token).Bool(e.Fenced)
-	case e.Kind == EvPause:
-		r = r.Dur(e.For)
+	case ev.Lock != nil:
+		o := ev.Lock
+		e = e.Str("resource", ev.Resource).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
+			Str("reason", o.Reason.String()).Dur("validity", o.Validity).Int("token", o.Token)
+	case ev.Kind == EvWrite:
+		e = e.Str("resource", ev.Resource).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
+	case ev.Kind == EvPause:
+		e = e.Dur("for", ev.For)
 	default:
-		r = r.Str(e.Resource)
+		e = e.Str("resource", ev.Resource)
 	}
-	r.End()
-}
-
-func (c *Client) traceEvent(now sim.Time, e *ClientEvent) {
-	mono := sim.Dur("mono", c.mono(now))
-	switch {
-	case e.Lock != nil:
-		c.s.Trace(c.cfg.Name, e.Kind.String(), mono, sim.Str("resource", e.Resource),
-			sim.Int("attempt", int64(e.Lock.Attempt)), sim.Int("oks", int64(e.Lock.Votes)),
-			sim.Str("reason", e.Lock.Reason.String()), sim.Dur("validity", e.Lock.Validity),
-			sim.Int("token", e.Lock.Token))
-	case e.Kind == EvWrite:
-		c.s.Trace(c.cfg.Name, "write", mono, sim.Str("resource", e.Resource), sim.Int("id", int64(e.WriteID)),
-			sim.Int("token", e.Token), sim.Bool("fenced", e.Fenced))
-	case e.Kind == EvPause:
-		c.s.Trace(c.cfg.Name, "pause", mono, sim.Dur("for", e.For))
-	default:
-		c.s.Trace(c.cfg.Name, e.Kind.String(), mono, sim.Str("resource", e.Resource))
-	}
+	e.End()
 }
 
 // clientNames are a client's name and its record kinds, with their trace digests.

@@ -216,13 +216,14 @@ func TestExecRecordText(t *testing.T) {
 	c := resp.Set("lock", "v", resp.CondNX, 10*time.Second)
 	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(-2), resp.IntReply(1 << 40),
 		bulkOf("v"), {Kind: resp.ReplyStatus, Str: "QUEUED"}, errNoScript} {
-		f, compact := execField(&c, r)
-		fields := []sim.Field{f}
-		if !compact {
-			fields = append(fields, replyField(r))
-		}
-		rec := sim.Record{Actor: "r", Kind: "exec", Fields: fields}
+		s, err := sim.New(sim.Config{Seed: 1})
+		require.NoError(t, err)
+		var rec sim.Record
+		s.SetSink(keep{&rec})
+		emitExec(s.Texter("r", RecExec), &c, r)
 		assert.Equal(t, "          0s r        exec cmd=SET lock v NX PX 10000 reply="+r.String(), rec.String())
+		_, compact := execInt(&c, r)
 		assert.Equal(t, r.Kind == resp.ReplyNil || r.IsOK() || (r.Kind == resp.ReplyInt && r.Int == -2), compact, "%v", r)
+		assert.Len(t, rec.Fields, map[bool]int{true: 1, false: 2}[compact], "a common reply shares the command's field")
 	}
 }

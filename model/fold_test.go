@@ -31,14 +31,24 @@ func TestFoldsHashAsTheirFields(t *testing.T) {
 	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(1), resp.IntReply(1 << 40),
 		errReply("ERR syntax error"), bulk("v")} {
 		traced, folded := newSimT(t), newSimT(t)
-		if f, compact := execField(&set, r); compact {
-			traced.Trace("redis1", "exec", f)
-		} else {
-			traced.Trace("redis1", "exec", f, replyField(r))
-		}
-		foldExec(folded.Fold("redis1", "exec"), &set, r).End()
+		var rec sim.Record
+		traced.SetSink(keep{&rec})
+		emitExec(traced.Texter("redis1", RecExec), &set, r)
+		emitExec(folded.Hasher(sim.NewName("redis1"), sim.NewName(RecExec)), &set, r)
 		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), r.String())
+		cmd, reply, ok := ExecParts(rec.Fields)
+		assert.True(t, ok)
+		assert.Equal(t, [2]string{set.String(), r.String()}, [2]string{cmd.String(), reply.String()},
+			"ExecParts gives back the command and the reply")
 	}
+}
+
+// keep is a sink that copies the last record.
+type keep struct{ r *sim.Record }
+
+func (k keep) Record(r *sim.Record) {
+	*k.r = *r
+	k.r.Fields = append([]sim.Field(nil), r.Fields...)
 }
 
 func newSimT(t *testing.T) *sim.Sim {

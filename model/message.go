@@ -157,36 +157,16 @@ func appendMessage(dst []byte, m *Message) []byte {
 	return append(dst, m.Kind.String()...)
 }
 
-// cmdField and replyField are the node's trace fields for an executed command, packed
-// like Describe's so that nothing is formatted without a sink.
+// cmdField is the trace field of a command a node dropped, packed like Describe's so that
+// nothing is formatted without a sink (an executed command's record is emitExec's).
 func cmdField(c *resp.Command) sim.Field {
 	return sim.Field{Key: "cmd", Kind: sim.FieldCustom, Int: int64(packCmd(c)), Int2: int64(c.TTL),
 		Str: c.Key, Str2: c.Value, Format: formatCmd}
 }
 
-// execField packs an executed command and, when it is one of the common replies (OK,
-// nil, an integer that fits in 32 bits), its reply too, into one field: the trace hash
-// then folds one field per command instead of two. It prints exactly as cmdField
-// followed by replyField would ("SET lock v NX PX 10000 reply=OK"); compact reports
-// whether the reply fitted, and when it did not the caller adds replyField.
-func execField(c *resp.Command, r resp.Reply) (f sim.Field, compact bool) {
-	f = cmdField(c)
-	f.Int, compact = execInt(c, r)
-	return f, compact
-}
-
-// foldExec folds the fields of a node's exec record as Trace would fold execField's (and
-// replyField's, when the reply did not fit), without building them.
-func foldExec(r sim.Folder, c *resp.Command, rep resp.Reply) sim.Folder {
-	i, compact := execInt(c, rep)
-	r = r.Custom(i, int64(c.TTL), c.Key, c.Value)
-	if !compact {
-		r = r.Custom(int64(rep.Kind), rep.Int, rep.Str, "")
-	}
-	return r
-}
-
-// execInt is the Int of execField's field.
+// execInt is the Int of an exec record's command field: the packed command and, when
+// the reply is one of the common ones (OK, nil, a 32-bit integer), the reply, with
+// compact true.
 func execInt(c *resp.Command, r resp.Reply) (int64, bool) {
 	v := int64(packCmd(c))
 	switch {
@@ -216,9 +196,6 @@ func formatCmd(f *sim.Field, dst []byte) []byte {
 	return append(dst, r.String()...)
 }
 
-func replyField(r resp.Reply) sim.Field {
-	return sim.Field{Key: "reply", Kind: sim.FieldCustom, Int: int64(r.Kind), Int2: r.Int, Str: r.Str, Format: formatReply}
-}
 
 func formatReply(f *sim.Field, dst []byte) []byte {
 	r := resp.Reply{Kind: resp.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}

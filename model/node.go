@@ -306,14 +306,23 @@ func (n *Node) commit(now sim.Time, nowMs int64) {
 // the trace hash, without building its fields.
 func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 	if !n.s.Tracing() {
-		foldExec(n.s.FoldNames(n.nm.actor, n.nm.kind), c, reply).End()
-		return
-	}
-	if f, compact := execField(c, reply); compact {
-		n.s.Trace(n.name, RecExec, f)
+		emitExec(n.s.Hasher(n.nm.actor, n.nm.kind), c, reply)
 	} else {
-		n.s.Trace(n.name, RecExec, f, replyField(reply))
+		emitExec(n.s.Texter(n.name, RecExec), c, reply)
 	}
+}
+
+// emitExec writes an exec record, once, for either emitter (see sim.Emitter): the command
+// and, packed into the same field when it is one of the common replies (OK, nil, a 32-bit
+// integer), its reply, so the hash folds one field per command; a reply that does not fit
+// gets a field of its own. ExecParts decodes the fields.
+func emitExec[E sim.Emitter[E]](e E, c *resp.Command, rep resp.Reply) {
+	i, compact := execInt(c, rep)
+	e = e.Custom("cmd", i, int64(c.TTL), c.Key, c.Value, formatCmd)
+	if !compact {
+		e = e.Custom("reply", int64(rep.Kind), rep.Int, rep.Str, "", formatReply)
+	}
+	e.End()
 }
 
 func (n *Node) traceExpired() {

@@ -191,10 +191,15 @@ func (st *Storage) write(now sim.Time, w StoredWrite) (bool, resp.Reply) {
 		st.obs.StorageWrite(now, &st.judged)
 	}
 	if !st.s.Tracing() { // the same record, only folded into the trace hash
-		st.s.FoldNames(st.nm.actor, st.nm.kind).Str(resource).Int(token).Bool(fenced).Bool(accepted).End()
+		emitWrite(st.s.Hasher(st.nm.actor, st.nm.kind), resource, token, fenced, accepted)
 	} else {
-		st.s.Trace(st.name, RecStorageWrite, sim.Str("resource", resource), sim.Int("token", token),
-			sim.Bool("fenced", fenced), sim.Bool("accepted", accepted))
+		emitWrite(st.s.Texter(st.name, RecStorageWrite), resource, token, fenced, accepted)
 	}
 	return accepted, reply
+}
+
+// emitWrite writes the storage's verdict on a write, once, for either emitter (see
+// sim.Emitter).
+func emitWrite[E sim.Emitter[E]](e E, resource string, token int64, fenced, accepted bool) {
+	e.Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
 }
