@@ -196,7 +196,6 @@ func formatCmd(f *sim.Field, dst []byte) []byte {
 	return append(dst, r.String()...)
 }
 
-
 func formatReply(f *sim.Field, dst []byte) []byte {
 	r := resp.Reply{Kind: resp.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}
 	return append(dst, r.String()...)
