@@ -118,8 +118,7 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	net.SetDescribe(Describe)
-	net.SetFold(FoldMsg)
+	net.SetMessage(MessageParts, FormatMessage)
 	g, err := NewGroup(s, net, GroupConfig{Name: "redis1", Nodes: []NodeConfig{{PreloadScripts: true}}})
 	if err != nil {
 		b.Fatal(err)

@@ -97,10 +97,11 @@
 // sync (from, keys), repl-overflow. A group traces failover (from, to, lost_writes) and
 // the storage traces write (resource, token, fenced, accepted). Fields carrying commands,
 // replies and messages are sim.FieldCustom values formatted only when a sink prints them,
-// so a run without a sink pays for the trace hash alone and allocates nothing. Without a
-// sink the hottest records (exec, the client's events, storage writes, and the messages
-// through FoldMsg) are not even built: their values are folded into the hash directly
-// (sim.Sim.Fold), which hashes exactly as tracing them would.
+// so a run without a sink pays for the trace hash alone and allocates nothing. Each hot
+// record (exec, the client's events, storage writes, and the network's message records
+// through MessageParts) is written once, by a generic function over sim.Emitter: without a
+// sink its values are folded into the hash directly (sim.Hasher) and nothing is built;
+// with one the same calls build the record (sim.Texter), so the two cannot disagree.
 //
 // # Proof
 //

@@ -34,7 +34,7 @@ func ExampleGroup() {
 	s, _ := sim.New(sim.Config{Seed: 1})
 	net, _ := network.New[model.Message](s, network.Config{
 		Default: network.Link{Latency: network.Latency{Fast: dist.Constant(time.Millisecond)}}}, s.Source("net"))
-	net.SetDescribe(model.Describe)
+	net.SetMessage(model.MessageParts, model.FormatMessage)
 	g, _ := model.NewGroup(s, net, model.GroupConfig{
 		Name:             "redis1",
 		Nodes:            []model.NodeConfig{{}, {}},

@@ -25,7 +25,8 @@ func TestFoldsHashAsTheirFields(t *testing.T) {
 	for _, m := range msgs {
 		traced, folded := newSimT(t), newSimT(t)
 		traced.Trace("net", "deliver", Describe(&m))
-		FoldMsg(&m, folded.Fold("net", "deliver")).End()
+		i, i2, s1, s2 := MessageParts(&m)
+		folded.Hasher(sim.NewName("net"), sim.NewName("deliver")).Custom("msg", i, i2, s1, s2, FormatMessage).End()
 		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), m.String())
 	}
 	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(1), resp.IntReply(1 << 40),

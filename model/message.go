@@ -63,24 +63,18 @@ func (m *Message) String() string {
 	return string(appendMessage(nil, m))
 }
 
-// Describe is the network's message describer (network.Net.SetDescribe): it packs the
-// message into one sim.FieldCustom without formatting anything, so a run without a trace
-// sink pays only for folding a few words into the trace hash. formatMsg renders it when
-// a sink asks.
+// Describe returns the message as one trace field, the one network records carry (see
+// MessageParts), for records a node or the storage writes about a message it refused.
 func Describe(m *Message) sim.Field {
-	i, i2, s1, s2 := describeParts(m)
-	return sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: formatMsg, Int: i, Int2: i2, Str: s1, Str2: s2}
+	i, i2, s1, s2 := MessageParts(m)
+	return sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: FormatMessage, Int: i, Int2: i2, Str: s1, Str2: s2}
 }
 
-// FoldMsg is the network's message folder (network.Net.SetFold): it folds the field
-// Describe returns without building it.
-func FoldMsg(m *Message, r sim.Folder) sim.Folder {
-	i, i2, s1, s2 := describeParts(m)
-	return r.Custom(i, i2, s1, s2)
-}
-
-// describeParts returns the Int, Int2, Str and Str2 of a described message.
-func describeParts(m *Message) (i, i2 int64, s1, s2 string) {
+// MessageParts packs a message into the four words of its trace field, without formatting
+// anything, so a run without a trace sink pays only for folding a few words into the trace
+// hash; FormatMessage renders them when a sink asks. It is the network's message writer
+// (network.Net.SetMessage).
+func MessageParts(m *Message) (i, i2 int64, s1, s2 string) {
 	switch m.Kind {
 	case MsgReply:
 		return packMsg(m.Kind, uint64(m.Reply.Kind), m.ReqID), m.Reply.Int, m.Reply.Str, ""
@@ -118,9 +112,9 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// formatMsg renders a field made by Describe: "req=3 SET lock v NX PX 10000",
+// FormatMessage renders a message's trace field: "req=3 SET lock v NX PX 10000",
 // "req=3 OK", "req=9 write file1 data token=34".
-func formatMsg(f *sim.Field, dst []byte) []byte {
+func FormatMessage(f *sim.Field, dst []byte) []byte {
 	k, detail, id := unpackMsg(f.Int)
 	m := Message{Kind: k, ReqID: id}
 	switch k {

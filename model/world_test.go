@@ -30,8 +30,7 @@ func newWorld(t testing.TB, seed uint64, link network.Link) *world {
 	require.NoError(t, err)
 	net, err := network.New[Message](s, network.Config{Default: link}, s.Source("net"))
 	require.NoError(t, err)
-	net.SetDescribe(Describe)
-	net.SetFold(FoldMsg)
+	net.SetMessage(MessageParts, FormatMessage)
 	w := &world{t: t, s: s, net: net}
 	s.SetSink(lineSink{w})
 	return w

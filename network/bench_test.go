@@ -35,7 +35,7 @@ func BenchmarkNetwork(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n.SetDescribe(describeInt)
+	n.SetMessage(intParts, formatInt)
 	r := &relay{n: n, peers: peers}
 	for i := 0; i < peers; i++ {
 		if _, err := n.AddEndpoint(string(rune('a'+i)), r); err != nil {

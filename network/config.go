@@ -98,7 +98,7 @@ func checkRate(param string, r float64) error {
 }
 
 // Config configures a network. It is plain data (no functions), so an experiment can
-// decode, print and compare it; the message describer is given to SetDescribe. The zero
+// decode, print and compare it; the message writer is given to SetMessage. The zero
 // Config is a perfect network that delivers every message at once.
 type Config struct {
 	Default     Link // every link's behaviour unless SetLink overrides it

@@ -54,7 +54,7 @@ func trafficHashWith(t *testing.T, seed uint64, setup func(s *sim.Sim, n *Net[in
 	}
 	n, err := New[int](s, cfg, s.Source("net"))
 	require.NoError(t, err)
-	n.SetDescribe(describeInt)
+	n.SetMessage(intParts, formatInt)
 	if setup != nil {
 		setup(s, n)
 	}
@@ -95,17 +95,13 @@ func TestSameSeedSameTraceHash(t *testing.T) {
 	}
 }
 
-// Without a sink, message records are folded without building their fields (with the
-// describer's field, or SetFold's equivalent); with one, they are traced. Every kind of
-// message record (deliver, drop, dup, hold) must hash the same all three ways.
+// Without a sink, message records are folded without building their fields (sim.Hasher);
+// with one, they are built and traced (sim.Texter), by the same code. Every kind of message
+// record (deliver, drop, dup, hold) must hash the same both ways.
 func TestFoldedAndTracedRecordsHashAlike(t *testing.T) {
 	plain := trafficHash(t, 7)
-	folded := trafficHashWith(t, 7, func(_ *sim.Sim, n *Net[int]) {
-		n.SetFold(func(m *int, r sim.Folder) sim.Folder { return r.Custom(int64(*m), 0, "", "") })
-	})
 	var lines int
 	traced := trafficHashWith(t, 7, func(s *sim.Sim, _ *Net[int]) { s.SetSink(sinkFunc(func(*sim.Record) { lines++ })) })
-	assert.Equal(t, plain, folded)
 	assert.Equal(t, plain, traced)
 	assert.Positive(t, lines)
 }
@@ -139,7 +135,7 @@ func TestDeliveryNotesFoldEverythingButTheMessage(t *testing.T) {
 		require.NoError(t, err)
 		n, err := New[int](s, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 5*ms)}}}, s.Source("net"))
 		require.NoError(t, err)
-		n.SetDescribe(describeInt)
+		n.SetMessage(intParts, formatInt)
 		n.SetDeliveryNotes(true)
 		sink := discard{}
 		for i := 0; i < 2; i++ {

@@ -27,7 +27,7 @@
 //
 // Every hold, delivery, drop (with its reason, loss or partition) and duplicate is a
 // trace record with actor "net" and fields from, to (endpoint names), id (the message's
-// send number; a duplicate shares it), the message as SetDescribe renders it, and the
+// send number; a duplicate shares it), the message as SetMessage packs it, and the
 // latency or drop reason; with SetDeliveryNotes, a delivery shows the message as a note
 // that is not folded into the trace hash, for worlds whose processes fold it. Partitions, heals and clogs are records too. For queries the
 // oracle and the timeline need without reading the trace, Connected and Clogged answer
@@ -36,9 +36,9 @@
 // # Cost
 //
 // In-flight messages live in a slab with a free list, and the kernel event's argument is
-// the slab index, so Send and delivery allocate nothing in steady state. Without a trace
-// sink a message record is folded into the trace hash without building its fields (with
-// SetFold, not even the message's); per-link state
-// lives in a dense matrix indexed by endpoint ids, not in maps. Everything is bounded:
+// the slab index, so Send and delivery allocate nothing in steady state. Each message
+// record is written once, over sim.Emitter: without a trace sink it is folded into the
+// trace hash without building its fields; per-link state lives in a dense matrix indexed
+// by endpoint ids, not in maps. Everything is bounded:
 // endpoints, messages in flight, faults, latencies.
 package network

@@ -110,10 +110,8 @@ func field(r sim.Record, key string) string {
 	return ""
 }
 
-// describeInt renders an int message lazily: the static Format runs only for a sink.
-func describeInt(m *int) sim.Field {
-	return sim.Field{Key: "msg", Kind: sim.FieldCustom, Int: int64(*m), Format: formatInt}
-}
+// intParts packs an int message for its trace field; formatInt renders it, only for a sink.
+func intParts(m *int) (int64, int64, string, string) { return int64(*m), 0, "", "" }
 
 func formatInt(f *sim.Field, dst []byte) []byte {
 	return strconv.AppendInt(append(dst, 'm'), f.Int, 10)

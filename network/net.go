@@ -67,14 +67,14 @@ const (
 // steady state. Like sim.Sim, it is single-threaded: only the run's own events and
 // setup code call it.
 type Net[M any] struct {
-	s        *sim.Sim
-	rng      *rand.Rand // latency, loss and duplication draws
-	src      *rand.PCG  // rng's generator, for uniform latencies drawn without rng's indirection
-	frng     *rand.Rand // random fault draws, split off rng at New
-	describe func(m *M) sim.Field
-	fold     func(m *M, f sim.Folder) sim.Folder
-	noted    bool // deliveries show the message as a note (SetDeliveryNotes)
-	names    traceNames
+	s      *sim.Sim
+	rng    *rand.Rand                              // latency, loss and duplication draws
+	src    *rand.PCG                               // rng's generator, for uniform latencies drawn without rng's indirection
+	frng   *rand.Rand                              // random fault draws, split off rng at New
+	parts  func(m *M) (i, i2 int64, s1, s2 string) // the message's trace field (SetMessage)
+	format func(f *sim.Field, dst []byte) []byte
+	noted  bool // deliveries show the message as a note (SetDeliveryNotes)
+	names  traceNames
 
 	eps      []endpoint[M]
 	stride   int    // row length of links: a capacity, so adding endpoints rarely copies
@@ -164,15 +164,13 @@ func New[M any](s *sim.Sim, cfg Config, src *rand.PCG) (*Net[M], error) {
 	return n, nil
 }
 
-// SetDescribe sets how the trace shows a message: f returns one field, typically a
-// sim.FieldCustom with a static Format, so that nothing is formatted unless a sink is
-// attached. f must not keep m. Without it, records carry only the message id.
-func (n *Net[M]) SetDescribe(f func(m *M) sim.Field) { n.describe = f }
-
-// SetFold sets how a message is folded into the trace hash when no sink is attached: f
-// must fold exactly the field the describer returns (f(m, r) must equal r.Field(&d) for
-// d := describe(m)), without building it. Without it the describer's field is folded.
-func (n *Net[M]) SetFold(f func(m *M, r sim.Folder) sim.Folder) { n.fold = f }
+// SetMessage sets how records show a message: parts packs it into the four words of a
+// sim.FieldCustom named "msg", and format (a static function) prints them, only when a sink
+// asks. The same parts are folded into the trace hash and printed, so the two cannot
+// disagree. parts must not keep m. Without it, records carry only the message id.
+func (n *Net[M]) SetMessage(parts func(m *M) (i, i2 int64, s1, s2 string), format func(f *sim.Field, dst []byte) []byte) {
+	n.parts, n.format = parts, format
+}
 
 // SetDeliveryNotes says that the world's processes fold every message's content into
 // the trace hash themselves, where they make it or act on it (a Redis node's exec record

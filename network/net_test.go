@@ -214,7 +214,7 @@ func TestSendToAnUnknownEndpointFailsTheRun(t *testing.T) {
 
 func TestTraceRecordsDeliveriesDropsAndDuplicates(t *testing.T) {
 	w := newWorld(t, 1, Config{Default: linkOf(dist.Constant(2 * ms))}, 3)
-	w.n.SetDescribe(describeInt)
+	w.n.SetMessage(intParts, formatInt)
 	require.NoError(t, w.n.SetLink(0, 1, Link{Latency: Latency{Fast: dist.Constant(2 * ms)}, Dup: 1}))
 	require.NoError(t, w.n.SetLink(0, 2, Link{Loss: 1}))
 	c := &collect{}
@@ -237,7 +237,7 @@ func TestTraceRecordsDeliveriesDropsAndDuplicates(t *testing.T) {
 func TestTraceHashDoesNotDependOnTheSink(t *testing.T) {
 	run := func(sink sim.Sink) uint64 {
 		w := newWorld(t, 3, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 9*ms)}, Loss: 0.2, Dup: 0.2}}, 3)
-		w.n.SetDescribe(describeInt)
+		w.n.SetMessage(intParts, formatInt)
 		w.s.SetSink(sink)
 		w.sendEvery(t, 0, 1, 200, 0, ms)
 		return w.s.TraceHash()
@@ -249,7 +249,7 @@ func TestTraceHashDoesNotDependOnTheSink(t *testing.T) {
 
 func TestSendAndDeliverAllocateNothingWithoutASink(t *testing.T) {
 	w := newWorld(t, 1, Config{Default: Link{Latency: Latency{Fast: dist.Uniform(ms, 3*ms)}, Loss: 0.1, Dup: 0.1}}, 2)
-	w.n.SetDescribe(describeInt)
+	w.n.SetMessage(intParts, formatInt)
 	step := func() {
 		w.n.Send(0, 1, 1)
 		w.n.Send(1, 0, 2)

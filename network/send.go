@@ -59,7 +59,7 @@ func (n *Net[M]) duplicate(i int32, l *link, p *profile) {
 	}
 	n.slab[j] = n.slab[i]
 	n.stats.Duplicated++
-	n.traceMsg(n.names.dup, j, sim.Field{})
+	n.traceMsg(n.names.dup, j, "")
 	n.launch(j, l, p)
 }
 
@@ -118,7 +118,7 @@ func (n *Net[M]) arrive(i int32) {
 		return
 	}
 	n.stats.Held++
-	n.traceMsg(n.names.hold, i, sim.Field{})
+	n.traceMsg(n.names.hold, i, "")
 	f.next = 0
 	if l.heldTail == 0 {
 		l.heldHead = i + 1
@@ -157,7 +157,7 @@ func (n *Net[M]) drop(i int32, reason string) {
 	} else {
 		n.stats.Partitioned++
 	}
-	n.traceMsg(n.names.drop, i, sim.Str("reason", reason))
+	n.traceMsg(n.names.drop, i, reason)
 	n.release(i)
 	if invariant.Enabled {
 		n.checkConservation()
@@ -185,67 +185,64 @@ func (n *Net[M]) unclog(from, to Endpoint) {
 }
 
 // traceDeliver records slot i's delivery: the hottest record of a world, one per message.
+// With delivery notes the message is a note the hash skips (see SetDeliveryNotes).
 func (n *Net[M]) traceDeliver(i int32) {
 	f := &n.slab[i]
 	latency := n.s.Now().Sub(f.sent)
-	switch {
-	case n.s.Tracing():
-		n.traceMsg(n.names.deliver, i, sim.Dur("latency", latency))
-	case n.noted:
-		n.foldHead(n.names.deliver, f).Dur(latency).End()
-	default:
-		n.foldMsg(n.names.deliver, f).Dur(latency).End()
-	}
-}
-
-// foldHead folds the fields every message record starts with but the message itself.
-func (n *Net[M]) foldHead(kind sim.Name, f *flight[M]) sim.Folder {
-	return n.s.FoldNames(n.names.net, kind).Name(n.eps[f.from].nm).Name(n.eps[f.to].nm).Int(int64(f.id))
-}
-
-// foldMsg folds the fields every message record starts with, when no sink is attached.
-func (n *Net[M]) foldMsg(kind sim.Name, f *flight[M]) sim.Folder {
-	r := n.foldHead(kind, f)
-	switch {
-	case n.fold != nil:
-		return n.fold(&f.msg, r)
-	case n.describe != nil:
-		d := n.describe(&f.msg)
-		return r.Field(&d)
-	}
-	return r
-}
-
-// traceMsg records what happened to slot i; extra is left out when its Key is empty.
-// Without a sink the record is only folded into the trace hash; with one, each shape of
-// record is its own call so that the compiler builds the field array in place.
-func (n *Net[M]) traceMsg(kind sim.Name, i int32, extra sim.Field) {
-	f := &n.slab[i]
 	if !n.s.Tracing() {
-		r := n.foldMsg(kind, f)
-		if extra.Key != "" {
-			r = r.Field(&extra)
+		msg := msgField
+		if n.noted {
+			msg = msgNone // a note is for readers: the hash skips it, so do not even pack it
 		}
-		r.End()
+		emitFlight(n, n.s.Hasher(n.names.net, n.names.deliver), f, msg).Dur("latency", latency).End()
 		return
 	}
-	from, to := sim.Str("from", n.eps[f.from].name), sim.Str("to", n.eps[f.to].name)
-	id := sim.Int("id", int64(f.id))
-	k := kind.String()
-	switch {
-	case n.describe == nil && extra.Key == "":
-		n.s.Trace(Actor, k, from, to, id)
-	case n.describe == nil:
-		n.s.Trace(Actor, k, from, to, id, extra)
-	default:
-		msg := n.describe(&f.msg)
-		msg.Note = n.noted && kind == n.names.deliver
-		if extra.Key == "" {
-			n.s.Trace(Actor, k, from, to, id, msg)
-		} else {
-			n.s.Trace(Actor, k, from, to, id, msg, extra)
-		}
+	msg := msgField
+	if n.noted {
+		msg = msgNote
 	}
+	emitFlight(n, n.s.Texter(Actor, RecDeliver), f, msg).Dur("latency", latency).End()
+}
+
+// traceMsg records what happened to slot i (a drop with its reason, a duplicate, a hold).
+func (n *Net[M]) traceMsg(kind sim.Name, i int32, reason string) {
+	f := &n.slab[i]
+	if !n.s.Tracing() {
+		emitMsgRecord(n.s.Hasher(n.names.net, kind), n, f, reason)
+		return
+	}
+	emitMsgRecord(n.s.Texter(Actor, kind.String()), n, f, reason)
+}
+
+// emitMsgRecord writes a drop, duplicate or hold record, once, for either emitter: the
+// message fields, then the drop's reason when there is one.
+func emitMsgRecord[M any, E sim.Emitter[E]](e E, n *Net[M], f *flight[M], reason string) {
+	e = emitFlight(n, e, f, msgField)
+	if reason != "" {
+		e = e.Str("reason", reason)
+	}
+	e.End()
+}
+
+// How a message record carries the message itself.
+const (
+	msgField = iota // a field, folded
+	msgNote         // a note: printed, not folded
+	msgNone         // left out: what a note comes to in the hash alone
+)
+
+// emitFlight writes the fields every message record starts with, for either emitter (see
+// sim.Emitter): the endpoints, the id, and the message (SetMessage) as a field or a note.
+func emitFlight[M any, E sim.Emitter[E]](n *Net[M], e E, f *flight[M], msg int) E {
+	e = e.Name("from", n.eps[f.from].nm).Name("to", n.eps[f.to].nm).Int("id", int64(f.id))
+	if n.parts == nil || msg == msgNone {
+		return e
+	}
+	i, i2, s1, s2 := n.parts(&f.msg)
+	if msg == msgNote {
+		return e.NoteCustom("msg", i, i2, s1, s2, n.format)
+	}
+	return e.Custom("msg", i, i2, s1, s2, n.format)
 }
 
 func (n *Net[M]) nameField(key string, e Endpoint) sim.Field { return sim.Str(key, n.eps[e].name) }

@@ -23,6 +23,9 @@ type Emitter[E any] interface {
 	Name(key string, n Name) E
 	// Custom is a FieldCustom field: four parts, printed by format (a static function).
 	Custom(key string, i, i2 int64, s1, s2 string, format func(f *Field, dst []byte) []byte) E
+	// NoteCustom is a FieldCustom printed but not folded into the hash (a Note): a value
+	// other records fold already, shown again where a reader wants it.
+	NoteCustom(key string, i, i2 int64, s1, s2 string, format func(f *Field, dst []byte) []byte) E
 	// End completes the record.
 	End()
 }
@@ -52,6 +55,11 @@ func (h Hasher) Name(_ string, n Name) Hasher { return Hasher{h.f.Name(n)} }
 // Custom folds a FieldCustom field's four parts.
 func (h Hasher) Custom(_ string, i, i2 int64, s1, s2 string, _ func(*Field, []byte) []byte) Hasher {
 	return Hasher{h.f.Custom(i, i2, s1, s2)}
+}
+
+// NoteCustom folds nothing: a note is for readers only.
+func (h Hasher) NoteCustom(string, int64, int64, string, string, func(*Field, []byte) []byte) Hasher {
+	return h
 }
 
 // End completes the record.
@@ -91,6 +99,11 @@ func (t Texter) Name(key string, n Name) Texter { return t.add(Str(key, n.s)) }
 // Custom adds a FieldCustom field.
 func (t Texter) Custom(key string, i, i2 int64, s1, s2 string, format func(*Field, []byte) []byte) Texter {
 	return t.add(Field{Key: key, Kind: FieldCustom, Int: i, Int2: i2, Str: s1, Str2: s2, Format: format})
+}
+
+// NoteCustom adds a FieldCustom as a Note: printed, not folded.
+func (t Texter) NoteCustom(key string, i, i2 int64, s1, s2 string, format func(*Field, []byte) []byte) Texter {
+	return t.add(Field{Key: key, Kind: FieldCustom, Note: true, Int: i, Int2: i2, Str: s1, Str2: s2, Format: format})
 }
 
 // End folds the record into the trace hash and hands it to the sink.

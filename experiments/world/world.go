@@ -75,8 +75,7 @@ func Plan(cfg knobs.Config, seed uint64, opts ...PlanOption) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	net.SetDescribe(model.Describe)
-	net.SetFold(model.FoldMsg)
+	net.SetMessage(model.MessageParts, model.FormatMessage)
 	net.SetDeliveryNotes(true) // nodes fold commands and replies, clients and storage their writes
 	w := &World{Config: cfg, Seed: seed, Sim: s, Net: net}
 	w.Resources = resourceNames(cfg.Resources)
