@@ -797,9 +797,9 @@ func (c *Client) notify(now sim.Time) {
 	switch {
 	case e.Kind == EvAttemptStarted:
 	case !c.s.Tracing():
-		emitEvent(c.s.Hasher(c.names.actor, c.names.kinds[e.Kind]), c.mono(now), e)
+		emitEventHasher(c.s.Hasher(), c.names, c.mono(now), e)
 	default:
-		emitEvent(c.s.Texter(c.cfg.Name, e.Kind.String()), c.mono(now), e)
+		emitEventTexter(c.s.Texter(), c.names, c.mono(now), e)
 	}
 	if c.obs != nil {
 		c.obs.ClientEvent(now, e)
@@ -810,8 +810,8 @@ func (c *Client) notify(now sim.Time) {
 // sim.Emitter): the lock's events with their attempt, votes, reason, validity and token; a
 // write with its id, token and fencing; a pause with its length; the rest with the
 // resource. Every record starts with the client's monotonic reading.
-func emitEvent[E sim.Emitter[E]](e E, mono time.Duration, ev *ClientEvent) {
-	e = e.Dur("mono", mono)
+func emitEvent[E sim.Emitter[E]](e E, nm *clientNames, mono time.Duration, ev *ClientEvent) {
+	e = e.Begin(nm.actor, nm.kinds[ev.Kind]).Dur("mono", mono)
 	switch {
 	case ev.Lock != nil:
 		o := ev.Lock

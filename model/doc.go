@@ -99,9 +99,11 @@
 // replies and messages are sim.FieldCustom values formatted only when a sink prints them,
 // so a run without a sink pays for the trace hash alone and allocates nothing. Each hot
 // record (exec, the client's events, storage writes, and the network's message records
-// through MessageParts) is written once, by a generic function over sim.Emitter: without a
-// sink its values are folded into the hash directly (sim.Hasher) and nothing is built;
-// with one the same calls build the record (sim.Texter), so the two cannot disagree.
+// through MessageParts) is written once, by a generic function over sim.Emitter
+// (emitExec, emitEvent, emitWrite), and go generate copies each for the two emitters into
+// emit_gen.go (see internal/cmd/emitgen): without a sink the Hasher copy folds the values
+// into the hash directly and builds nothing; with one the Texter copy builds the record
+// from the same calls, so the two cannot disagree.
 //
 // # Proof
 //

@@ -220,7 +220,7 @@ func TestExecRecordText(t *testing.T) {
 		require.NoError(t, err)
 		var rec sim.Record
 		s.SetSink(keep{&rec})
-		emitExec(s.Texter("r", RecExec), &c, r)
+		emitExecTexter(s.Texter(), &traceName{sim.NewName("r"), sim.NewName(RecExec)}, &c, r)
 		assert.Equal(t, "          0s r        exec cmd=SET lock v NX PX 10000 reply="+r.String(), rec.String())
 		_, compact := execInt(&c, r)
 		assert.Equal(t, r.Kind == resp.ReplyNil || r.IsOK() || (r.Kind == resp.ReplyInt && r.Int == -2), compact, "%v", r)

@@ -26,7 +26,7 @@ func TestFoldsHashAsTheirFields(t *testing.T) {
 		traced, folded := newSimT(t), newSimT(t)
 		traced.Trace("net", "deliver", Describe(&m))
 		i, i2, s1, s2 := MessageParts(&m)
-		folded.Hasher(sim.NewName("net"), sim.NewName("deliver")).Custom("msg", i, i2, s1, s2, FormatMessage).End()
+		folded.Hasher().Begin(sim.NewName("net"), sim.NewName("deliver")).Custom("msg", i, i2, s1, s2, FormatMessage).End()
 		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), m.String())
 	}
 	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(1), resp.IntReply(1 << 40),
@@ -34,8 +34,8 @@ func TestFoldsHashAsTheirFields(t *testing.T) {
 		traced, folded := newSimT(t), newSimT(t)
 		var rec sim.Record
 		traced.SetSink(keep{&rec})
-		emitExec(traced.Texter("redis1", RecExec), &set, r)
-		emitExec(folded.Hasher(sim.NewName("redis1"), sim.NewName(RecExec)), &set, r)
+		emitExecTexter(traced.Texter(), &traceName{sim.NewName("redis1"), sim.NewName(RecExec)}, &set, r)
+		emitExecHasher(folded.Hasher(), &traceName{sim.NewName("redis1"), sim.NewName(RecExec)}, &set, r)
 		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), r.String())
 		cmd, reply, ok := ExecParts(rec.Fields)
 		assert.True(t, ok)

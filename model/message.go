@@ -196,7 +196,7 @@ func formatReply(f *sim.Field, dst []byte) []byte {
 }
 
 // traceName is an actor's name and its most frequent record kind, with their trace
-// digests worked out once (see sim.FoldNames).
+// digests worked out once (see sim.Hasher.Begin).
 type traceName struct {
 	actor, kind sim.Name
 }

@@ -306,9 +306,9 @@ func (n *Node) commit(now sim.Time, nowMs int64) {
 // the trace hash, without building its fields.
 func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 	if !n.s.Tracing() {
-		emitExec(n.s.Hasher(n.nm.actor, n.nm.kind), c, reply)
+		emitExecHasher(n.s.Hasher(), &n.nm, c, reply)
 	} else {
-		emitExec(n.s.Texter(n.name, RecExec), c, reply)
+		emitExecTexter(n.s.Texter(), &n.nm, c, reply)
 	}
 }
 
@@ -316,9 +316,9 @@ func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 // and, packed into the same field when it is one of the common replies (OK, nil, a 32-bit
 // integer), its reply, so the hash folds one field per command; a reply that does not fit
 // gets a field of its own. ExecParts decodes the fields.
-func emitExec[E sim.Emitter[E]](e E, c *resp.Command, rep resp.Reply) {
+func emitExec[E sim.Emitter[E]](e E, nm *traceName, c *resp.Command, rep resp.Reply) {
 	i, compact := execInt(c, rep)
-	e = e.Custom("cmd", i, int64(c.TTL), c.Key, c.Value, formatCmd)
+	e = e.Begin(nm.actor, nm.kind).Custom("cmd", i, int64(c.TTL), c.Key, c.Value, formatCmd)
 	if !compact {
 		e = e.Custom("reply", int64(rep.Kind), rep.Int, rep.Str, "", formatReply)
 	}

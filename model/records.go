@@ -5,6 +5,11 @@ import (
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
+// The record writers (emitEvent, emitExec, emitWrite: generic over sim.Emitter) are copied
+// for each concrete emitter into emit_gen.go; see internal/cmd/emitgen.
+//
+//go:generate go run ../internal/cmd/emitgen
+
 // The kinds of the trace records a node or a group writes. Consumers of the trace (the
 // narration, the timeline) switch on these constants, never on spelled-out strings, so a
 // renamed record cannot silently fall out of a picture. A node's crash, kill and shutdown

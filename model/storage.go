@@ -191,15 +191,15 @@ func (st *Storage) write(now sim.Time, w StoredWrite) (bool, resp.Reply) {
 		st.obs.StorageWrite(now, &st.judged)
 	}
 	if !st.s.Tracing() { // the same record, only folded into the trace hash
-		emitWrite(st.s.Hasher(st.nm.actor, st.nm.kind), resource, token, fenced, accepted)
+		emitWriteHasher(st.s.Hasher(), &st.nm, resource, token, fenced, accepted)
 	} else {
-		emitWrite(st.s.Texter(st.name, RecStorageWrite), resource, token, fenced, accepted)
+		emitWriteTexter(st.s.Texter(), &st.nm, resource, token, fenced, accepted)
 	}
 	return accepted, reply
 }
 
 // emitWrite writes the storage's verdict on a write, once, for either emitter (see
 // sim.Emitter).
-func emitWrite[E sim.Emitter[E]](e E, resource string, token int64, fenced, accepted bool) {
-	e.Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
+func emitWrite[E sim.Emitter[E]](e E, nm *traceName, resource string, token int64, fenced, accepted bool) {
+	e.Begin(nm.actor, nm.kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
 }

@@ -37,8 +37,9 @@
 //
 // In-flight messages live in a slab with a free list, and the kernel event's argument is
 // the slab index, so Send and delivery allocate nothing in steady state. Each message
-// record is written once, over sim.Emitter: without a trace sink it is folded into the
-// trace hash without building its fields; per-link state lives in a dense matrix indexed
+// record is written once, over sim.Emitter (emitDeliver, emitMsgRecord; go generate copies
+// them per emitter into emit_gen.go): without a trace sink it is folded into the trace
+// hash without building its fields; per-link state lives in a dense matrix indexed
 // by endpoint ids, not in maps. Everything is bounded:
 // endpoints, messages in flight, faults, latencies.
 package network

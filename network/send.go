@@ -10,6 +10,11 @@ import (
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
+// The record writers (emitDeliver, emitMsgRecord: generic over sim.Emitter) are copied for
+// each concrete emitter into emit_gen.go; see internal/cmd/emitgen.
+//
+//go:generate go run ../internal/cmd/emitgen
+
 // Drop reasons, as they appear in the trace.
 const (
 	reasonLoss      = "loss"
@@ -59,7 +64,7 @@ func (n *Net[M]) duplicate(i int32, l *link, p *profile) {
 	}
 	n.slab[j] = n.slab[i]
 	n.stats.Duplicated++
-	n.traceMsg(n.names.dup, j, "")
+	n.traceMsg(&n.names.dup, j, "")
 	n.launch(j, l, p)
 }
 
@@ -118,7 +123,7 @@ func (n *Net[M]) arrive(i int32) {
 		return
 	}
 	n.stats.Held++
-	n.traceMsg(n.names.hold, i, "")
+	n.traceMsg(&n.names.hold, i, "")
 	f.next = 0
 	if l.heldTail == 0 {
 		l.heldHead = i + 1
@@ -157,7 +162,7 @@ func (n *Net[M]) drop(i int32, reason string) {
 	} else {
 		n.stats.Partitioned++
 	}
-	n.traceMsg(n.names.drop, i, reason)
+	n.traceMsg(&n.names.drop, i, reason)
 	n.release(i)
 	if invariant.Enabled {
 		n.checkConservation()
@@ -185,64 +190,57 @@ func (n *Net[M]) unclog(from, to Endpoint) {
 }
 
 // traceDeliver records slot i's delivery: the hottest record of a world, one per message.
-// With delivery notes the message is a note the hash skips (see SetDeliveryNotes).
 func (n *Net[M]) traceDeliver(i int32) {
 	f := &n.slab[i]
 	latency := n.s.Now().Sub(f.sent)
 	if !n.s.Tracing() {
-		msg := msgField
-		if n.noted {
-			msg = msgNone // a note is for readers: the hash skips it, so do not even pack it
-		}
-		emitFlight(n, n.s.Hasher(n.names.net, n.names.deliver), f, msg).Dur("latency", latency).End()
-		return
+		emitDeliverHasher(n.s.Hasher(), n, f, latency)
+	} else {
+		emitDeliverTexter(n.s.Texter(), n, f, latency)
 	}
-	msg := msgField
-	if n.noted {
-		msg = msgNote
-	}
-	emitFlight(n, n.s.Texter(Actor, RecDeliver), f, msg).Dur("latency", latency).End()
 }
 
-// traceMsg records what happened to slot i (a drop with its reason, a duplicate, a hold).
-func (n *Net[M]) traceMsg(kind sim.Name, i int32, reason string) {
+// traceMsg records what happened to slot i: a drop with its reason, a duplicate, a hold.
+func (n *Net[M]) traceMsg(kind *sim.Name, i int32, reason string) {
 	f := &n.slab[i]
 	if !n.s.Tracing() {
-		emitMsgRecord(n.s.Hasher(n.names.net, kind), n, f, reason)
-		return
+		emitMsgRecordHasher(n.s.Hasher(), n, kind, f, reason)
+	} else {
+		emitMsgRecordTexter(n.s.Texter(), n, kind, f, reason)
 	}
-	emitMsgRecord(n.s.Texter(Actor, kind.String()), n, f, reason)
 }
 
-// emitMsgRecord writes a drop, duplicate or hold record, once, for either emitter: the
-// message fields, then the drop's reason when there is one.
-func emitMsgRecord[M any, E sim.Emitter[E]](e E, n *Net[M], f *flight[M], reason string) {
-	e = emitFlight(n, e, f, msgField)
+// emitDeliver writes a delivery record: the message's endpoints and id (the head every
+// message record starts with; written out, not called, on this hottest path), the message itself
+// (a note when the world's processes fold it themselves, see SetDeliveryNotes), and its
+// latency.
+func emitDeliver[M any, E sim.Emitter[E]](e E, n *Net[M], f *flight[M], latency time.Duration) {
+	e = e.Begin(n.names.net, n.names.deliver).Name("from", n.eps[f.from].nm).Name("to", n.eps[f.to].nm).Int("id", int64(f.id))
+	if n.parts != nil {
+		switch {
+		case !n.noted:
+			i, i2, s1, s2 := n.parts(&f.msg)
+			e = e.Custom("msg", i, i2, s1, s2, n.format)
+		case e.Notes(): // a note is for readers: the hash skips it, so it is not even packed
+			i, i2, s1, s2 := n.parts(&f.msg)
+			e = e.NoteCustom("msg", i, i2, s1, s2, n.format)
+		}
+	}
+	e.Dur("latency", latency).End()
+}
+
+// emitMsgRecord writes a drop, duplicate or hold record: the message's endpoints and id,
+// the message, then a drop's reason.
+func emitMsgRecord[M any, E sim.Emitter[E]](e E, n *Net[M], kind *sim.Name, f *flight[M], reason string) {
+	e = e.Begin(n.names.net, *kind).Name("from", n.eps[f.from].nm).Name("to", n.eps[f.to].nm).Int("id", int64(f.id))
+	if n.parts != nil {
+		i, i2, s1, s2 := n.parts(&f.msg)
+		e = e.Custom("msg", i, i2, s1, s2, n.format)
+	}
 	if reason != "" {
 		e = e.Str("reason", reason)
 	}
 	e.End()
-}
-
-// How a message record carries the message itself.
-const (
-	msgField = iota // a field, folded
-	msgNote         // a note: printed, not folded
-	msgNone         // left out: what a note comes to in the hash alone
-)
-
-// emitFlight writes the fields every message record starts with, for either emitter (see
-// sim.Emitter): the endpoints, the id, and the message (SetMessage) as a field or a note.
-func emitFlight[M any, E sim.Emitter[E]](n *Net[M], e E, f *flight[M], msg int) E {
-	e = e.Name("from", n.eps[f.from].nm).Name("to", n.eps[f.to].nm).Int("id", int64(f.id))
-	if n.parts == nil || msg == msgNone {
-		return e
-	}
-	i, i2, s1, s2 := n.parts(&f.msg)
-	if msg == msgNote {
-		return e.NoteCustom("msg", i, i2, s1, s2, n.format)
-	}
-	return e.Custom("msg", i, i2, s1, s2, n.format)
 }
 
 func (n *Net[M]) nameField(key string, e Endpoint) sim.Field { return sim.Str(key, n.eps[e].name) }

@@ -16,6 +16,8 @@
 // cancelled, a network's deliveries, can be posted (Sim.Post) rather than scheduled: the
 // queue entry then carries the event's argument itself, with no slot and no EventID,
 // and runs in the same order a scheduled one would. The trace hash folds one
-// word per field, strings as digests cached by address, and the hottest trace sites fold
-// their values directly (Sim.Fold) instead of building fields no sink will read.
+// word per field, strings as digests cached by address. The hottest records are written
+// once, over Emitter, and copied per emitter by go generate (internal/cmd/emitgen): an
+// untraced run folds their values directly (Hasher) instead of building fields no sink
+// will read, and a traced one builds them (Texter).
 package sim

@@ -214,21 +214,10 @@ func (s *Sim) Aside(actor, kind string, fields ...Field) {
 }
 
 // Fold starts a trace record that is folded into the trace hash without building its
-// fields, for the hottest trace sites: they call Fold when Tracing() is false and Trace
-// otherwise, with the same values. Call the Folder's methods in field order, one per field
-// of the same kind as Trace would get, each on the Folder the previous one returned, then
-// End; the hash is then exactly Trace's. Nothing reaches the sink.
-//
-//	s.Fold("net", "deliver").Str(from).Str(to).Int(id).End()
-//
-// A Folder is a small value, so a chain of calls keeps it in registers.
-func (s *Sim) Fold(actor, kind string) Folder {
-	return s.FoldNames(Name{actor, s.digests.of(actor)}, Name{kind, s.digests.of(kind)})
-}
-
-// FoldNames is Fold with the actor and kind as Names, whose digests are already known.
-func (s *Sim) FoldNames(actor, kind Name) Folder {
-	return Folder{s: s, h: foldInt(foldInt(foldInt(s.hash, uint64(s.now)), actor.d), kind.d), shape: 1}
+// fields: Trace's own path, and a test's way to fold what a record should hash to. Actors
+// write their records once, over Emitter (see Hasher).
+func (s *Sim) Fold(actor, kind string) Hasher {
+	return s.Hasher().Begin(Name{actor, s.digests.of(actor)}, Name{kind, s.digests.of(kind)})
 }
 
 // Name is a string with its trace digest worked out once: an actor's name, a record kind,
@@ -244,70 +233,100 @@ func NewName(s string) Name { return Name{s, strDigest(s)} }
 // String returns the name's text.
 func (n Name) String() string { return n.s }
 
-// Folder folds one trace record; see Sim.Fold.
-type Folder struct {
+// Hasher is the Emitter of an untraced run: it folds each field's value into the trace
+// hash exactly as Trace would, and builds nothing. Its methods fold a word each, directly,
+// so that each stays within the inliner's budget and a chain of them compiles to the folds
+// alone, kept in registers.
+type Hasher struct {
 	s     *Sim
 	h     uint64
 	shape uint64 // see word
 }
 
+// Hasher returns the emitter of a record folded into the trace hash only, at the current
+// true time; Begin starts it. The time is folded here and the names in Begin, which keeps
+// both within the inliner's budget.
+func (s *Sim) Hasher() Hasher { return Hasher{s: s, h: foldInt(s.hash, uint64(s.now))} }
+
+// Begin starts the record: it folds the actor and the kind.
+func (h Hasher) Begin(actor, kind Name) Hasher {
+	return Hasher{s: h.s, h: foldInt(foldInt(h.h, actor.d), kind.d), shape: 1}
+}
+
 // Name folds a Str field whose value is n's text.
-func (f Folder) Name(n Name) Folder { return f.word(n.d, FieldStr) }
+func (h Hasher) Name(_ string, n Name) Hasher { return h.word(n.d, FieldStr) }
 
-// Int folds an Int field's value.
-func (f Folder) Int(v int64) Folder { return f.word(uint64(v), FieldInt) }
+// Int folds an Int field.
+func (h Hasher) Int(_ string, v int64) Hasher { return h.word(uint64(v), FieldInt) }
 
-// Dur folds a Dur field's value.
-func (f Folder) Dur(d time.Duration) Folder { return f.word(uint64(d), FieldDur) }
+// Dur folds a Dur field.
+func (h Hasher) Dur(_ string, d time.Duration) Hasher { return h.word(uint64(d), FieldDur) }
 
-// Bool folds a Bool field's value.
-func (f Folder) Bool(v bool) Folder {
+// Bool folds a Bool field.
+func (h Hasher) Bool(_ string, v bool) Hasher {
 	var w uint64
 	if v {
 		w = 1
 	}
-	return f.word(w, FieldBool)
+	return h.word(w, FieldBool)
 }
 
-// Str folds a Str field's value.
-func (f Folder) Str(v string) Folder { return f.word(f.s.digests.of(v), FieldStr) }
+// Str folds a Str field, as its string's digest.
+func (h Hasher) Str(_, v string) Hasher { return h.str(v) }
 
-// Custom folds a FieldCustom's four parts.
-func (f Folder) Custom(i, i2 int64, s1, s2 string) Folder {
-	d := &f.s.digests
-	f.h = foldInt(foldInt(f.h, uint64(i)), uint64(i2))
-	f.h = foldInt(f.h, d.of(s1))
-	return f.word(d.of(s2), FieldCustom)
+// str is Str without the key: Str inlines to a call of it, so the key is never passed.
+func (h Hasher) str(v string) Hasher { return h.word(h.s.digests.of(v), FieldStr) }
+
+// Custom folds a FieldCustom field's four parts; the format is the reader's.
+func (h Hasher) Custom(_ string, i, i2 int64, s1, s2 string, _ func(*Field, []byte) []byte) Hasher {
+	return h.custom(i, i2, s1, s2)
 }
+
+// custom is Custom without the key and format: Custom inlines to a call of it, whose
+// arguments then all fit in registers.
+func (h Hasher) custom(i, i2 int64, s1, s2 string) Hasher {
+	d := &h.s.digests
+	h.h = foldInt(foldInt(h.h, uint64(i)), uint64(i2))
+	h.h = foldInt(h.h, d.of(s1))
+	return h.word(d.of(s2), FieldCustom)
+}
+
+// NoteCustom folds nothing: a note is for readers only.
+func (h Hasher) NoteCustom(string, int64, int64, string, string, func(*Field, []byte) []byte) Hasher {
+	return h
+}
+
+// Notes reports false: the hash skips notes.
+func (h Hasher) Notes() bool { return false }
 
 // Field folds any field, as Trace does: a Note not at all.
-func (f Folder) Field(fl *Field) Folder {
+func (h Hasher) Field(fl *Field) Hasher {
 	if fl.Note {
-		return f
+		return h
 	}
 	switch fl.Kind {
 	case FieldInt, FieldDur, FieldBool:
-		return f.word(uint64(fl.Int), fl.Kind)
+		return h.word(uint64(fl.Int), fl.Kind)
 	case FieldStr:
-		return f.Str(fl.Str)
+		return h.str(fl.Str)
 	}
-	return f.Custom(fl.Int, fl.Int2, fl.Str, fl.Str2)
+	return h.custom(fl.Int, fl.Int2, fl.Str, fl.Str2)
 }
 
 // word folds one word of a field of kind k and notes the kind in the shape: the shape is
 // the kinds as the digits of a base-17 number behind a leading 1, which holds up to
 // fifteen fields exactly (17^15 < 2^64) and hashes longer records, off the chain of
 // multiplications that folds h.
-func (f Folder) word(w uint64, k FieldKind) Folder {
-	f.h = foldInt(f.h, w)
-	f.shape = f.shape*17 + uint64(k)
-	return f
+func (h Hasher) word(w uint64, k FieldKind) Hasher {
+	h.h = foldInt(h.h, w)
+	h.shape = h.shape*17 + uint64(k)
+	return h
 }
 
 // End completes the record.
-func (f Folder) End() {
-	f.s.hash = foldInt(f.h, f.shape)
-	f.s.records++
+func (h Hasher) End() {
+	h.s.hash = foldInt(h.h, h.shape)
+	h.s.records++
 }
 
 // TraceHash returns a 64-bit digest of every record traced so far (and their count):

@@ -77,8 +77,8 @@ func TestNotesArePrintedNotFolded(t *testing.T) {
 	other := newSim(t, Config{})
 	other.Trace("net", "deliver", Int("id", 3), Str("msg", "something else").AsNote())
 	assert.Equal(t, plain.TraceHash(), other.TraceHash())
-	assert.Equal(t, plain.Fold("net", "deliver").Int(3).Field(&Field{Kind: FieldInt, Int: 9, Note: true}).h,
-		plain.Fold("net", "deliver").Int(3).h, "Folder.Field skips a note")
+	assert.Equal(t, plain.Fold("net", "deliver").Int("id", 3).Field(&Field{Kind: FieldInt, Int: 9, Note: true}).h,
+		plain.Fold("net", "deliver").Int("id", 3).h, "Hasher.Field skips a note")
 }
 
 func TestAsideReachesTheSinkUnfolded(t *testing.T) {
@@ -102,9 +102,9 @@ func TestFoldHashesAsTrace(t *testing.T) {
 	traced.Trace("client1", "send", Int("n", 3), Str("to", "node3"), Bool("ok", true), Dur("ttl", 10*time.Second), custom)
 	traced.Trace("net", "deliver", Str("v", long), Bool("ok", false))
 	traced.Trace("net", "empty")
-	folded.Fold("client1", "send").Int(3).Name(NewName("node3")).Bool(true).Dur(10*time.Second).
-		Custom(-7, 9, "lock", long).End()
-	folded.FoldNames(NewName("net"), NewName("deliver")).Str(strings.Clone(long)).Bool(false).End()
+	folded.Fold("client1", "send").Int("n", 3).Name("to", NewName("node3")).Bool("ok", true).Dur("ttl", 10*time.Second).
+		Custom("cmd", -7, 9, "lock", long, nil).End()
+	folded.Hasher().Begin(NewName("net"), NewName("deliver")).Str("v", strings.Clone(long)).Bool("ok", false).End()
 	folded.Fold("net", "empty").End()
 	assert.Equal(t, traced.TraceHash(), folded.TraceHash())
 	assert.Equal(t, traced.TraceRecords(), folded.TraceRecords())
