@@ -152,7 +152,12 @@ var eventNames = [...]string{AttemptEnded: "attempt-ended", Acquired: "acquired"
 	AcquireFailed: "acquire-failed", Extended: "extended", ExtendFailed: "extend-failed",
 	Released: "released", AttemptStarted: "attempt-started", Lost: "lost"}
 
-func (k EventKind) String() string { return enumName(eventNames[:], int(k), "event") }
+func (k EventKind) String() string {
+	if uint(k) < uint(len(eventNames)) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return unknownEnum("event", int(k))
+}
 
 // EventKinds returns every event kind, in declaration order.
 func EventKinds() []EventKind {
@@ -187,7 +192,14 @@ var reasonNames = [...]string{ReasonNone: "none", ReasonNoQuorum: "no-quorum",
 	ReasonValidityExpired: "validity-expired", ReasonFenceFailed: "fence-failed",
 	ReasonExtensionLimit: "extension-limit", ReasonAborted: "aborted"}
 
-func (r Reason) String() string { return enumName(reasonNames[:], int(r), "reason") }
+// String returns the reason's name. Its fast path inlines: the client folds a reason into
+// the trace hash with every lock event.
+func (r Reason) String() string {
+	if uint(r) < uint(len(reasonNames)) && reasonNames[r] != "" {
+		return reasonNames[r]
+	}
+	return unknownEnum("reason", int(r))
+}
 
 // Event is what an algorithm tells its caller and, through it, any observer: the result of
 // an operation, or an attempt's start or end. Times are on the caller's local monotonic
@@ -249,9 +261,8 @@ func (e Event) String() string {
 	return b.String()
 }
 
-func enumName(names []string, i int, what string) string {
-	if i >= 0 && i < len(names) && names[i] != "" {
-		return names[i]
-	}
-	return what + "(" + strconv.Itoa(i) + ")"
-}
+// unknownEnum names a value outside its enum's table: what(i). It is kept out of line
+// so that the String methods calling it stay within the inliner's budget.
+//
+//go:noinline
+func unknownEnum(what string, i int) string { return what + "(" + strconv.Itoa(i) + ")" }
