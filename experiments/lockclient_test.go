@@ -41,25 +41,25 @@ type setnxLock struct {
 
 const setnxTimeout, setnxRetry, setnxTries = 50 * time.Millisecond, 20 * time.Millisecond, 3
 
-func (l *setnxLock) Acquire(now time.Duration, resource string) error {
+func (l *setnxLock) Acquire(now time.Duration, resource string) ([]lock.Output, error) {
 	l.out = l.out[:0]
 	if l.state != "" && l.state != "idle" {
-		return lock.ErrBusy
+		return nil, lock.ErrBusy
 	}
 	l.resource, l.value, l.attempt = resource, strconv.FormatUint(l.rng.Uint64(), 16), 0
 	l.startAttempt(now)
-	return nil
+	return l.out, nil
 }
 
-func (l *setnxLock) Extend(time.Duration) error { l.out = l.out[:0]; return lock.ErrBusy }
+func (l *setnxLock) Extend(time.Duration) ([]lock.Output, error) { return nil, lock.ErrBusy }
 
-func (l *setnxLock) Release(now time.Duration) error {
+func (l *setnxLock) Release(now time.Duration) ([]lock.Output, error) {
 	l.out = l.out[:0]
 	switch l.state {
 	case "", "idle":
-		return lock.ErrNotHeld
+		return nil, lock.ErrNotHeld
 	case "releasing":
-		return lock.ErrBusy
+		return nil, lock.ErrBusy
 	case "acquiring":
 		l.event(lock.Event{Kind: lock.AttemptEnded, Reason: lock.ReasonAborted, Needed: 1, Servers: 1})
 		fallthrough
@@ -68,35 +68,33 @@ func (l *setnxLock) Release(now time.Duration) error {
 	}
 	l.state, l.start = "releasing", now
 	l.send(now, resp.EvalSHA(resp.ScriptRelease, l.resource, l.value, 0))
-	return nil
+	return l.out, nil
 }
 
-func (l *setnxLock) Reply(now time.Duration, _ int, req lock.Req, r resp.Reply) error {
+func (l *setnxLock) Reply(now time.Duration, _ int, req lock.Req, r resp.Reply) ([]lock.Output, error) {
 	l.out = l.out[:0]
 	if req == 0 || req != l.req {
-		return nil // an earlier request's reply, or one given up on
+		return l.out, nil // an earlier request's reply, or one given up on
 	}
 	l.req = 0
 	l.out = append(l.out, lock.Output{Kind: lock.OutCancelTimer, Timer: l.timer})
 	l.answer(now, r)
-	return nil
+	return l.out, nil
 }
 
-func (l *setnxLock) Timer(now time.Duration, id lock.TimerID) error {
+func (l *setnxLock) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, error) {
 	l.out = l.out[:0]
 	if id != l.timer {
-		return nil
+		return l.out, nil
 	}
 	if l.state == "backing-off" {
 		l.startAttempt(now)
-		return nil
+		return l.out, nil
 	}
 	l.req = 0
 	l.answer(now, resp.NoReply)
-	return nil
+	return l.out, nil
 }
-
-func (l *setnxLock) Outputs() []lock.Output { return l.out }
 
 func (l *setnxLock) startAttempt(now time.Duration) {
 	l.attempt++

@@ -430,7 +430,8 @@ func (c *Client) run(now sim.Time, kind int, arg uint64) {
 		if lock.TimerID(arg) == c.timerID {
 			c.timerEv, c.timerID = 0, 0
 		}
-		c.feed(now, c.m.Timer(c.mono(now), lock.TimerID(arg)))
+		outs, err := c.m.Timer(c.mono(now), lock.TimerID(arg))
+		c.feed(now, outs, err)
 	case cevWorkDone:
 		c.endWork(now, arg, true)
 	case cevDeadline:
@@ -457,7 +458,8 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	if c.retryAsEval(node, req, m.Reply) {
 		return
 	}
-	c.feed(now, c.m.Reply(c.mono(now), int(node), req, m.Reply))
+	outs, err := c.m.Reply(c.mono(now), int(node), req, m.Reply)
+	c.feed(now, outs, err)
 }
 
 // retryAsEval resends an EVALSHA that got NOSCRIPT as EVAL with the script's source,
@@ -477,14 +479,13 @@ func (c *Client) retryAsEval(node int32, req lock.Req, r resp.Reply) bool {
 }
 
 // feed carries out what the machine asked for after an input. Outcomes are handled
-// without calling back into the machine (its outbox is being read); whatever must call
+// without calling back into the machine (the outputs are its outbox, reused by its next input); whatever must call
 // it next goes through a kernel event.
-func (c *Client) feed(now sim.Time, err error) {
+func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 	if err != nil {
 		c.s.Fail(fmt.Errorf("client %s at %v: %w", c.cfg.Name, now, err))
 		return
 	}
-	outs := c.m.Outputs()
 	for i := 0; i < len(outs) && c.state != csDead; i++ {
 		o := &outs[i]
 		switch o.Kind {
@@ -554,7 +555,8 @@ func (c *Client) startAcquire(now sim.Time) {
 	c.state = csAcquiring
 	c.token, c.validUntil = 0, 0
 	c.emit(now, EvAcquireStart, nil)
-	c.feed(now, c.m.Acquire(c.mono(now), c.resource))
+	outs, err := c.m.Acquire(c.mono(now), c.resource)
+	c.feed(now, outs, err)
 }
 
 // acquired starts the work: a first storage write at once, then the hold on the local
@@ -622,7 +624,8 @@ func (c *Client) release(now sim.Time) {
 	c.emit(now, EvWorkEnd, nil)
 	c.state = csReleasing
 	c.emit(now, EvReleaseStart, nil)
-	c.feed(now, c.m.Release(c.mono(now)))
+	outs, err := c.m.Release(c.mono(now))
+	c.feed(now, outs, err)
 }
 
 func (c *Client) extend(now sim.Time, gen uint64) {
@@ -630,14 +633,14 @@ func (c *Client) extend(now sim.Time, gen uint64) {
 		return
 	}
 	c.extendEv = c.at(c.clk.TimerFires(now, c.cfg.ExtendEvery), cevExtend, c.gen)
-	err := c.m.Extend(c.mono(now))
+	outs, err := c.m.Extend(c.mono(now))
 	if errors.Is(err, lock.ErrBusy) {
 		return // the previous extension is still under way
 	}
 	if err == nil {
 		c.emit(now, EvExtendStart, nil) // the algorithm traces nothing: its outputs follow
 	}
-	c.feed(now, err)
+	c.feed(now, outs, err)
 }
 
 // lost handles the algorithm's word that the lock is gone before its deadline: the

@@ -18,9 +18,9 @@ func ExampleMachine() {
 	if err != nil {
 		panic(err)
 	}
-	_ = m.Acquire(0, "orders")
+	outs, _ := m.Acquire(0, "orders")
 	var sends []lock.Output // the outputs are reused by the next input: keep copies
-	for _, o := range m.Outputs() {
+	for _, o := range outs {
 		if o.Kind == lock.OutSend {
 			fmt.Printf("node %d: %s\n", o.Node, o.Command.Op)
 			sends = append(sends, o)
@@ -32,9 +32,9 @@ func ExampleMachine() {
 		if o.Node == 4 {
 			r = resp.Nil
 		}
-		_ = m.Reply(3*time.Millisecond, o.Node, o.Req, r)
+		outs, _ = m.Reply(3*time.Millisecond, o.Node, o.Req, r)
 	}
-	for _, o := range m.Outputs() {
+	for _, o := range outs {
 		if o.Kind == lock.OutEvent && o.Event.Kind == lock.Acquired {
 			a := o.Event
 			fmt.Printf("acquired %s with %d of 5, valid until %v (validity %v)\n",

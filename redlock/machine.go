@@ -83,7 +83,7 @@ func (r *round) finish(rep resp.Reply, ok bool) {
 
 // Machine is the Redlock client algorithm for one lock at a time, as a deterministic state
 // machine: inputs are method calls carrying the caller's local monotonic reading, outputs
-// are appended to an outbox the caller reads with Outputs. It never reads a clock, sleeps,
+// are appended to an outbox each input returns (and Outputs shows). It never reads a clock, sleeps,
 // does I/O or draws randomness other than from the *rand.Rand it was given, so the
 // simulator and the real-Redis driver run literally the same code, and a seeded run
 // replays exactly.
@@ -199,12 +199,12 @@ func (m *Machine) begin(now time.Duration) error {
 
 // Acquire starts acquiring resource with a fresh random value: step 1 of the Redlock page
 // (note the start time) and the first attempt's SETs.
-func (m *Machine) Acquire(now time.Duration, resource string) error {
+func (m *Machine) Acquire(now time.Duration, resource string) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
-		return err
+		return nil, err
 	}
 	if m.state != StateIdle {
-		return fmt.Errorf("acquire %q in state %v: %w", resource, m.state, lock.ErrBusy)
+		return nil, fmt.Errorf("acquire %q in state %v: %w", resource, m.state, lock.ErrBusy)
 	}
 	m.resource = resource
 	if m.cfg.Fencing != FenceNone && (m.fenceKey == "" || m.fenceFor != resource) {
@@ -214,28 +214,28 @@ func (m *Machine) Acquire(now time.Duration, resource string) error {
 	m.attempt = 0
 	m.token, m.fenced = 0, false
 	m.startAttempt(now)
-	return nil
+	return m.out, nil
 }
 
 // Extend starts extending the held lock: compare-and-pexpire (or extend-or-set) on every
 // node, with validity recomputed from now as redsync does.
-func (m *Machine) Extend(now time.Duration) error {
+func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
-		return err
+		return nil, err
 	}
 	switch m.state {
 	case StateHeld:
 	case StateIdle:
-		return fmt.Errorf("extend: %w", lock.ErrNotHeld)
+		return nil, fmt.Errorf("extend: %w", lock.ErrNotHeld)
 	default:
-		return fmt.Errorf("extend in state %v: %w", m.state, lock.ErrBusy)
+		return nil, fmt.Errorf("extend in state %v: %w", m.state, lock.ErrBusy)
 	}
 	// The page: "limit the number of extensions", else a holder can starve everyone.
 	if m.cfg.Variant != VariantUnlimitedExtension && m.extensions >= m.cfg.MaxExtensions {
 		o := m.outcome(lock.ExtendFailed, lock.ReasonExtensionLimit, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies, o.Start = m.extensions, 0, 0, now
 		m.emit(o)
-		return nil
+		return m.out, nil
 	}
 	m.extensions++
 	m.state = StateExtending
@@ -248,21 +248,21 @@ func (m *Machine) Extend(now time.Duration) error {
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
 	m.sendAll(resp.EvalSHA(script, m.resource, m.value, m.cfg.TTL))
 	m.arm(m.timeout)
-	return nil
+	return m.out, nil
 }
 
 // Release compare-and-deletes the key on every node, whether or not this client holds it
 // there. Called while an acquire or extend is in progress it aborts that operation first
 // (reported as failed with ReasonAborted), so a driver whose caller gave up can clean up.
-func (m *Machine) Release(now time.Duration) error {
+func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
-		return err
+		return nil, err
 	}
 	switch m.state {
 	case StateIdle:
-		return fmt.Errorf("release: %w", lock.ErrNotHeld)
+		return nil, fmt.Errorf("release: %w", lock.ErrNotHeld)
 	case StateReleasing:
-		return fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
+		return nil, fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
 	case StateAcquiring, StateFencing:
 		if m.state == StateAcquiring {
 			m.setOKs, m.setReplies = m.round.oks, m.round.replies
@@ -283,23 +283,23 @@ func (m *Machine) Release(now time.Duration) error {
 	m.newRound(m.n, m.n, false)
 	m.sendAll(m.releaseCommand())
 	m.arm(m.timeout)
-	return nil
+	return m.out, nil
 }
 
 // Reply feeds the reply r from node to request req. A reply to a request the machine no
 // longer awaits is ignored: it belongs to an earlier round, or its node already timed out.
 // Drivers report a timeout or connection error as NoReply.
-func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply) error {
+func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
-		return err
+		return nil, err
 	}
 	if node < 0 || node >= m.n {
-		return fmt.Errorf("redlock: reply from node %d of %d", node, m.n)
+		return nil, fmt.Errorf("redlock: reply from node %d of %d", node, m.n)
 	}
 	s := &m.slots[node]
 	if req == 0 || s.req != req {
 		m.ignored++
-		return nil
+		return m.out, nil
 	}
 	s.req = 0
 	switch m.state {
@@ -318,22 +318,22 @@ func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply)
 		m.round.finish(r, r.Kind == resp.ReplyInt && r.Int >= 1)
 	}
 	m.advance(now)
-	return nil
+	return m.out, nil
 }
 
 // Timer reports that timer id fired. Only the live timer counts; others are stale.
-func (m *Machine) Timer(now time.Duration, id lock.TimerID) error {
+func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
-		return err
+		return nil, err
 	}
 	if id == 0 || id != m.timer {
 		m.ignored++
-		return nil
+		return m.out, nil
 	}
 	m.timer = 0
 	if m.state == StateBackingOff {
 		m.startAttempt(now)
-		return nil
+		return m.out, nil
 	}
 	// The per-node timeout ran out: every node still awaited is given up on. A SET may
 	// still land there later, which is why a lost attempt releases on all nodes.
@@ -344,7 +344,7 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) error {
 		}
 	}
 	m.advance(now)
-	return nil
+	return m.out, nil
 }
 
 func (m *Machine) startAttempt(now time.Duration) {

@@ -30,7 +30,7 @@ func answer(t testing.TB, m *redlock.Machine, now time.Duration, f func(node int
 	sends := sendsOf(m.Outputs())
 	var out []lock.Output
 	for _, s := range sends {
-		require.NoError(t, m.Reply(now, s.Node, s.Req, f(s.Node, s.Command)))
+		require.NoError(t, errOf(m.Reply(now, s.Node, s.Req, f(s.Node, s.Command))))
 		out = append(out, m.Outputs()...)
 	}
 	return out
@@ -75,7 +75,7 @@ func TestQuorumForOneToNineNodes(t *testing.T) {
 			cfg.Nodes, cfg.Tries = n, 1
 			m := newMachine(t, cfg, 1)
 			require.Equal(t, quorum, m.Quorum())
-			require.NoError(t, m.Acquire(0, "lock"))
+			require.NoError(t, errOf(m.Acquire(0, "lock")))
 			require.Len(t, sendsOf(m.Outputs()), n)
 			out := answer(t, m, time.Millisecond, func(node int, _ resp.Command) resp.Reply {
 				if node < oks {
@@ -107,7 +107,7 @@ func backoffs(t *testing.T, delay, jitter time.Duration, attempts int) []time.Du
 	cfg := redlock.DefaultConfig()
 	cfg.RetryDelay, cfg.RetryJitter, cfg.Tries = delay, jitter, attempts+1
 	m := newMachine(t, cfg, 7)
-	require.NoError(t, m.Acquire(0, "lock"))
+	require.NoError(t, errOf(m.Acquire(0, "lock")))
 	now := time.Duration(0)
 	nilReply := func(int, resp.Command) resp.Reply { return resp.Nil }
 	zero := func(int, resp.Command) resp.Reply { return resp.IntReply(0) }
@@ -118,7 +118,7 @@ func backoffs(t *testing.T, delay, jitter time.Duration, attempts int) []time.Du
 		require.Equal(t, redlock.StateBackingOff, m.State())
 		ds = append(ds, backoff.After)
 		now += backoff.After
-		require.NoError(t, m.Timer(now, backoff.Timer))
+		require.NoError(t, errOf(m.Timer(now, backoff.Timer)))
 		require.Equal(t, redlock.StateAcquiring, m.State())
 	}
 	return ds
@@ -252,7 +252,7 @@ func script(t *testing.T, seed uint64) string {
 			b.WriteString(o.String() + "\n")
 		}
 	}
-	require.NoError(t, m.Acquire(0, "lock"))
+	require.NoError(t, errOf(m.Acquire(0, "lock")))
 	log(m.Outputs())
 	attempt := 1
 	reply := func(node int, c resp.Command) resp.Reply {
@@ -275,7 +275,7 @@ func script(t *testing.T, seed uint64) string {
 	backoff := lastTimer(t, cleanup)
 	attempt = 2
 	now := 2*time.Millisecond + backoff.After
-	require.NoError(t, m.Timer(now, backoff.Timer))
+	require.NoError(t, errOf(m.Timer(now, backoff.Timer)))
 	log(m.Outputs())
 	log(answer(t, m, now+time.Millisecond, reply))   // SET round won: INCR round
 	log(answer(t, m, now+2*time.Millisecond, reply)) // tokens 10..13: 13
@@ -299,12 +299,12 @@ func TestValueIsUniquePerAcquireAndBase64(t *testing.T) {
 	seen := map[string]bool{}
 	for i := range 1000 {
 		now := time.Duration(i) * time.Second
-		require.NoError(t, m.Acquire(now, "lock"))
+		require.NoError(t, errOf(m.Acquire(now, "lock")))
 		v := m.Value()
 		assert.Len(t, v, 24) // 16 bytes in padded base64
 		assert.False(t, seen[v])
 		seen[v] = true
-		require.NoError(t, m.Release(now))
+		require.NoError(t, errOf(m.Release(now)))
 		answer(t, m, now, func(int, resp.Command) resp.Reply { return resp.IntReply(1) })
 		require.Equal(t, redlock.StateIdle, m.State())
 	}
@@ -317,15 +317,15 @@ func cycle(m *redlock.Machine, now time.Duration, sends []lock.Output) {
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends {
 			if s.Kind == lock.OutSend {
-				_ = m.Reply(now, s.Node, s.Req, r)
+				_, _ = m.Reply(now, s.Node, s.Req, r)
 			}
 		}
 	}
-	_ = m.Acquire(now, "lock")
+	_, _ = m.Acquire(now, "lock")
 	step(resp.OK)
-	_ = m.Extend(now)
+	_, _ = m.Extend(now)
 	step(resp.IntReply(1))
-	_ = m.Release(now)
+	_, _ = m.Release(now)
 	step(resp.IntReply(1))
 }
 
@@ -351,15 +351,15 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		now += time.Second
-		_ = m.Acquire(now, "lock")
+		_, _ = m.Acquire(now, "lock")
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends[:5] {
-			_ = m.Reply(now, s.Node, s.Req, resp.OK)
+			_, _ = m.Reply(now, s.Node, s.Req, resp.OK)
 		}
-		_ = m.Release(now)
+		_, _ = m.Release(now)
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends[:5] {
-			_ = m.Reply(now, s.Node, s.Req, resp.IntReply(1))
+			_, _ = m.Reply(now, s.Node, s.Req, resp.IntReply(1))
 		}
 	}
 	if m.State() != redlock.StateIdle {
@@ -393,21 +393,38 @@ func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
 	sawOutcomeThenSend := false
 	for i := range 20 {
 		now := time.Duration(i) * time.Second
-		require.NoError(t, m.Acquire(now, "lock"))
+		require.NoError(t, errOf(m.Acquire(now, "lock")))
 		check("acquire", i)
 		sends := sendsOf(m.Outputs())
 		for j, s := range sends {
-			require.NoError(t, m.Reply(now, s.Node, s.Req, resp.OK))
+			require.NoError(t, errOf(m.Reply(now, s.Node, s.Req, resp.OK)))
 			check("acquire reply", j)
 		}
 		// The last reply ended the round with an outcome in a low slot; release's sends
 		// are written over it.
 		hadOutcome := len(outcomes(m.Outputs())) > 0
-		require.NoError(t, m.Release(now))
+		require.NoError(t, errOf(m.Release(now)))
 		check("release", i)
 		sawOutcomeThenSend = sawOutcomeThenSend || hadOutcome && len(sendsOf(m.Outputs())) > 0
 		answer(t, m, now, func(int, resp.Command) resp.Reply { return resp.IntReply(1) })
 		check("release replies", i)
 	}
 	require.True(t, sawOutcomeThenSend, "the test must write sends over an outcome's slot")
+}
+
+// TestInputsReturnTheirOutputs: an input returns what it produced (what Outputs shows
+// until the next input), and a refused input returns nothing.
+func TestInputsReturnTheirOutputs(t *testing.T) {
+	m, err := redlock.New(redlock.DefaultConfig(), rand.New(rand.NewPCG(1, 0)))
+	require.NoError(t, err)
+	outs, err := m.Acquire(0, "lock")
+	require.NoError(t, err)
+	assert.Len(t, sendsOf(outs), 5)
+	assert.Equal(t, m.Outputs(), outs)
+	outs, err = m.Acquire(time.Millisecond, "lock")
+	assert.ErrorIs(t, err, lock.ErrBusy)
+	assert.Empty(t, outs)
+	outs, err = m.Acquire(0, "lock")
+	assert.ErrorIs(t, err, lock.ErrTimeBackward)
+	assert.Empty(t, outs)
 }

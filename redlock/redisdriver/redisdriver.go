@@ -289,7 +289,7 @@ func (c *Client) Lock(ctx context.Context, resource string) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, nerrs, err := c.drive(ctx, m, func(now time.Duration) error { return m.Acquire(now, resource) },
+	o, nerrs, err := c.drive(ctx, m, func(now time.Duration) ([]lock.Output, error) { return m.Acquire(now, resource) },
 		lock.Acquired, lock.AcquireFailed, true)
 	if err != nil {
 		return nil, err
@@ -346,7 +346,7 @@ type nodeReply struct {
 // with the first failure of each node that failed to answer meanwhile. With abortable, a
 // done ctx aborts the operation through Release, drives the release to its end and
 // returns ctx's error.
-func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Duration) error,
+func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Duration) ([]lock.Output, error),
 	ok, failed lock.EventKind, abortable bool) (lock.Event, []*NodeError, error) {
 	done := make(chan struct{})
 	defer close(done)
@@ -390,13 +390,13 @@ func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Durat
 		}
 		return out
 	}
-	err := start(now())
+	outs, err := start(now())
 	var ctxErr error
 	for {
 		if err != nil {
 			return lock.Event{}, nil, err
 		}
-		for _, out := range m.Outputs() {
+		for _, out := range outs {
 			switch out.Kind {
 			case lock.OutSend:
 				pending[out.Node] = sent{out.Req, now()}
@@ -432,13 +432,13 @@ func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Durat
 			if pending[r.node].req == r.req {
 				pending[r.node] = sent{}
 			}
-			err = m.Reply(now(), r.node, r.req, r.reply)
+			outs, err = m.Reply(now(), r.node, r.req, r.reply)
 		case id := <-fired:
 			delete(timers, id)
-			err = m.Timer(now(), id)
+			outs, err = m.Timer(now(), id)
 		case <-cancelled:
 			ctxErr, cancelled = ctx.Err(), nil
-			err = m.Release(now())
+			outs, err = m.Release(now())
 		}
 	}
 }
