@@ -8,8 +8,9 @@ import (
 
 // Do executes a command given as argv, as a client would send it, at wall time nowMs,
 // and returns redis-server 7.0's reply: the modelled commands with every option Redis 7.0
-// accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, PEXPIRE NX|XX|GT|LT, DEL of
-// several keys, EVAL, EVALSHA, SCRIPT LOAD|FLUSH|KILL), Redis's arity and syntax errors,
+// accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, SETNX, GET, DEL and UNLINK and
+// EXISTS of several keys, PEXPIRE, EXPIRE, PEXPIREAT and EXPIREAT with NX|XX|GT|LT, PTTL,
+// TTL, PERSIST, INCR, INCRBY, EVAL, EVALSHA, SCRIPT LOAD|FLUSH|KILL), Redis's arity and syntax errors,
 // and the unknown-command error for anything else. It is the differential test's path,
 // and how a caller issues what resp.Command cannot express (SCRIPT LOAD).
 func (e *Engine) Do(argv []string, nowMs int64) resp.Reply {
@@ -53,6 +54,56 @@ func (e *Engine) Do(argv []string, nowMs int64) resp.Reply {
 			return arityErr("incr")
 		}
 		return e.incr(argv[1], nowMs)
+	case eqFold(name, "incrby"):
+		if n != 3 {
+			return arityErr("incrby")
+		}
+		by, ok := parseInt(argv[2])
+		if !ok {
+			return errNotInt
+		}
+		return e.incrBy(argv[1], by, nowMs)
+	case eqFold(name, "setnx"):
+		if n != 3 {
+			return arityErr("setnx")
+		}
+		if r := e.set(argv[1], argv[2], setOpts{cond: resp.CondNX}, nowMs); r.Kind == resp.ReplyError || r == resp.Nil {
+			return zeroOr(r)
+		}
+		return resp.IntReply(1)
+	case eqFold(name, "exists"):
+		if n < 2 {
+			return arityErr("exists")
+		}
+		var count int64
+		for _, k := range argv[1:] {
+			count += e.exists(k, nowMs)
+		}
+		return resp.IntReply(count)
+	case eqFold(name, "unlink"):
+		if n < 2 {
+			return arityErr("unlink")
+		}
+		var count int64
+		for _, k := range argv[1:] {
+			count += e.del(k, nowMs)
+		}
+		return resp.IntReply(count)
+	case eqFold(name, "ttl"):
+		if n != 2 {
+			return arityErr("ttl")
+		}
+		return e.ttl(argv[1], nowMs)
+	case eqFold(name, "persist"):
+		if n != 2 {
+			return arityErr("persist")
+		}
+		return e.persist(argv[1], nowMs)
+	case eqFold(name, "expire"), eqFold(name, "expireat"), eqFold(name, "pexpireat"):
+		if n < 3 {
+			return arityErr(lower(name))
+		}
+		return e.doExpire(argv, lower(name), nowMs)
 	case eqFold(name, "eval"), eqFold(name, "evalsha"):
 		if n < 3 {
 			return arityErr(lower(name))
@@ -160,8 +211,22 @@ func expiryArg(arg string, flags int, nowMs int64) (int64, resp.Reply) {
 // doPExpire parses PEXPIRE's options (parseExtendedExpireArgumentsOrReply), then its
 // integer argument.
 func (e *Engine) doPExpire(argv []string, nowMs int64) resp.Reply {
+	flags, r := expireFlags(argv[3:])
+	if r.Kind == resp.ReplyError {
+		return r
+	}
+	ms, ok := parseInt(argv[2])
+	if !ok {
+		return errNotInt
+	}
+	return e.pexpire(argv[1], ms, flags, nowMs)
+}
+
+// expireFlags parses the expire commands' NX/XX/GT/LT options
+// (parseExtendedExpireArgumentsOrReply).
+func expireFlags(opts []string) (int, resp.Reply) {
 	flags := 0
-	for _, a := range argv[3:] {
+	for _, a := range opts {
 		opt := cstr(a)
 		switch {
 		case eqFold(opt, "nx"):
@@ -173,20 +238,43 @@ func (e *Engine) doPExpire(argv []string, nowMs int64) resp.Reply {
 		case eqFold(opt, "lt"):
 			flags |= expLT
 		default:
-			return errReply("ERR Unsupported option " + sanitize(opt))
+			return 0, errReply("ERR Unsupported option " + sanitize(opt))
 		}
 	}
 	if flags&expNX != 0 && flags&(expXX|expGT|expLT) != 0 {
-		return errReply("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return 0, errReply("ERR NX and XX, GT or LT options at the same time are not compatible")
 	}
 	if flags&expGT != 0 && flags&expLT != 0 {
-		return errReply("ERR GT and LT options at the same time are not compatible")
+		return 0, errReply("ERR GT and LT options at the same time are not compatible")
 	}
-	ms, ok := parseInt(argv[2])
+	return flags, resp.Reply{}
+}
+
+// doExpire is EXPIRE, EXPIREAT and PEXPIREAT (named in lower case): the options, then the
+// integer, then Redis 7.0's overflow checks (expireGenericCommand's order), then expireAt.
+func (e *Engine) doExpire(argv []string, name string, nowMs int64) resp.Reply {
+	flags, r := expireFlags(argv[3:])
+	if r.Kind == resp.ReplyError {
+		return r
+	}
+	when, ok := parseInt(argv[2])
 	if !ok {
 		return errNotInt
 	}
-	return e.pexpire(argv[1], ms, flags, nowMs)
+	bad := errReply("ERR invalid expire time in '" + name + "' command")
+	if name != "pexpireat" { // seconds
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			return bad
+		}
+		when *= 1000
+	}
+	if name == "expire" {
+		if when > math.MaxInt64-nowMs {
+			return bad
+		}
+		when += nowMs
+	}
+	return e.expireAt(argv[1], when, flags, nowMs)
 }
 
 // doEval is EVAL / EVALSHA with Redis's checks in Redis's order: an EVALSHA digest that is
@@ -271,6 +359,14 @@ func (e *Engine) doScript(argv []string) resp.Reply {
 		return errReply(sanitize("ERR unknown subcommand '" + trunc(cstr(sub), 128) + "'. Try SCRIPT HELP."))
 	}
 	return errReply("ERR redlock-sim: SCRIPT " + lower(sub) + " is not modelled")
+}
+
+// zeroOr is SETNX's reply for a SET NX that did not set: 0, or the error (OOM) it got.
+func zeroOr(r resp.Reply) resp.Reply {
+	if r.Kind == resp.ReplyError {
+		return r
+	}
+	return resp.IntReply(0)
 }
 
 func arityErr(name string) resp.Reply {

@@ -113,7 +113,7 @@ func (g *gen) command() diffCmd {
 // order (valid or not), wrong arities, odd EVAL numkeys, SCRIPT subcommands, unknown
 // commands, odd capitalisation.
 func (g *gen) argv() []string {
-	switch g.r.IntN(12) {
+	switch g.r.IntN(19) {
 	case 0, 1, 2:
 		argv := []string{g.caps("SET"), g.key(), g.value()}
 		for range g.r.IntN(5) {
@@ -152,6 +152,22 @@ func (g *gen) argv() []string {
 		return []string{g.caps("INCR"), g.key()}
 	case 10:
 		return []string{g.caps("GET"), g.key()}
+	case 11:
+		return g.expireArgv()
+	case 12:
+		return []string{g.caps("INCRBY"), g.key(), g.pick([]string{"1", "-1", "100", "-100", "abc", "9223372036854775807", "-9223372036854775808", "0"})}
+	case 13:
+		return []string{g.caps("SETNX"), g.key(), g.value()}
+	case 14, 15:
+		argv := []string{g.caps(g.pick([]string{"EXISTS", "UNLINK"}))}
+		for range 1 + g.r.IntN(4) {
+			argv = append(argv, g.key())
+		}
+		return argv
+	case 16:
+		return []string{g.caps("TTL"), g.key()}
+	case 17:
+		return []string{g.caps("PERSIST"), g.key()}
 	}
 	return []string{g.caps("PTTL"), g.key()}
 }
@@ -162,6 +178,31 @@ var arityCases = [][]string{
 	{"EVALSHA"}, {"EVALSHA", "x"}, {"SCRIPT"}, {"SCRIPT", "LOAD"}, {"SCRIPT", "LOAD", "a", "b"},
 	{"SCRIPT", "EXISTS"}, {"SCRIPT", "KILL", "x"}, {"SCRIPT", "KILL"}, {"SCRIPT", "FLUSH", "x"},
 	{"SCRIPT", "nope"}, {"get"}, {"Set", "k1"},
+	{"EXISTS"}, {"UNLINK"}, {"TTL"}, {"TTL", "k1", "k2"}, {"PERSIST"}, {"PERSIST", "k1", "k2"},
+	{"INCRBY", "k1"}, {"INCRBY", "k1", "1", "2"}, {"SETNX", "k1"}, {"SETNX", "k1", "v", "x"},
+	{"EXPIRE", "k1"}, {"EXPIREAT"}, {"PEXPIREAT", "k1"},
+}
+
+// expireArgv is EXPIRE, EXPIREAT or PEXPIREAT with an argument in its unit (relative
+// seconds, or an absolute time that is past, near or far), edges that overflow, and
+// options valid or not. Relative times are whole seconds and absolute ones sit 250 ms
+// off a second, so that no reply depends on when within its millisecond the server ran.
+func (g *gen) expireArgv() []string {
+	name := g.pick([]string{"EXPIRE", "EXPIREAT", "PEXPIREAT"})
+	var arg string
+	switch name {
+	case "EXPIRE":
+		arg = g.pick([]string{strconv.FormatInt(g.secs(60), 10), "0", "-1", "abc", "9223372036854775", "9223372036854776", "-9223372036854776"})
+	case "EXPIREAT":
+		arg = g.pick([]string{strconv.FormatInt(g.now/1000+g.secs(60)+100, 10), "1", "0", "-1", "9223372036854775", "9223372036854776"})
+	default:
+		arg = g.pick([]string{strconv.FormatInt(g.now+g.secs(60)*1000+100250, 10), "1", "-1", "9223372036854775807", "0100"})
+	}
+	argv := []string{g.caps(name), g.key(), arg}
+	for range g.r.IntN(3) {
+		argv = append(argv, g.caps(g.pick([]string{"NX", "XX", "GT", "LT", "foo"})))
+	}
+	return argv
 }
 
 func (g *gen) pick2(xs [][]string) []string { return xs[g.r.IntN(len(xs))] }
@@ -246,13 +287,21 @@ func (g *gen) evalArgv() []string {
 	return argv
 }
 
-// sameReply compares a real reply with the model's; a non-negative PTTL may be off by tol.
+// sameReply compares a real reply with the model's; a non-negative PTTL may be off by tol
+// (the server ran later than the model's clock was read), and a TTL by one second (it
+// rounds to the nearest second, so those few milliseconds can cross a half second).
 func sameReply(argv []string, real, model resp.Reply, tol int64) bool {
 	if real == model {
 		return true
 	}
-	isPTTL := strings.EqualFold(argv[0], "pttl")
-	return isPTTL && real.Kind == resp.ReplyInt && model.Kind == resp.ReplyInt &&
+	switch {
+	case strings.EqualFold(argv[0], "pttl"):
+	case strings.EqualFold(argv[0], "ttl"):
+		tol = 1
+	default:
+		return false
+	}
+	return real.Kind == resp.ReplyInt && model.Kind == resp.ReplyInt &&
 		real.Int >= 0 && model.Int >= 0 && real.Int <= model.Int && model.Int-real.Int <= tol
 }
 

@@ -110,8 +110,8 @@
 // The differential test runs 2,000 seeded sequences of 50 commands against a real
 // redis-server 7 on a free loopback port and against the Engine fed the real wall time,
 // through both the Command path and the argv path, and requires identical replies (PTTL
-// within the pipeline's round trip); a second test checks keys with PX 50-200 ms read
-// after real waits.
+// within the pipeline's round trip, TTL within a second of rounding); a second test checks
+// keys with PX 50-200 ms read after real waits.
 //
 // # Divergences from Redis 7.0
 //
@@ -122,9 +122,14 @@
 //     answers "ERR redlock-sim: no Lua interpreter; ...". SCRIPT EXISTS, HELP and DEBUG
 //     answer arrays or start a debugger, which a resp.Reply cannot carry; they answer
 //     an explicit "not modelled" error after Redis's arity check.
-//   - Only SET, GET, DEL, PEXPIRE, PTTL, INCR, EVAL, EVALSHA and SCRIPT exist; any other
-//     command, real or not (EXPIRE, PING, FLUSHALL, ...), gets Redis's unknown-command
-//     error. An empty argv is an error (Redis ignores an empty request).
+//   - Only the string commands lock clients send exist: SET, SETNX, GET, DEL, UNLINK,
+//     EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, INCR, INCRBY, and
+//     EVAL, EVALSHA and SCRIPT; any other command, real or not (HSET, PUBLISH, PING,
+//     FLUSHALL, ...), gets Redis's unknown-command error. Keys have no types, so
+//     WRONGTYPE never occurs. An empty argv is an error (Redis ignores an empty request).
+//   - SET with an EXAT or PXAT in the past stores the key, which then reads as absent and
+//     is removed lazily or by the cron, exactly as redis-server 7.0.15 does (DBSIZE still
+//     counts it); later Redis versions delete it at once.
 //   - The key limit is a count (MaxKeys): creating a key beyond it answers Redis's OOM
 //     error, where Redis limits memory and refuses every write command when over it.
 //   - Active expiry removes every expired key at each cron run, exactly and

@@ -313,7 +313,11 @@ func (e *Engine) pttl(key string, nowMs int64) resp.Reply {
 	return resp.IntReply(max(e.ks.ents[i].exp-nowMs, 0))
 }
 
-func (e *Engine) incr(key string, nowMs int64) resp.Reply {
+func (e *Engine) incr(key string, nowMs int64) resp.Reply { return e.incrBy(key, 1, nowMs) }
+
+// incrBy is INCRBY (and INCR, by 1): the value must parse as a 64-bit integer, and a sum
+// beyond it is refused, as incrDecrCommand does. The expiry stays (dbOverwrite).
+func (e *Engine) incrBy(key string, by int64, nowMs int64) resp.Reply {
 	i, found := e.lookup(key, nowMs)
 	var old int64
 	if found {
@@ -322,7 +326,7 @@ func (e *Engine) incr(key string, nowMs int64) resp.Reply {
 			return errNotInt
 		}
 	}
-	if old == math.MaxInt64 {
+	if (by < 0 && old < 0 && by < math.MinInt64-old) || (by > 0 && old > 0 && by > math.MaxInt64-old) {
 		return errOverflow
 	}
 	if !found {
@@ -331,10 +335,37 @@ func (e *Engine) incr(key string, nowMs int64) resp.Reply {
 		}
 		i = e.ks.insert(key, "")
 	}
-	// INCR overwrites the value and keeps the expiry, as dbOverwrite does.
-	e.ks.ents[i].val = formatInt(old + 1)
+	e.ks.ents[i].val = formatInt(old + by)
 	e.logKey(i)
-	return resp.IntReply(old + 1)
+	return resp.IntReply(old + by)
+}
+
+// exists counts key if it is there (EXISTS counts a key named twice twice).
+func (e *Engine) exists(key string, nowMs int64) int64 {
+	if _, ok := e.lookup(key, nowMs); ok {
+		return 1
+	}
+	return 0
+}
+
+// ttl is TTL: PTTL in seconds, rounded to the nearest (ttlGenericCommand's (ttl+500)/1000).
+func (e *Engine) ttl(key string, nowMs int64) resp.Reply {
+	r := e.pttl(key, nowMs)
+	if r.Int >= 0 {
+		r.Int = (r.Int + 500) / 1000
+	}
+	return r
+}
+
+// persist is PERSIST: 1 when the key had an expiry and now has none, else 0.
+func (e *Engine) persist(key string, nowMs int64) resp.Reply {
+	i, ok := e.lookup(key, nowMs)
+	if !ok || !e.ks.hasExp(i) {
+		return resp.IntReply(0)
+	}
+	e.ks.clearExp(i)
+	e.logKey(i)
+	return resp.IntReply(1)
 }
 
 // PEXPIRE's NX/XX/GT/LT options.
@@ -350,7 +381,13 @@ func (e *Engine) pexpire(key string, ms int64, flags int, nowMs int64) resp.Repl
 	if ms > math.MaxInt64-nowMs {
 		return errExpirePExp
 	}
-	when := ms + nowMs
+	return e.expireAt(key, ms+nowMs, flags, nowMs)
+}
+
+// expireAt is the end of Redis 7.0's expireGenericCommand, shared by PEXPIRE, EXPIRE,
+// PEXPIREAT and EXPIREAT once each has turned its argument into an absolute expiry when
+// (ms): the NX/XX/GT/LT conditions, then an expiry not in the future deletes the key.
+func (e *Engine) expireAt(key string, when int64, flags int, nowMs int64) resp.Reply {
 	i, ok := e.lookup(key, nowMs)
 	if !ok {
 		return resp.IntReply(0)

@@ -227,3 +227,58 @@ func TestExecRecordText(t *testing.T) {
 		assert.Len(t, rec.Fields, map[bool]int{true: 1, false: 2}[compact], "a common reply shares the command's field")
 	}
 }
+
+// TestLockClientStringCommands checks the string commands lock libraries send beyond
+// Redlock's own, at a fixed wall time, against replies seen from redis-server 7.0.15
+// (the differential test checks them at random against a live one).
+func TestLockClientStringCommands(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	const now = 1_000_000
+	do := func(args ...string) resp.Reply { return e.Do(args, now) }
+	assert.Equal(t, resp.IntReply(1), do("SETNX", "k", "5"))
+	assert.Equal(t, resp.IntReply(0), do("SETNX", "k", "6"), "SETNX never overwrites")
+	assert.Equal(t, resp.IntReply(2), do("EXISTS", "k", "k", "nope"), "EXISTS counts a key named twice twice")
+	assert.Equal(t, resp.IntReply(-1), do("TTL", "k"))
+	assert.Equal(t, resp.IntReply(1), do("EXPIRE", "k", "10"))
+	assert.Equal(t, resp.IntReply(10_000), do("PTTL", "k"))
+	assert.Equal(t, resp.IntReply(1), do("PEXPIRE", "k", "1499"))
+	assert.Equal(t, resp.IntReply(1), do("TTL", "k"), "TTL rounds to the nearest second")
+	assert.Equal(t, resp.IntReply(1), do("PEXPIRE", "k", "1500"))
+	assert.Equal(t, resp.IntReply(2), do("TTL", "k"))
+	assert.Equal(t, resp.IntReply(0), do("EXPIRE", "k", "20", "NX"), "NX: the key has an expiry")
+	assert.Equal(t, resp.IntReply(1), do("EXPIRE", "k", "20", "GT"))
+	assert.Equal(t, "ERR invalid expire time in 'expire' command", do("EXPIRE", "k", "9223372036854775").Str,
+		"seconds times 1000 fit, plus now does not")
+	assert.Equal(t, "ERR invalid expire time in 'expireat' command", do("EXPIREAT", "k", "9223372036854776").Str)
+	assert.Equal(t, resp.IntReply(1), do("PERSIST", "k"))
+	assert.Equal(t, resp.IntReply(0), do("PERSIST", "k"), "nothing left to persist")
+	assert.Equal(t, resp.IntReply(-1), do("PTTL", "k"))
+	assert.Equal(t, resp.IntReply(1), do("PEXPIREAT", "k", "9223372036854775807"))
+	assert.Equal(t, resp.IntReply(9223372036854775807-now), do("PTTL", "k"))
+	assert.Equal(t, resp.IntReply(-9223372036854775802), do("INCRBY", "k", "-9223372036854775807"),
+		"INCRBY keeps the expiry and counts down to the edge")
+	assert.Equal(t, errOverflow, do("INCRBY", "k", "-10"))
+	assert.Equal(t, errNotInt, do("INCRBY", "k", "abc"))
+	assert.Equal(t, resp.IntReply(1), do("EXPIREAT", "k", "1000"), "an absolute time reached deletes the key")
+	assert.Equal(t, resp.IntReply(0), do("EXISTS", "k"))
+	assert.Equal(t, resp.IntReply(0), do("EXPIRE", "k", "10"), "no key, nothing to expire")
+	assert.Equal(t, resp.IntReply(-2), do("TTL", "k"))
+	assert.Equal(t, resp.OK, do("SET", "a", "1"))
+	assert.Equal(t, resp.OK, do("SET", "b", "1"))
+	assert.Equal(t, resp.IntReply(2), do("UNLINK", "a", "b", "c"))
+	assert.Equal(t, "ERR Unsupported option foo", do("EXPIRE", "a", "10", "foo").Str)
+	for _, argv := range [][]string{{"SETNX", "a"}, {"EXISTS"}, {"UNLINK"}, {"TTL"}, {"PERSIST"}, {"INCRBY", "a"}, {"EXPIRE", "a"}, {"PEXPIREAT", "a"}} {
+		assert.Equal(t, "ERR wrong number of arguments for '"+strings.ToLower(argv[0])+"' command", e.Do(argv, now).Str)
+	}
+}
+
+// TestSetAtAPastTimeKeepsTheKeyExpired pins redis-server 7.0.15's behaviour: SET with
+// PXAT in the past stores the key (answering OK), which then reads as absent.
+func TestSetAtAPastTimeKeepsTheKeyExpired(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	assert.Equal(t, resp.OK, e.Do([]string{"SET", "k", "v", "PXAT", "1"}, 5000))
+	assert.Equal(t, 1, e.Len(), "counted until removed, as DBSIZE counts it")
+	assert.Equal(t, resp.IntReply(0), e.Do([]string{"EXISTS", "k"}, 5000))
+	assert.Equal(t, 0, e.Len())
+	assert.Equal(t, resp.OK, e.Do([]string{"SET", "k", "v", "EXAT", "1", "NX"}, 5000), "NX sees no key")
+}
