@@ -15,6 +15,12 @@ import (
 // and how a caller issues what resp.Command cannot express (SCRIPT LOAD).
 func (e *Engine) Do(argv []string, nowMs int64) resp.Reply {
 	e.effects = e.effects[:0]
+	return e.doInScript(argv, nowMs)
+}
+
+// doInScript is Do without starting a new list of effects: a script's commands add to
+// the list of the EVAL they run in.
+func (e *Engine) doInScript(argv []string, nowMs int64) resp.Reply {
 	if len(argv) == 0 {
 		return errReply("ERR redlock-sim: empty command")
 	}
@@ -292,18 +298,18 @@ func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) resp.Reply {
 	case numkeys < 0:
 		return errNegKeys
 	}
+	keys, args := argv[3:3+numkeys], argv[3+numkeys:]
 	var s resp.Script
 	if isSHA {
-		if s = resp.ScriptBySHA(argv[1]); !e.ScriptLoaded(s) {
-			return errNoScript
+		if s = resp.ScriptBySHA(argv[1]); !e.ScriptLoaded(s) || e.noFastPath {
+			return e.evalUser(lower(argv[1]), "", true, keys, args, nowMs)
 		}
 	} else {
-		if s = scriptBySource(argv[1]); s == resp.ScriptNone {
-			return errNoLua
+		if s = scriptBySource(argv[1]); s == resp.ScriptNone || e.noFastPath {
+			return e.evalUser(sha1hex(argv[1]), argv[1], false, keys, args, nowMs)
 		}
 		e.LoadScript(s)
 	}
-	keys, args := argv[3:3+numkeys], argv[3+numkeys:]
 	var a scriptArgs
 	if len(keys) > 0 {
 		a.k1 = strArg(keys[0])
@@ -317,6 +323,41 @@ func (e *Engine) doEval(argv []string, isSHA bool, nowMs int64) resp.Reply {
 	return e.runScript(s, a, nowMs)
 }
 
+// evalUser runs a script in the Lua VM: the one named sha from the cache (EVALSHA,
+// byName) or src, compiled and cached first (EVAL).
+func (e *Engine) evalUser(sha, src string, byName bool, keys, args []string, nowMs int64) resp.Reply {
+	if byName {
+		var ok bool
+		if src, ok = e.userScripts[sha]; !ok {
+			if s := resp.ScriptBySHA(sha); !e.ScriptLoaded(s) {
+				return errNoScript
+			}
+			src = resp.ScriptBySHA(sha).Source()
+		}
+	}
+	vm := e.lua()
+	p, r := vm.compile(sha, src)
+	if r.Kind == resp.ReplyError {
+		return r
+	}
+	if e.userScripts == nil {
+		e.userScripts = map[string]string{}
+	}
+	e.userScripts[sha] = src
+	return vm.run(p, sha, keys, args, nowMs)
+}
+
+// lua returns the engine's Lua VM, starting it at its first use.
+func (e *Engine) lua() *luaVM {
+	if e.vm == nil {
+		e.vm = newLuaVM(e)
+	}
+	if e.userScripts == nil {
+		e.userScripts = map[string]string{}
+	}
+	return e.vm
+}
+
 // doScript is the SCRIPT container command: LOAD, FLUSH and KILL are modelled; EXISTS,
 // HELP and DEBUG answer with arrays or a debugger, which a resp.Reply cannot carry.
 func (e *Engine) doScript(argv []string) resp.Reply {
@@ -326,12 +367,15 @@ func (e *Engine) doScript(argv []string) resp.Reply {
 		if n != 3 {
 			return arityErr("script|load")
 		}
-		s := scriptBySource(argv[2])
-		if s == resp.ScriptNone {
-			return errNoLua
+		if s := scriptBySource(argv[2]); s != resp.ScriptNone {
+			e.LoadScript(s)
 		}
-		e.LoadScript(s)
-		return bulk(s.SHA())
+		sha := sha1hex(argv[2])
+		if _, r := e.lua().compile(sha, argv[2]); r.Kind == resp.ReplyError {
+			return r
+		}
+		e.userScripts[sha] = argv[2]
+		return bulk(sha)
 	case eqFold(sub, "flush"):
 		if n == 2 || (n == 3 && (eqFold(cstr(argv[2]), "sync") || eqFold(cstr(argv[2]), "async"))) {
 			e.FlushScripts()

@@ -28,6 +28,30 @@ var (
 	diffKeys   = []string{"k1", "k2", "k3", "lock"}
 	diffValues = []string{"v1", "v2", "v3", "1", "41", "-5", "9223372036854775807", "abc", "01", ""}
 	scripts    = []resp.Script{resp.ScriptRelease, resp.ScriptExtend, resp.ScriptExtendOrSet}
+	// luaScripts run in the model's Lua VM: the shapes lock libraries use (compare and
+	// delete, compare and extend, all-or-nothing acquire of several keys with EXISTS,
+	// counted release), Redis's conversions (numbers truncated, booleans, nil, status and
+	// error tables, numbers as arguments) and its errors (redis.call's, pcall's, error(),
+	// the globals protection), each on several lines so the error suffix's line counts.
+	// They avoid what the model does not reproduce: array replies, math.random, and the
+	// texts of Lua's own runtime and syntax errors.
+	luaScripts = []string{
+		"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend",
+		"local val = redis.call(\"GET\", KEYS[1])\nif val == ARGV[1] then\n\treturn redis.call(\"PEXPIRE\", KEYS[1], ARGV[2])\nelseif val == false then\n\treturn -1\nelse\n\treturn 0\nend",
+		"for _, key in ipairs(KEYS) do\n  if redis.call(\"exists\", key) == 1 then\n    return 0\n  end\nend\nfor _, key in ipairs(KEYS) do\n  redis.call(\"set\", key, ARGV[1], \"PX\", ARGV[2])\nend\nreturn #KEYS",
+		"local count = 0\nfor _, key in ipairs(KEYS) do\n  if redis.call(\"get\", key) == ARGV[1] then\n    redis.call(\"del\", key)\n    count = count + 1\n  end\nend\nreturn count",
+		"local r = redis.pcall(\"incrby\", KEYS[1], ARGV[1])\nif type(r) == \"table\" and r.err then\n  return redis.error_reply(\"LOCKERR \" .. r.err)\nend\nreturn r",
+		"redis.call(\"set\", KEYS[1], ARGV[1])\nreturn redis.call(\"incrby\", KEYS[1], 2.7)",
+		"return redis.call(\"pexpire\", KEYS[1], ARGV[1], ARGV[2])",
+		"local t = redis.call(\"set\", KEYS[1], ARGV[1], \"NX\")\nif t then\n  return t\nend\nreturn redis.status_reply(\"TAKEN\")",
+		"return ARGV[1] == nil",
+		"return tonumber(ARGV[1])",
+		"local n = redis.call(\"ttl\", KEYS[1])\nreturn n + 0.5",
+		"return undefined_global",
+		"\nreturn redis.call(\"setnx\", KEYS[1])",
+		"error({err = \"CUSTOM \" .. tostring(#KEYS)})",
+		"local ok = redis.call(\"unlink\", KEYS[1]) + redis.call(\"exists\", KEYS[1])\nglobal_write = ok",
+	}
 )
 
 // diffCmd is one generated command: a Command value (run through Engine.Exec) or a raw
@@ -113,7 +137,7 @@ func (g *gen) command() diffCmd {
 // order (valid or not), wrong arities, odd EVAL numkeys, SCRIPT subcommands, unknown
 // commands, odd capitalisation.
 func (g *gen) argv() []string {
-	switch g.r.IntN(19) {
+	switch g.r.IntN(20) {
 	case 0, 1, 2:
 		argv := []string{g.caps("SET"), g.key(), g.value()}
 		for range g.r.IntN(5) {
@@ -128,12 +152,15 @@ func (g *gen) argv() []string {
 		return argv
 	case 4:
 		return g.pick2(arityCases)
-	case 5:
+	case 5, 18:
 		return g.evalArgv()
 	case 6:
 		s := scripts[g.r.IntN(len(scripts))]
-		if g.r.IntN(2) == 0 {
+		switch g.r.IntN(4) {
+		case 0:
 			return []string{"SCRIPT", g.caps("load"), s.Source()}
+		case 1, 2:
+			return []string{"SCRIPT", g.caps("load"), g.pick(luaScripts)}
 		}
 		return []string{"SCRIPT", "FLUSH"}
 	case 7:
@@ -261,12 +288,18 @@ func (g *gen) setToken() []string {
 	return tok
 }
 
-// evalArgv is EVAL/EVALSHA with odd digests, numkeys and argument counts.
+// evalArgv is EVAL/EVALSHA with odd digests, numkeys and argument counts, of a standard
+// script or one the Lua VM runs.
 func (g *gen) evalArgv() []string {
 	s := scripts[g.r.IntN(len(scripts))]
-	head, sha := s.Source(), g.r.IntN(3) != 0
+	src, digest := s.Source(), s.SHA()
+	if g.r.IntN(2) == 0 {
+		src = g.pick(luaScripts)
+		digest = sha1hex(src)
+	}
+	head, sha := src, g.r.IntN(3) != 0
 	if sha {
-		head = s.SHA()
+		head = digest
 		switch g.r.IntN(6) {
 		case 0:
 			head = strings.ToUpper(head)
@@ -280,8 +313,16 @@ func (g *gen) evalArgv() []string {
 	if sha {
 		name = "EVALSHA"
 	}
-	argv := []string{g.caps(name), head, g.pick([]string{"0", "1", "1", "2", "-1", "abc", "01"})}
-	for range g.r.IntN(5) {
+	if src != s.Source() && g.r.IntN(2) == 0 { // well formed: keys, then a value and a TTL
+		nk := 1 + g.r.IntN(2)
+		argv := []string{g.caps(name), head, strconv.Itoa(nk)}
+		for range nk {
+			argv = append(argv, g.key())
+		}
+		return append(argv, g.value(), strconv.FormatInt(g.secs(60)*1000+500, 10))
+	}
+	argv := []string{g.caps(name), head, g.pick([]string{"0", "1", "1", "1", "2", "2", "-1", "abc", "01"})}
+	for range g.r.IntN(6) {
 		argv = append(argv, g.pick([]string{g.key(), g.value(), g.intArg()}))
 	}
 	return argv
@@ -358,7 +399,8 @@ func TestDifferentialAgainstRealRedis(t *testing.T) {
 	for _, k := range []string{"OK", "nil", "bulk", "int:0", "int:1", "int:-1", "int:-2", "int:ttl", "NOSCRIPT",
 		"ERR syntax error", "ERR wrong number", "ERR invalid expire", "ERR value is not", "ERR unknown",
 		"ERR increment", "script:ERR Lua", "script:ERR invalid expire", "script:ERR value is not",
-		"ERR Number of keys", "ERR Unsupported", "ERR NX and XX", "ERR GT and LT"} {
+		"ERR Number of keys", "ERR Unsupported", "ERR NX and XX", "ERR GT and LT",
+		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN"} {
 		require.NotZerof(t, kinds[k], "no reply of class %q was exercised", k)
 	}
 }
@@ -378,16 +420,21 @@ func replyClass(r resp.Reply) string {
 		}
 		return "int:" + strconv.FormatInt(r.Int, 10)
 	}
+	head, _, inScript := strings.Cut(r.Str, " script: ")
 	prefix := ""
-	if strings.Contains(r.Str, " script: ") {
+	if inScript {
 		prefix = "script:"
 	}
 	for _, p := range []string{"NOSCRIPT", "ERR syntax error", "ERR wrong number", "ERR invalid expire",
 		"ERR value is not", "ERR Lua", "ERR unknown", "ERR increment", "ERR Number of keys", "ERR Unsupported",
-		"ERR NX and XX", "ERR GT and LT", "NOTBUSY", "ERR SCRIPT FLUSH"} {
-		if strings.HasPrefix(r.Str, p) {
+		"ERR NX and XX", "ERR GT and LT", "NOTBUSY", "ERR SCRIPT FLUSH", "ERR user_script", "ERR Wrong number",
+		"LOCKERR", "CUSTOM"} {
+		if strings.HasPrefix(head, p) {
 			return prefix + p
 		}
+	}
+	if inScript {
+		return prefix + head
 	}
 	return "other error: " + r.Str
 }

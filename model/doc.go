@@ -79,14 +79,29 @@
 //
 // # Scripts
 //
-// There is no Lua interpreter. The three standard Redlock scripts of package redlock are
-// recognised by their exact source (EVAL, SCRIPT LOAD) or SHA1 (EVALSHA, case-insensitive)
-// and run natively, including how their Lua fails on short KEYS/ARGV and how Redis 7
-// wraps errors raised inside them ("... script: <sha>, on @user_script:1."). The script
-// cache is per process, as in Redis 7: EVALSHA gets NOSCRIPT until EVAL or SCRIPT LOAD
-// loads the script on that node, and a restart or a promotion finds it empty, because
-// Redis 7 neither persists nor replicates scripts (NodeConfig.PreloadScripts models a
-// deployment that loads them at boot).
+// Any script runs. The three standard Redlock scripts of package redlock are recognised
+// by their exact source (EVAL, SCRIPT LOAD) or SHA1 (EVALSHA, case-insensitive) and run
+// natively on a fast path that allocates nothing, including how their Lua fails on short
+// KEYS/ARGV and how Redis 7 wraps errors raised inside them ("... script: <sha>, on
+// @user_script:1."). Every other script runs in a real Lua 5.1 (gopher-lua, lua.go), one
+// VM per engine started at its first such script, with Redis 7.0's environment: KEYS and
+// ARGV; redis.call and redis.pcall onto the engine's commands at the script's frozen wall
+// time, their writes among the EVAL's effects; Redis's conversions (an integer reply is
+// a number, a nil bulk false, a status {ok=...}; a number returned is truncated to an
+// integer, true is 1, false and nil a nil bulk, {ok=...} and {err=...} a status and an
+// error; a number passed as an argument is formatted as %.17g); redis.sha1hex,
+// redis.error_reply and redis.status_reply; the error texts of redis.call and of the
+// script's own errors with the line they were raised on; and the globals protection
+// (reading an undefined global or writing any is an error). Only the base, table, string
+// and math libraries are opened, so no script reaches time, I/O or the process.
+// TestFastPathAnswersAsTheVM runs the standard scripts both ways and requires the same
+// replies and keys.
+//
+// The script cache is per process, as in Redis 7: EVALSHA gets NOSCRIPT until EVAL or
+// SCRIPT LOAD loads the script on that node, and a restart or a promotion finds it empty,
+// because Redis 7 neither persists nor replicates scripts (NodeConfig.PreloadScripts
+// models a deployment that loads them at boot). A simulated client sends only the
+// standard scripts (a resp.Command names one); the argv path (Engine.Do) runs any.
 //
 // # Trace
 //
@@ -111,17 +126,25 @@
 // redis-server 7 on a free loopback port and against the Engine fed the real wall time,
 // through both the Command path and the argv path, and requires identical replies (PTTL
 // within the pipeline's round trip, TTL within a second of rounding); a second test checks
-// keys with PX 50-200 ms read after real waits.
+// keys with PX 50-200 ms read after real waits. The sequences include scripts in the
+// shapes lock libraries use, run in the Lua VM, with their error texts.
 //
 // # Divergences from Redis 7.0
 //
 // Known and deliberate; none is reachable from a resp.Command the differential test
 // draws.
 //
-//   - No Lua: EVAL or SCRIPT LOAD of any script other than the three standard ones
-//     answers "ERR redlock-sim: no Lua interpreter; ...". SCRIPT EXISTS, HELP and DEBUG
-//     answer arrays or start a debugger, which a resp.Reply cannot carry; they answer
-//     an explicit "not modelled" error after Redis's arity check.
+//   - Lua, where gopher-lua differs from Lua 5.1: the wording of syntax errors (after
+//     Redis's "ERR Error compiling script (new function): user_script: " prefix) and of
+//     Lua's own runtime errors ("attempt to index ..."), and tostring of numbers that are
+//     not integers or need an exponent. math.random and math.randomseed answer a
+//     "not modelled" error (Redis seeds its generator once per process). A script cannot
+//     be stopped: one that never returns hangs the engine (Redis would answer BUSY to
+//     others and accept SCRIPT KILL); no simulated client sends one.
+//   - Arrays: a script returning a table that is neither {ok=...} nor {err=...} answers
+//     "ERR redlock-sim: a script's array reply is not modelled", and SCRIPT EXISTS, HELP
+//     and DEBUG, which answer arrays or start a debugger, answer an explicit "not
+//     modelled" error after Redis's arity check: a resp.Reply carries no arrays.
 //   - Only the string commands lock clients send exist: SET, SETNX, GET, DEL, UNLINK,
 //     EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, INCR, INCRBY, and
 //     EVAL, EVALSHA and SCRIPT; any other command, real or not (HSET, PUBLISH, PING,
