@@ -91,8 +91,10 @@
 // integer, true is 1, false and nil a nil bulk, {ok=...} and {err=...} a status and an
 // error; a number passed as an argument is formatted as %.17g); redis.sha1hex,
 // redis.error_reply and redis.status_reply; the error texts of redis.call and of the
-// script's own errors with the line they were raised on; and the globals protection
-// (reading an undefined global or writing any is an error). Only the base, table, string
+// script's own errors with the line they were raised on; the globals protection
+// (reading an undefined global or writing any is an error); and math.random over Redis's
+// own generator, which runs on from process start across scripts (a restart starts it
+// again), so draws match a fresh redis-server's. Only the base, table, string
 // and math libraries are opened, so no script reaches time, I/O or the process.
 // TestFastPathAnswersAsTheVM runs the standard scripts both ways and requires the same
 // replies and keys.
@@ -137,8 +139,8 @@
 //   - Lua, where gopher-lua differs from Lua 5.1: the wording of syntax errors (after
 //     Redis's "ERR Error compiling script (new function): user_script: " prefix) and of
 //     Lua's own runtime errors ("attempt to index ..."), and tostring of numbers that are
-//     not integers or need an exponent. math.random and math.randomseed answer a
-//     "not modelled" error (Redis seeds its generator once per process). A script cannot
+//     not integers or need an exponent. The bit, cjson, cmsgpack and struct libraries are
+//     absent, and so are redis.setresp and redis.acl_check_cmd. A script cannot
 //     be stopped: one that never returns hangs the engine (Redis would answer BUSY to
 //     others and accept SCRIPT KILL); no simulated client sends one.
 //   - Arrays: a script returning a table that is neither {ok=...} nor {err=...} answers

@@ -38,6 +38,7 @@ type Engine struct {
 	// which starts at the first of them.
 	userScripts map[string]string
 	vm          *luaVM
+	rand48      uint64 // math.random's generator state (see lrand48)
 	// noFastPath sends the standard scripts to the Lua VM too: the test that the fast
 	// path answers as the VM does sets it.
 	noFastPath bool
@@ -69,7 +70,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.MaxKeys == 0 {
 		cfg.MaxKeys = DefaultMaxKeys
 	}
-	return &Engine{ks: newKeyspace(), maxKeys: cfg.MaxKeys}, nil
+	return &Engine{ks: newKeyspace(), maxKeys: cfg.MaxKeys, rand48: rand48Start}, nil
 }
 
 // Len returns the number of keys held, including keys that have expired but were not yet
@@ -97,6 +98,7 @@ func (e *Engine) Reset() {
 	e.ks.clear()
 	e.FlushScripts()
 	e.effects = e.effects[:0]
+	e.rand48 = rand48Start
 }
 
 // NextExpiry returns the earliest expiry among the keys, if any key has one.

@@ -54,11 +54,14 @@ func newLuaVM(e *Engine) *luaVM {
 	for _, name := range []string{"dofile", "loadfile", "require", "module", "newproxy", "print", "_printregs", "getfenv", "setfenv"} {
 		g.RawSetString(name, lua.LNil)
 	}
-	// math.random is gopher-lua's, over Go's global generator; Redis's is seeded per
-	// process. Until it is modelled, a script that draws randomness is refused plainly.
+	// math.random is Redis's, not gopher-lua's (which draws from Go's global generator):
+	// see Engine.rand48.
 	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
-		m.RawSetString("random", L.NewFunction(vm.unmodelled("math.random")))
-		m.RawSetString("randomseed", L.NewFunction(vm.unmodelled("math.randomseed")))
+		m.RawSetString("random", L.NewFunction(vm.random))
+		m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+			e.rand48 = srand48(int32(L.CheckInt(1)))
+			return 0
+		}))
 	}
 	redis := L.NewTable()
 	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return vm.call(L, true) }))
@@ -125,6 +128,52 @@ func newLuaVM(e *Engine) *luaVM {
 	}))
 	L.SetMetatable(g, mt)
 	return vm
+}
+
+// The generator behind math.random is Redis's rand.c, the 48-bit linear congruential
+// generator of lrand48: a process starts it at lrand48's default state and never reseeds
+// it between scripts (Redis 7.0), so a script's draws depend on the draws before it on
+// that process, and a restart starts the sequence again; math.randomseed(n) sets the
+// state as srand48(n).
+const (
+	rand48Start = 0x1234ABCD330E
+	rand48A     = 0x5DEECE66D
+	rand48C     = 0xB
+	rand48Mask  = 1<<48 - 1
+	lrand48Max  = math.MaxInt32 // REDIS_LRAND48_MAX
+)
+
+func srand48(seed int32) uint64 { return uint64(uint32(seed))<<16 | 0x330E }
+
+// lrand48 advances state x and returns its top 31 bits.
+func lrand48(x *uint64) int32 {
+	*x = (*x*rand48A + rand48C) & rand48Mask
+	return int32(*x >> 17)
+}
+
+// random is Lua 5.1's math.random over Redis's generator: a float in [0, 1) without
+// arguments, an integer in [1, m] or [m, n] with them.
+func (vm *luaVM) random(L *lua.LState) int {
+	r := float64(lrand48(&vm.e.rand48)%lrand48Max) / lrand48Max
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := L.CheckInt(1)
+		if u < 1 {
+			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l, u := L.CheckInt(1), L.CheckInt(2)
+		if l > u {
+			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
 }
 
 func (vm *luaVM) unmodelled(name string) lua.LGFunction {

@@ -141,3 +141,27 @@ func TestLuaEnvironment(t *testing.T) {
 	require.Equal(t, bulkOf("7.0.15"), eval("return redis.REDIS_VERSION"))
 	require.Equal(t, bulkOf("function"), eval("return type(redis.log)"))
 }
+
+// TestLuaRandomIsRedisGenerator checks math.random against the draws of a freshly started
+// redis-server 7.0.15: the generator runs on across scripts, restarts with the process,
+// and math.randomseed sets it.
+func TestLuaRandomIsRedisGenerator(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	eval := func(src string) resp.Reply { return e.Do([]string{"EVAL", src, "0"}, 1000) }
+	var got []int64
+	for range 5 {
+		got = append(got, eval("return math.random(100)").Int)
+	}
+	require.Equal(t, []int64{40, 85, 36, 45, 32}, got)
+	require.Equal(t, resp.IntReply(5), eval("return {ok = tostring(math.random(5, 10))} and math.random(5, 10)"))
+	require.Equal(t, resp.IntReply(267), eval("math.randomseed(7); return math.random(1000)"))
+	require.Equal(t, resp.IntReply(683), eval("return math.random(1000)"))
+	for src, msg := range map[string]string{
+		"return math.random(0)":     "ERR user_script:1: bad argument #1 to 'random' (interval is empty)",
+		"return math.random(1,2,3)": "ERR user_script:1: wrong number of arguments",
+	} {
+		require.Equal(t, errReply(msg+" script: "+sha1hex(src)+", on @user_script:1."), eval(src))
+	}
+	e.Reset()
+	require.Equal(t, resp.IntReply(40), eval("return math.random(100)"), "a restart starts the sequence again")
+}
