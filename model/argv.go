@@ -358,8 +358,8 @@ func (e *Engine) lua() *luaVM {
 	return e.vm
 }
 
-// doScript is the SCRIPT container command: LOAD, FLUSH and KILL are modelled; EXISTS,
-// HELP and DEBUG answer with arrays or a debugger, which a resp.Reply cannot carry.
+// doScript is the SCRIPT container command: LOAD, EXISTS, FLUSH and KILL are modelled;
+// HELP and DEBUG (a help text, a debugger) are not.
 func (e *Engine) doScript(argv []string) resp.Reply {
 	sub, n := argv[1], len(argv)
 	switch {
@@ -391,6 +391,15 @@ func (e *Engine) doScript(argv []string) resp.Reply {
 		if n < 3 {
 			return arityErr("script|exists")
 		}
+		found := make([]resp.Reply, n-2)
+		for i, sha := range argv[2:] {
+			_, user := e.userScripts[lower(sha)]
+			found[i] = resp.IntReply(0)
+			if user || e.ScriptLoaded(resp.ScriptBySHA(sha)) {
+				found[i] = resp.IntReply(1)
+			}
+		}
+		return resp.ArrayReply(found...)
 	case eqFold(sub, "help"):
 		if n != 2 {
 			return arityErr("script|help")

@@ -51,6 +51,8 @@ var (
 		"\nreturn redis.call(\"setnx\", KEYS[1])",
 		"error({err = \"CUSTOM \" .. tostring(#KEYS)})",
 		"local ok = redis.call(\"unlink\", KEYS[1]) + redis.call(\"exists\", KEYS[1])\nglobal_write = ok",
+		"return {KEYS[1], ARGV[1], redis.call(\"exists\", KEYS[1]), {ok = \"x\"}, false, 2.5, {ARGV[2]}}",
+		"return {redis.call(\"pttl\", KEYS[1]) > 0, redis.call(\"get\", KEYS[1]), redis.pcall(\"incr\", KEYS[1])}",
 	}
 )
 
@@ -156,11 +158,18 @@ func (g *gen) argv() []string {
 		return g.evalArgv()
 	case 6:
 		s := scripts[g.r.IntN(len(scripts))]
-		switch g.r.IntN(4) {
+		switch g.r.IntN(5) {
 		case 0:
 			return []string{"SCRIPT", g.caps("load"), s.Source()}
 		case 1, 2:
 			return []string{"SCRIPT", g.caps("load"), g.pick(luaScripts)}
+		case 3:
+			argv := []string{"SCRIPT", g.caps("exists")}
+			for range 1 + g.r.IntN(3) {
+				sha := g.pick([]string{s.SHA(), sha1hex(g.pick(luaScripts)), "nope"})
+				argv = append(argv, g.caps(sha))
+			}
+			return argv
 		}
 		return []string{"SCRIPT", "FLUSH"}
 	case 7:
@@ -400,7 +409,7 @@ func TestDifferentialAgainstRealRedis(t *testing.T) {
 		"ERR syntax error", "ERR wrong number", "ERR invalid expire", "ERR value is not", "ERR unknown",
 		"ERR increment", "script:ERR Lua", "script:ERR invalid expire", "script:ERR value is not",
 		"ERR Number of keys", "ERR Unsupported", "ERR NX and XX", "ERR GT and LT",
-		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN"} {
+		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN", "array"} {
 		require.NotZerof(t, kinds[k], "no reply of class %q was exercised", k)
 	}
 }
@@ -419,6 +428,8 @@ func replyClass(r resp.Reply) string {
 			return "int:ttl"
 		}
 		return "int:" + strconv.FormatInt(r.Int, 10)
+	case resp.ReplyArray:
+		return "array"
 	}
 	head, _, inScript := strings.Cut(r.Str, " script: ")
 	prefix := ""

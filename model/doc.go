@@ -89,7 +89,8 @@
 // time, their writes among the EVAL's effects; Redis's conversions (an integer reply is
 // a number, a nil bulk false, a status {ok=...}; a number returned is truncated to an
 // integer, true is 1, false and nil a nil bulk, {ok=...} and {err=...} a status and an
-// error; a number passed as an argument is formatted as %.17g); redis.sha1hex,
+// error, any other table an array up to its first nil; a number passed as an argument
+// is formatted as %.17g); redis.sha1hex,
 // redis.error_reply and redis.status_reply; the error texts of redis.call and of the
 // script's own errors with the line they were raised on; the globals protection
 // (reading an undefined global or writing any is an error); and math.random over Redis's
@@ -143,10 +144,8 @@
 //     absent, and so are redis.setresp and redis.acl_check_cmd. A script cannot
 //     be stopped: one that never returns hangs the engine (Redis would answer BUSY to
 //     others and accept SCRIPT KILL); no simulated client sends one.
-//   - Arrays: a script returning a table that is neither {ok=...} nor {err=...} answers
-//     "ERR redlock-sim: a script's array reply is not modelled", and SCRIPT EXISTS, HELP
-//     and DEBUG, which answer arrays or start a debugger, answer an explicit "not
-//     modelled" error after Redis's arity check: a resp.Reply carries no arrays.
+//   - SCRIPT HELP and DEBUG (a help text, a debugger) answer an explicit "not modelled"
+//     error after Redis's arity check.
 //   - Only the string commands lock clients send exist: SET, SETNX, GET, DEL, UNLINK,
 //     EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, INCR, INCRBY, and
 //     EVAL, EVALSHA and SCRIPT; any other command, real or not (HSET, PUBLISH, PING,

@@ -147,7 +147,7 @@ func TestUnknownCommandText(t *testing.T) {
 	assert.Equal(t, "ERR unknown subcommand 'x'. Try SCRIPT HELP.", e.Do([]string{"script", "x"}, 0).Str)
 	assert.Equal(t, resp.IntReply(1), e.Do([]string{"EVAL", "return 1", "0"}, 0), "any script runs, in the Lua VM")
 	assert.Equal(t, bulkOf("e0e1f9fabfc9d4800c877a703b823ac0578ff8db"), e.Do([]string{"SCRIPT", "LOAD", "return 1"}, 0))
-	assert.Equal(t, "ERR redlock-sim: SCRIPT exists is not modelled", e.Do([]string{"SCRIPT", "EXISTS", "a"}, 0).Str)
+	assert.Equal(t, "ERR redlock-sim: SCRIPT help is not modelled", e.Do([]string{"SCRIPT", "HELP"}, 0).Str)
 	assert.Equal(t, "ERR redlock-sim: empty command", e.Do(nil, 0).Str)
 }
 

@@ -392,8 +392,8 @@ func replyToLua(L *lua.LState, r resp.Reply) lua.LValue {
 
 // luaToReply is Redis 7.0's Lua-to-RESP conversion of a script's result: a number is an
 // integer (truncated toward zero), a string a bulk, true 1, false and nil a nil bulk, a
-// table with ok or err a status or an error. An array (any other table) is a multi-bulk
-// reply, which resp.Reply cannot carry yet: the model answers its own error.
+// table with ok or err a status or an error, and any other table an array of its
+// elements 1, 2, ... up to the first nil, each converted alike.
 func luaToReply(v lua.LValue) resp.Reply {
 	switch v := v.(type) {
 	case lua.LNumber:
@@ -416,7 +416,15 @@ func luaToReply(v lua.LValue) resp.Reply {
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
 			return resp.Reply{Kind: resp.ReplyStatus, Str: string(s)}
 		}
-		return errReply("ERR redlock-sim: a script's array reply is not modelled")
+		var elems []resp.Reply
+		for i := 1; ; i++ {
+			e := v.RawGetInt(i)
+			if e == lua.LNil {
+				break
+			}
+			elems = append(elems, luaToReply(e))
+		}
+		return resp.ArrayReply(elems...)
 	}
 	return resp.Nil
 }

@@ -165,3 +165,24 @@ func TestLuaRandomIsRedisGenerator(t *testing.T) {
 	e.Reset()
 	require.Equal(t, resp.IntReply(40), eval("return math.random(100)"), "a restart starts the sequence again")
 }
+
+// TestArrayReplies checks a script's table as an array and SCRIPT EXISTS, as
+// redis-server 7.0.15 answers them.
+func TestArrayReplies(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	got := e.Do([]string{"EVAL", "return {1,'a',{ok='x'},{err='bad'},true,false,2.5,{3,{4}}}", "0"}, 1000)
+	want := resp.ArrayReply(resp.IntReply(1), bulkOf("a"), resp.Reply{Kind: resp.ReplyStatus, Str: "x"}, errReply("bad"),
+		resp.IntReply(1), resp.Nil, resp.IntReply(2), resp.ArrayReply(resp.IntReply(3), resp.ArrayReply(resp.IntReply(4))))
+	require.Equal(t, want, got)
+	require.Equal(t, want.Elems(), got.Elems())
+	require.Len(t, got.Elems(), 8)
+	require.Equal(t, resp.ArrayReply(resp.IntReply(3), resp.ArrayReply(resp.IntReply(4))), got.Elems()[7])
+	require.Equal(t, resp.ArrayReply(), e.Do([]string{"EVAL", "return {nil, 1}", "0"}, 1000), "an array ends at its first nil")
+	require.Equal(t, "(empty array)", resp.ArrayReply().String())
+	require.Equal(t, bulkOf("e0e1f9fabfc9d4800c877a703b823ac0578ff8db"), e.Do([]string{"SCRIPT", "LOAD", "return 1"}, 1000))
+	e.Do([]string{"EVAL", resp.ScriptRelease.Source(), "1", "k", "v"}, 1000)
+	require.Equal(t, resp.ArrayReply(resp.IntReply(1), resp.IntReply(1), resp.IntReply(1), resp.IntReply(0)),
+		e.Do([]string{"SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB",
+			resp.ScriptRelease.SHA(), resp.ScriptExtend.SHA()}, 1000), "case-insensitive; the standard scripts too")
+	require.Equal(t, `1) (integer) 1 2) "a"`, resp.ArrayReply(resp.IntReply(1), bulkOf("a")).String())
+}

@@ -43,7 +43,7 @@ func (rc *respConn) flush() error {
 	return rc.w.Flush()
 }
 
-// read reads one reply. Arrays are not expected from the modelled commands and are an error.
+// read reads one reply; an array is read element by element into resp.ArrayReply's form.
 func (rc *respConn) read() (resp.Reply, error) {
 	line, err := rc.r.ReadString('\n')
 	if err != nil {
@@ -74,6 +74,21 @@ func (rc *respConn) read() (resp.Reply, error) {
 			return resp.Reply{}, err
 		}
 		return resp.Reply{Kind: resp.ReplyBulk, Str: string(buf[:n])}, nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return resp.Reply{}, err
+		}
+		if n < 0 {
+			return resp.Nil, nil
+		}
+		elems := make([]resp.Reply, n)
+		for i := range elems {
+			if elems[i], err = rc.read(); err != nil {
+				return resp.Reply{}, err
+			}
+		}
+		return resp.ArrayReply(elems...), nil
 	}
 	return resp.Reply{}, fmt.Errorf("unexpected RESP reply %q", line)
 }

@@ -220,6 +220,10 @@ const (
 	// ReplyNone means no reply arrived: the request or reply was lost or the node was down.
 	// It never comes from Redis itself; drivers use it to report a timeout uniformly.
 	ReplyNone
+	// ReplyArray is a multi-bulk reply (a script's table, SCRIPT EXISTS): Int elements,
+	// held in Str as RESP2 puts them on the wire after the array's header, so that the
+	// reply stays a comparable value. Build one with ArrayReply, read it with Elems.
+	ReplyArray
 )
 
 // Reply is a Redis reply as a value, comparable with ==, so the differential test can
@@ -227,7 +231,83 @@ const (
 type Reply struct {
 	Kind ReplyKind
 	Int  int64
-	Str  string // status text, bulk value or error text
+	Str  string // status text, bulk value or error text; an array's elements
+}
+
+// ArrayReply returns the array reply of elems.
+func ArrayReply(elems ...Reply) Reply {
+	var b []byte
+	for _, e := range elems {
+		b = appendWire(b, e)
+	}
+	return Reply{Kind: ReplyArray, Int: int64(len(elems)), Str: string(b)}
+}
+
+// appendWire appends r as RESP2 writes it.
+func appendWire(b []byte, r Reply) []byte {
+	switch r.Kind {
+	case ReplyStatus:
+		b = append(append(append(b, '+'), r.Str...), "\r\n"...)
+	case ReplyError:
+		b = append(append(append(b, '-'), r.Str...), "\r\n"...)
+	case ReplyInt:
+		b = append(strconv.AppendInt(append(b, ':'), r.Int, 10), "\r\n"...)
+	case ReplyBulk:
+		b = append(strconv.AppendInt(append(b, '$'), int64(len(r.Str)), 10), "\r\n"...)
+		b = append(append(b, r.Str...), "\r\n"...)
+	case ReplyArray:
+		b = append(strconv.AppendInt(append(b, '*'), r.Int, 10), "\r\n"...)
+		b = append(b, r.Str...)
+	default: // nil, and no reply (which has no wire form) as nil
+		b = append(b, "$-1\r\n"...)
+	}
+	return b
+}
+
+// Elems returns an array reply's elements (nil for any other reply).
+func (r Reply) Elems() []Reply {
+	if r.Kind != ReplyArray {
+		return nil
+	}
+	elems, _ := readWire(r.Str, int(r.Int))
+	return elems
+}
+
+// readWire reads n replies off the front of s, as appendWire wrote them, and returns
+// them with what follows.
+func readWire(s string, n int) ([]Reply, string) {
+	elems := make([]Reply, 0, n)
+	for range n {
+		if len(s) < 3 {
+			return elems, ""
+		}
+		line, rest, _ := strings.Cut(s[1:], "\r\n")
+		var r Reply
+		switch s[0] {
+		case '+':
+			r = Reply{Kind: ReplyStatus, Str: line}
+		case '-':
+			r = Reply{Kind: ReplyError, Str: line}
+		case ':':
+			v, _ := strconv.ParseInt(line, 10, 64)
+			r = IntReply(v)
+		case '$':
+			l, _ := strconv.Atoi(line)
+			if l < 0 {
+				r = Nil
+				break
+			}
+			r, rest = Reply{Kind: ReplyBulk, Str: rest[:l]}, rest[l+2:]
+		case '*':
+			l, _ := strconv.Atoi(line)
+			var sub []Reply
+			start := rest
+			sub, rest = readWire(rest, l)
+			r = Reply{Kind: ReplyArray, Int: int64(len(sub)), Str: start[:len(start)-len(rest)]}
+		}
+		elems, s = append(elems, r), rest
+	}
+	return elems, s
 }
 
 // Replies that recur; using them avoids building the same value twice.
@@ -256,6 +336,16 @@ func (r Reply) String() string {
 		return strconv.Quote(r.Str)
 	case ReplyError:
 		return "(error) " + r.Str
+	case ReplyArray:
+		elems := r.Elems()
+		if len(elems) == 0 {
+			return "(empty array)"
+		}
+		parts := make([]string, len(elems))
+		for i, e := range elems {
+			parts[i] = strconv.Itoa(i+1) + ") " + e.String()
+		}
+		return strings.Join(parts, " ")
 	default:
 		return "(no reply)"
 	}
