@@ -10,7 +10,8 @@ import (
 // and returns redis-server 7.0's reply: the modelled commands with every option Redis 7.0
 // accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, SETNX, GET, DEL and UNLINK and
 // EXISTS of several keys, PEXPIRE, EXPIRE, PEXPIREAT and EXPIREAT with NX|XX|GT|LT, PTTL,
-// TTL, PERSIST, INCR, INCRBY, EVAL, EVALSHA, SCRIPT LOAD|FLUSH|KILL), Redis's arity and syntax errors,
+// TTL, PERSIST, INCR, INCRBY, HSET, HGET, HEXISTS, HINCRBY, HDEL, HLEN, EVAL, EVALSHA,
+// SCRIPT LOAD|EXISTS|FLUSH|KILL), Redis's arity, syntax and WRONGTYPE errors,
 // and the unknown-command error for anything else. It is the differential test's path,
 // and how a caller issues what resp.Command cannot express (SCRIPT LOAD).
 func (e *Engine) Do(argv []string, nowMs int64) resp.Reply {
@@ -95,6 +96,34 @@ func (e *Engine) doInScript(argv []string, nowMs int64) resp.Reply {
 			count += e.del(k, nowMs)
 		}
 		return resp.IntReply(count)
+	case eqFold(name, "hset"):
+		if n < 4 || n%2 != 0 {
+			return arityErr("hset")
+		}
+		return e.hset(argv[1], argv[2:], nowMs)
+	case eqFold(name, "hget"), eqFold(name, "hexists"):
+		if n != 3 {
+			return arityErr(lower(name))
+		}
+		if eqFold(name, "hget") {
+			return e.hget(argv[1], argv[2], nowMs)
+		}
+		return e.hexists(argv[1], argv[2], nowMs)
+	case eqFold(name, "hincrby"):
+		if n != 4 {
+			return arityErr("hincrby")
+		}
+		return e.hincrby(argv[1], argv[2], argv[3], nowMs)
+	case eqFold(name, "hdel"):
+		if n < 3 {
+			return arityErr("hdel")
+		}
+		return e.hdel(argv[1], argv[2:], nowMs)
+	case eqFold(name, "hlen"):
+		if n != 2 {
+			return arityErr("hlen")
+		}
+		return e.hlen(argv[1], nowMs)
 	case eqFold(name, "ttl"):
 		if n != 2 {
 			return arityErr("ttl")

@@ -53,6 +53,9 @@ var (
 		"local ok = redis.call(\"unlink\", KEYS[1]) + redis.call(\"exists\", KEYS[1])\nglobal_write = ok",
 		"return {KEYS[1], ARGV[1], redis.call(\"exists\", KEYS[1]), {ok = \"x\"}, false, 2.5, {ARGV[2]}}",
 		"return {redis.call(\"pttl\", KEYS[1]) > 0, redis.call(\"get\", KEYS[1]), redis.pcall(\"incr\", KEYS[1])}",
+		"if redis.call(\"exists\", KEYS[1]) == 0 or redis.call(\"hexists\", KEYS[1], ARGV[1]) == 1 then\n  redis.call(\"hincrby\", KEYS[1], ARGV[1], 1)\n  redis.call(\"pexpire\", KEYS[1], ARGV[2])\n  return nil\nend\nreturn redis.call(\"pttl\", KEYS[1])",
+		"if redis.call(\"hexists\", KEYS[1], ARGV[1]) == 0 then\n  return nil\nend\nlocal n = redis.call(\"hincrby\", KEYS[1], ARGV[1], -1)\nif n > 0 then\n  redis.call(\"pexpire\", KEYS[1], ARGV[2])\n  return 0\nend\nredis.call(\"del\", KEYS[1])\nreturn 1",
+		"return {redis.call(\"hset\", KEYS[1], \"f1\", ARGV[1]), redis.call(\"hlen\", KEYS[1]), redis.call(\"hget\", KEYS[1], \"f1\"), redis.call(\"hdel\", KEYS[1], \"f1\", \"f2\")}",
 	}
 )
 
@@ -139,7 +142,7 @@ func (g *gen) command() diffCmd {
 // order (valid or not), wrong arities, odd EVAL numkeys, SCRIPT subcommands, unknown
 // commands, odd capitalisation.
 func (g *gen) argv() []string {
-	switch g.r.IntN(20) {
+	switch g.r.IntN(24) {
 	case 0, 1, 2:
 		argv := []string{g.caps("SET"), g.key(), g.value()}
 		for range g.r.IntN(5) {
@@ -202,6 +205,8 @@ func (g *gen) argv() []string {
 		return argv
 	case 16:
 		return []string{g.caps("TTL"), g.key()}
+	case 19, 20:
+		return g.hashArgv()
 	case 17:
 		return []string{g.caps("PERSIST"), g.key()}
 	}
@@ -217,6 +222,38 @@ var arityCases = [][]string{
 	{"EXISTS"}, {"UNLINK"}, {"TTL"}, {"TTL", "k1", "k2"}, {"PERSIST"}, {"PERSIST", "k1", "k2"},
 	{"INCRBY", "k1"}, {"INCRBY", "k1", "1", "2"}, {"SETNX", "k1"}, {"SETNX", "k1", "v", "x"},
 	{"EXPIRE", "k1"}, {"EXPIREAT"}, {"PEXPIREAT", "k1"},
+	{"HSET", "k1"}, {"HSET", "k1", "f"}, {"HGET", "k1"}, {"HEXISTS", "k1", "f", "g"}, {"HINCRBY", "k1", "f"},
+	{"HDEL", "k1"}, {"HLEN"}, {"HLEN", "k1", "k2"},
+}
+
+// hashArgv is a hash command on any key (string keys answer WRONGTYPE), with fields from
+// a small set so that they meet, and increments at the edges.
+func (g *gen) hashArgv() []string {
+	field := func() string { return g.pick([]string{"f1", "f2", "holder:1"}) }
+	switch g.r.IntN(7) {
+	case 0, 1:
+		argv := []string{g.caps("HSET"), g.key()}
+		for range 1 + g.r.IntN(2) {
+			argv = append(argv, field(), g.value())
+		}
+		if g.r.IntN(10) == 0 {
+			argv = argv[:len(argv)-1] // a field without its value
+		}
+		return argv
+	case 2:
+		return []string{g.caps("HGET"), g.key(), field()}
+	case 3:
+		return []string{g.caps("HEXISTS"), g.key(), field()}
+	case 4:
+		return []string{g.caps("HINCRBY"), g.key(), field(), g.pick([]string{"1", "-1", "abc", "9223372036854775807", "-9223372036854775808"})}
+	case 5:
+		argv := []string{g.caps("HDEL"), g.key()}
+		for range 1 + g.r.IntN(3) {
+			argv = append(argv, field())
+		}
+		return argv
+	}
+	return []string{g.caps("HLEN"), g.key()}
 }
 
 // expireArgv is EXPIRE, EXPIREAT or PEXPIREAT with an argument in its unit (relative
@@ -409,7 +446,8 @@ func TestDifferentialAgainstRealRedis(t *testing.T) {
 		"ERR syntax error", "ERR wrong number", "ERR invalid expire", "ERR value is not", "ERR unknown",
 		"ERR increment", "script:ERR Lua", "script:ERR invalid expire", "script:ERR value is not",
 		"ERR Number of keys", "ERR Unsupported", "ERR NX and XX", "ERR GT and LT",
-		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN", "array"} {
+		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN", "array",
+		"WRONGTYPE", "script:WRONGTYPE", "ERR hash value"} {
 		require.NotZerof(t, kinds[k], "no reply of class %q was exercised", k)
 	}
 }
@@ -439,7 +477,7 @@ func replyClass(r resp.Reply) string {
 	for _, p := range []string{"NOSCRIPT", "ERR syntax error", "ERR wrong number", "ERR invalid expire",
 		"ERR value is not", "ERR Lua", "ERR unknown", "ERR increment", "ERR Number of keys", "ERR Unsupported",
 		"ERR NX and XX", "ERR GT and LT", "NOTBUSY", "ERR SCRIPT FLUSH", "ERR user_script", "ERR Wrong number",
-		"LOCKERR", "CUSTOM"} {
+		"LOCKERR", "CUSTOM", "WRONGTYPE", "ERR hash value"} {
 		if strings.HasPrefix(head, p) {
 			return prefix + p
 		}

@@ -50,6 +50,7 @@ type Engine struct {
 type effect struct {
 	key     string
 	val     string
+	hash    []hashField // a hash key's fields (its val is then empty); nil for a string
 	exp     int64
 	del     bool
 	expired bool // a deletion because the key expired (traced as an expiry)
@@ -208,6 +209,7 @@ var (
 	errNotInt      = errReply("ERR value is not an integer or out of range")
 	errOverflow    = errReply("ERR increment or decrement would overflow")
 	errNoScript    = errReply("NOSCRIPT No matching script. Please use EVAL.")
+	errWrongType   = errReply("WRONGTYPE Operation against a key holding the wrong kind of value")
 	errOOM         = errReply("OOM command not allowed when used memory > 'maxmemory'.")
 	errExpireSet   = errReply("ERR invalid expire time in 'set' command")
 	errExpirePExp  = errReply("ERR invalid expire time in 'pexpire' command")
@@ -251,7 +253,7 @@ func (e *Engine) logKey(i int32) {
 	if k.hpos >= 0 {
 		exp = k.exp
 	}
-	e.effects = append(e.effects, effect{key: k.key, val: k.val, exp: exp})
+	e.effects = append(e.effects, effect{key: k.key, val: k.val, hash: k.hash.snapshot(), exp: exp})
 }
 
 type setOpts struct {
@@ -268,6 +270,9 @@ func (e *Engine) set(key, val string, o setOpts, nowMs int64) resp.Reply {
 	if o.get {
 		reply = resp.Nil
 		if found {
+			if e.ks.ents[i].hash != nil {
+				return errWrongType
+			}
 			reply = bulk(e.ks.ents[i].val)
 		}
 	}
@@ -283,7 +288,7 @@ func (e *Engine) set(key, val string, o setOpts, nowMs int64) resp.Reply {
 		}
 		i = e.ks.insert(key, val)
 	} else {
-		e.ks.ents[i].val = val
+		e.ks.ents[i].val, e.ks.ents[i].hash = val, nil // SET replaces a key of any type
 		if !o.keepTTL {
 			e.ks.clearExp(i)
 		}
@@ -297,6 +302,9 @@ func (e *Engine) set(key, val string, o setOpts, nowMs int64) resp.Reply {
 
 func (e *Engine) get(key string, nowMs int64) resp.Reply {
 	if i, ok := e.lookup(key, nowMs); ok {
+		if e.ks.ents[i].hash != nil {
+			return errWrongType
+		}
 		return bulk(e.ks.ents[i].val)
 	}
 	return resp.Nil
@@ -330,6 +338,9 @@ func (e *Engine) incrBy(key string, by int64, nowMs int64) resp.Reply {
 	i, found := e.lookup(key, nowMs)
 	var old int64
 	if found {
+		if e.ks.ents[i].hash != nil {
+			return errWrongType
+		}
 		var ok bool
 		if old, ok = parseInt(e.ks.ents[i].val); !ok {
 			return errNotInt
@@ -463,6 +474,7 @@ func (e *Engine) apply(ef *effect) {
 	} else {
 		e.ks.ents[i].val = ef.val
 	}
+	e.ks.ents[i].hash = hashOf(ef.hash)
 	if ef.exp == NoExpiry {
 		e.ks.clearExp(i)
 	} else {
@@ -476,6 +488,7 @@ func (e *Engine) copyKeys(src *Engine) {
 	e.effects = e.effects[:0]
 	src.ks.each(func(k *kentry) {
 		i := e.ks.insert(k.key, k.val)
+		e.ks.ents[i].hash = hashOf(k.hash.snapshot())
 		if k.hpos >= 0 {
 			e.ks.setExp(i, k.exp)
 		}

@@ -282,3 +282,50 @@ func TestSetAtAPastTimeKeepsTheKeyExpired(t *testing.T) {
 	assert.Equal(t, 0, e.Len())
 	assert.Equal(t, resp.OK, e.Do([]string{"SET", "k", "v", "EXAT", "1", "NX"}, 5000), "NX sees no key")
 }
+
+// TestHashesAndTypes checks the hash commands and key types against replies seen from
+// redis-server 7.0.15, and that a hash travels whole in the effects that feed the AOF
+// and the replicas.
+func TestHashesAndTypes(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	const now = 1_000_000
+	do := func(args ...string) resp.Reply { return e.Do(args, now) }
+	assert.Equal(t, resp.OK, do("SET", "s", "1"))
+	assert.Equal(t, errWrongType, do("HSET", "s", "f", "1"))
+	assert.Equal(t, resp.IntReply(2), do("HSET", "h", "f", "1", "g", "2"))
+	assert.Equal(t, resp.IntReply(0), do("HSET", "h", "f", "3"), "an update adds no field")
+	for _, argv := range [][]string{{"GET", "h"}, {"INCR", "h"}, {"SET", "h", "x", "GET"}, {"HGET", "s", "f"}, {"HLEN", "s"}} {
+		assert.Equal(t, errWrongType, e.Do(argv, now), "%q", argv)
+	}
+	assert.Equal(t, bulkOf("3"), do("HGET", "h", "f"))
+	assert.Equal(t, resp.IntReply(2), do("HLEN", "h"))
+	assert.Equal(t, resp.IntReply(1), do("HEXISTS", "h", "g"))
+	assert.Equal(t, errNotInt, do("HINCRBY", "h", "f", "abc"))
+	assert.Equal(t, resp.IntReply(9223372036854775807), do("HINCRBY", "h", "nf", "9223372036854775807"))
+	assert.Equal(t, errOverflow, do("HINCRBY", "h", "nf", "1"))
+	assert.Equal(t, resp.IntReply(1), do("HSET", "h", "t", "abc"))
+	assert.Equal(t, "ERR hash value is not an integer", do("HINCRBY", "h", "t", "1").Str)
+
+	// A replica (or the AOF on reload) applying the effects sees the same hash, expiry
+	// included; deleting every field deletes the key there too.
+	replica, _ := NewEngine(EngineConfig{})
+	sync := func(argv ...string) {
+		e.Do(argv, now)
+		for i := range e.effects {
+			replica.apply(&e.effects[i])
+		}
+	}
+	sync("HSET", "lock", "holder:1", "1")
+	sync("HINCRBY", "lock", "holder:1", "1")
+	sync("PEXPIRE", "lock", "30000")
+	assert.Equal(t, bulkOf("2"), replica.Do([]string{"HGET", "lock", "holder:1"}, now))
+	assert.Equal(t, resp.IntReply(30000), replica.Do([]string{"PTTL", "lock"}, now))
+	sync("HDEL", "lock", "holder:1", "other")
+	assert.Equal(t, resp.IntReply(0), replica.Do([]string{"EXISTS", "lock"}, now), "an emptied hash is gone")
+	copied, _ := NewEngine(EngineConfig{})
+	copied.copyKeys(e)
+	assert.Equal(t, bulkOf("3"), copied.Do([]string{"HGET", "h", "f"}, now), "a full resync copies hashes")
+	assert.Equal(t, resp.OK, do("SET", "h", "x"), "SET replaces a hash")
+	assert.Equal(t, bulkOf("x"), do("GET", "h"))
+	assert.Equal(t, bulkOf("3"), copied.Do([]string{"HGET", "h", "f"}, now), "the copy is not shared")
+}

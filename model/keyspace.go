@@ -19,8 +19,42 @@ type keyspace struct {
 type kentry struct {
 	key  string
 	val  string
-	exp  int64 // absolute expiry in ms on the node's wall clock; meaningful when hpos >= 0
-	hpos int32 // position in heap; -1 when the key has no expiry, -2 when the slot is free
+	hash *hashVal // a hash key's fields; nil for a string key
+	exp  int64    // absolute expiry in ms on the node's wall clock; meaningful when hpos >= 0
+	hpos int32    // position in heap; -1 when the key has no expiry, -2 when the slot is free
+}
+
+// hashVal is a hash's fields in the order they were first set. Lock hashes hold one or
+// two fields (Redisson: a holder and its reentrancy count), so a slice searched in order
+// beats a map.
+type hashVal struct{ fields []hashField }
+
+type hashField struct{ f, v string }
+
+// find returns the index of field f, or -1.
+func (h *hashVal) find(f string) int {
+	for i := range h.fields {
+		if h.fields[i].f == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// snapshot returns a copy of the fields, for an effect (nil for a string key).
+func (h *hashVal) snapshot() []hashField {
+	if h == nil {
+		return nil
+	}
+	return append([]hashField(nil), h.fields...)
+}
+
+// hashOf returns a hash holding a copy of fields, or nil for none (a string key).
+func hashOf(fields []hashField) *hashVal {
+	if len(fields) == 0 {
+		return nil
+	}
+	return &hashVal{fields: append([]hashField(nil), fields...)}
 }
 
 // smallSlab is the slab size up to which find scans instead of using the index.

@@ -78,8 +78,9 @@ type replItem struct {
 }
 
 type diskKey struct {
-	val string
-	exp int64
+	val  string
+	hash []hashField
+	exp  int64
 }
 
 // NodeStats counts what a node did.
@@ -385,7 +386,7 @@ func (n *Node) applyDisk(e *effect) {
 		delete(n.disk, e.key)
 		return
 	}
-	n.disk[e.key] = diskKey{val: e.val, exp: e.exp}
+	n.disk[e.key] = diskKey{val: e.val, hash: e.hash, exp: e.exp}
 }
 
 // maybeFsync is Redis's everysec rule: fsync when there is something to sync and the
@@ -490,7 +491,7 @@ func (n *Node) load(nowMs int64) {
 			delete(n.disk, k)
 			continue
 		}
-		n.eng.apply(&effect{key: k, val: d.val, exp: d.exp})
+		n.eng.apply(&effect{key: k, val: d.val, hash: d.hash, exp: d.exp})
 	}
 }
 
@@ -599,7 +600,7 @@ func (n *Node) syncFrom(now sim.Time, m *Node, offset uint64) {
 			if k.hpos >= 0 {
 				exp = k.exp
 			}
-			n.disk[k.key] = diskKey{val: k.val, exp: exp}
+			n.disk[k.key] = diskKey{val: k.val, hash: k.hash.snapshot(), exp: exp}
 		})
 	}
 	n.stats.Syncs++

@@ -48,6 +48,9 @@ func (e *Engine) runScript(s resp.Script, a scriptArgs, nowMs int64) resp.Reply 
 		return scriptErr(s, errLuaArgs)
 	}
 	i, found := e.lookup(a.k1.s, nowMs)
+	if found && e.ks.ents[i].hash != nil {
+		return scriptErr(s, errWrongType) // redis.call("GET", KEYS[1]) on a hash
+	}
 	match := found && a.a1.kind != argNil && a.a1.eq(e.ks.ents[i].val)
 	switch {
 	case s == resp.ScriptRelease && match:
