@@ -10,7 +10,7 @@ import (
 // and returns redis-server 7.0's reply: the modelled commands with every option Redis 7.0
 // accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, SETNX, GET, DEL and UNLINK and
 // EXISTS of several keys, PEXPIRE, EXPIRE, PEXPIREAT and EXPIREAT with NX|XX|GT|LT, PTTL,
-// TTL, PERSIST, INCR, INCRBY, HSET, HGET, HEXISTS, HINCRBY, HDEL, HLEN, EVAL, EVALSHA,
+// TTL, PERSIST, INCR, INCRBY, HSET, HGET, HEXISTS, HINCRBY, HDEL, HLEN, PUBLISH, EVAL, EVALSHA,
 // SCRIPT LOAD|EXISTS|FLUSH|KILL), Redis's arity, syntax and WRONGTYPE errors,
 // and the unknown-command error for anything else. It is the differential test's path,
 // and how a caller issues what resp.Command cannot express (SCRIPT LOAD).
@@ -124,6 +124,13 @@ func (e *Engine) doInScript(argv []string, nowMs int64) resp.Reply {
 			return arityErr("hlen")
 		}
 		return e.hlen(argv[1], nowMs)
+	case eqFold(name, "publish"):
+		if n != 3 {
+			return arityErr("publish")
+		}
+		// No client can subscribe yet (SUBSCRIBE is not modelled), so a message reaches
+		// nobody: Redis answers the number of receivers.
+		return resp.IntReply(0)
 	case eqFold(name, "ttl"):
 		if n != 2 {
 			return arityErr("ttl")

@@ -54,7 +54,7 @@ var (
 		"return {KEYS[1], ARGV[1], redis.call(\"exists\", KEYS[1]), {ok = \"x\"}, false, 2.5, {ARGV[2]}}",
 		"return {redis.call(\"pttl\", KEYS[1]) > 0, redis.call(\"get\", KEYS[1]), redis.pcall(\"incr\", KEYS[1])}",
 		"if redis.call(\"exists\", KEYS[1]) == 0 or redis.call(\"hexists\", KEYS[1], ARGV[1]) == 1 then\n  redis.call(\"hincrby\", KEYS[1], ARGV[1], 1)\n  redis.call(\"pexpire\", KEYS[1], ARGV[2])\n  return nil\nend\nreturn redis.call(\"pttl\", KEYS[1])",
-		"if redis.call(\"hexists\", KEYS[1], ARGV[1]) == 0 then\n  return nil\nend\nlocal n = redis.call(\"hincrby\", KEYS[1], ARGV[1], -1)\nif n > 0 then\n  redis.call(\"pexpire\", KEYS[1], ARGV[2])\n  return 0\nend\nredis.call(\"del\", KEYS[1])\nreturn 1",
+		"if redis.call(\"hexists\", KEYS[1], ARGV[1]) == 0 then\n  return nil\nend\nlocal n = redis.call(\"hincrby\", KEYS[1], ARGV[1], -1)\nif n > 0 then\n  redis.call(\"pexpire\", KEYS[1], ARGV[2])\n  return 0\nend\nredis.call(\"del\", KEYS[1])\nredis.call(\"publish\", \"unlock:\" .. KEYS[1], 0)\nreturn 1",
 		"return {redis.call(\"hset\", KEYS[1], \"f1\", ARGV[1]), redis.call(\"hlen\", KEYS[1]), redis.call(\"hget\", KEYS[1], \"f1\"), redis.call(\"hdel\", KEYS[1], \"f1\", \"f2\")}",
 	}
 )
@@ -205,8 +205,10 @@ func (g *gen) argv() []string {
 		return argv
 	case 16:
 		return []string{g.caps("TTL"), g.key()}
-	case 19, 20:
+	case 19, 20, 22:
 		return g.hashArgv()
+	case 21:
+		return []string{g.caps("PUBLISH"), g.pick([]string{"redisson_lock__channel:{lock}", "c"}), g.value()}
 	case 17:
 		return []string{g.caps("PERSIST"), g.key()}
 	}
@@ -223,37 +225,39 @@ var arityCases = [][]string{
 	{"INCRBY", "k1"}, {"INCRBY", "k1", "1", "2"}, {"SETNX", "k1"}, {"SETNX", "k1", "v", "x"},
 	{"EXPIRE", "k1"}, {"EXPIREAT"}, {"PEXPIREAT", "k1"},
 	{"HSET", "k1"}, {"HSET", "k1", "f"}, {"HGET", "k1"}, {"HEXISTS", "k1", "f", "g"}, {"HINCRBY", "k1", "f"},
-	{"HDEL", "k1"}, {"HLEN"}, {"HLEN", "k1", "k2"},
+	{"HDEL", "k1"}, {"HLEN"}, {"HLEN", "k1", "k2"}, {"PUBLISH", "c"}, {"PUBLISH", "c", "m", "x"},
 }
 
-// hashArgv is a hash command on any key (string keys answer WRONGTYPE), with fields from
-// a small set so that they meet, and increments at the edges.
+// hashArgv is a hash command on any key (string keys answer WRONGTYPE) or on a key only
+// hash commands use, with fields from a small set so that they meet, and increments at
+// the edges.
 func (g *gen) hashArgv() []string {
 	field := func() string { return g.pick([]string{"f1", "f2", "holder:1"}) }
-	switch g.r.IntN(7) {
+	key := func() string { return g.pick([]string{g.key(), "hash"}) } // "hash" stays a hash for longer
+	switch g.r.IntN(8) {
 	case 0, 1:
-		argv := []string{g.caps("HSET"), g.key()}
+		argv := []string{g.caps("HSET"), key()}
 		for range 1 + g.r.IntN(2) {
-			argv = append(argv, field(), g.value())
+			argv = append(argv, field(), g.pick([]string{g.value(), "1", "abc"}))
 		}
 		if g.r.IntN(10) == 0 {
 			argv = argv[:len(argv)-1] // a field without its value
 		}
 		return argv
 	case 2:
-		return []string{g.caps("HGET"), g.key(), field()}
+		return []string{g.caps("HGET"), key(), field()}
 	case 3:
-		return []string{g.caps("HEXISTS"), g.key(), field()}
-	case 4:
-		return []string{g.caps("HINCRBY"), g.key(), field(), g.pick([]string{"1", "-1", "abc", "9223372036854775807", "-9223372036854775808"})}
-	case 5:
-		argv := []string{g.caps("HDEL"), g.key()}
+		return []string{g.caps("HEXISTS"), key(), field()}
+	case 4, 5:
+		return []string{g.caps("HINCRBY"), key(), field(), g.pick([]string{"1", "-1", "abc", "9223372036854775807", "-9223372036854775808"})}
+	case 6:
+		argv := []string{g.caps("HDEL"), key()}
 		for range 1 + g.r.IntN(3) {
 			argv = append(argv, field())
 		}
 		return argv
 	}
-	return []string{g.caps("HLEN"), g.key()}
+	return []string{g.caps("HLEN"), key()}
 }
 
 // expireArgv is EXPIRE, EXPIREAT or PEXPIREAT with an argument in its unit (relative

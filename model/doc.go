@@ -148,11 +148,11 @@
 //     error after Redis's arity check.
 //   - Only the commands lock clients send exist: SET, SETNX, GET, DEL, UNLINK, EXISTS,
 //     PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, INCR, INCRBY, the hash
-//     commands HSET, HGET, HEXISTS, HINCRBY, HDEL and HLEN, and EVAL, EVALSHA and
-//     SCRIPT; any other command, real or not (PUBLISH, TYPE, PING, FLUSHALL, ...), gets
+//     commands HSET, HGET, HEXISTS, HINCRBY, HDEL and HLEN, PUBLISH, and EVAL, EVALSHA
+//     and SCRIPT; any other command, real or not (SUBSCRIBE, TYPE, PING, FLUSHALL, ...), gets
 //     Redis's unknown-command error. Keys are strings or hashes, and each answers the
-//     other's commands with WRONGTYPE. An empty argv is an error (Redis ignores an
-//     empty request).
+//     other's commands with WRONGTYPE. No client can subscribe, so PUBLISH reaches
+//     nobody and answers 0. An empty argv is an error (Redis ignores an empty request).
 //   - SET with an EXAT or PXAT in the past stores the key, which then reads as absent and
 //     is removed lazily or by the cron, exactly as redis-server 7.0.15 does (DBSIZE still
 //     counts it); later Redis versions delete it at once.

@@ -372,7 +372,7 @@ var commandTable = []struct {
 	{"get", 2}, {"set", -3}, {"setnx", 3}, {"del", -2}, {"unlink", -2}, {"exists", -2},
 	{"pexpire", -3}, {"expire", -3}, {"pexpireat", -3}, {"expireat", -3}, {"pttl", 2}, {"ttl", 2},
 	{"persist", 2}, {"incr", 2}, {"incrby", 3}, {"eval", -3}, {"evalsha", -3}, {"script", -2},
-	{"hset", -4}, {"hget", 3}, {"hexists", 3}, {"hincrby", 4}, {"hdel", -3}, {"hlen", 2},
+	{"hset", -4}, {"hget", 3}, {"hexists", 3}, {"hincrby", 4}, {"hdel", -3}, {"hlen", 2}, {"publish", 3},
 }
 
 // replyToLua is Redis 7.0's RESP-to-Lua conversion: an integer is a number, a bulk a
