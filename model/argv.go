@@ -37,6 +37,14 @@ func (e *Engine) doInScript(argv []string, nowMs int64) resp.Reply {
 			return arityErr("get")
 		}
 		return e.get(argv[1], nowMs)
+	case eqFold(name, "ping"):
+		switch n {
+		case 1:
+			return resp.Reply{Kind: resp.ReplyStatus, Str: "PONG"}
+		case 2:
+			return bulk(argv[1])
+		}
+		return arityErr("ping")
 	case eqFold(name, "del"):
 		if n < 2 {
 			return arityErr("del")

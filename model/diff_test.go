@@ -208,6 +208,9 @@ func (g *gen) argv() []string {
 	case 19, 20, 22:
 		return g.hashArgv()
 	case 21:
+		if g.r.IntN(4) == 0 {
+			return append([]string{g.caps("PING")}, []string{"hi", ""}[:g.r.IntN(3)]...)
+		}
 		return []string{g.caps("PUBLISH"), g.pick([]string{"redisson_lock__channel:{lock}", "c"}), g.value()}
 	case 17:
 		return []string{g.caps("PERSIST"), g.key()}
@@ -226,6 +229,7 @@ var arityCases = [][]string{
 	{"EXPIRE", "k1"}, {"EXPIREAT"}, {"PEXPIREAT", "k1"},
 	{"HSET", "k1"}, {"HSET", "k1", "f"}, {"HGET", "k1"}, {"HEXISTS", "k1", "f", "g"}, {"HINCRBY", "k1", "f"},
 	{"HDEL", "k1"}, {"HLEN"}, {"HLEN", "k1", "k2"}, {"PUBLISH", "c"}, {"PUBLISH", "c", "m", "x"},
+	{"PING", "a", "b"},
 }
 
 // hashArgv is a hash command on any key (string keys answer WRONGTYPE) or on a key only
@@ -450,7 +454,7 @@ func TestDifferentialAgainstRealRedis(t *testing.T) {
 		"ERR syntax error", "ERR wrong number", "ERR invalid expire", "ERR value is not", "ERR unknown",
 		"ERR increment", "script:ERR Lua", "script:ERR invalid expire", "script:ERR value is not",
 		"ERR Number of keys", "ERR Unsupported", "ERR NX and XX", "ERR GT and LT",
-		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN", "array",
+		"script:ERR user_script", "script:ERR Wrong number", "script:CUSTOM", "LOCKERR", "TAKEN", "array", "PONG",
 		"WRONGTYPE", "script:WRONGTYPE", "ERR hash value"} {
 		require.NotZerof(t, kinds[k], "no reply of class %q was exercised", k)
 	}

@@ -130,7 +130,11 @@
 // through both the Command path and the argv path, and requires identical replies (PTTL
 // within the pipeline's round trip, TTL within a second of rounding); a second test checks
 // keys with PX 50-200 ms read after real waits. The sequences include scripts in the
-// shapes lock libraries use, run in the Lua VM, with their error texts.
+// shapes lock libraries use, run in the Lua VM, with their error texts. Two more tests
+// drive the same server: each lock library's own scripts, byte for byte at a named
+// version (testdata/libscripts), on random keyspaces (libscripts_test.go), and small
+// generated Lua programs over every modelled command (luagen_test.go); both compare
+// every reply and the keys after each script.
 //
 // # Divergences from Redis 7.0
 //
@@ -141,16 +145,20 @@
 //     Redis's "ERR Error compiling script (new function): user_script: " prefix) and of
 //     Lua's own runtime errors ("attempt to index ..."), and tostring of numbers that are
 //     not integers or need an exponent. The bit, cjson, cmsgpack and struct libraries are
-//     absent, and so are redis.setresp and redis.acl_check_cmd. A script cannot
-//     be stopped: one that never returns hangs the engine (Redis would answer BUSY to
-//     others and accept SCRIPT KILL); no simulated client sends one.
+//     absent, and so are redis.setresp and redis.acl_check_cmd.
+//   - A script that runs MaxScriptSteps Lua instructions is stopped with an error that
+//     says so, keeping the writes it made (as any failing script's writes stay). Redis
+//     has no limit: it would run on, answer BUSY to every other client after five
+//     seconds, and accept SCRIPT KILL. A script's memory is not bounded either.
 //   - SCRIPT HELP and DEBUG (a help text, a debugger) answer an explicit "not modelled"
 //     error after Redis's arity check.
 //   - Only the commands lock clients send exist: SET, SETNX, GET, DEL, UNLINK, EXISTS,
 //     PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, INCR, INCRBY, the hash
-//     commands HSET, HGET, HEXISTS, HINCRBY, HDEL and HLEN, PUBLISH, and EVAL, EVALSHA
-//     and SCRIPT; any other command, real or not (SUBSCRIBE, TYPE, PING, FLUSHALL, ...), gets
-//     Redis's unknown-command error. Keys are strings or hashes, and each answers the
+//     commands HSET, HGET, HEXISTS, HINCRBY, HDEL and HLEN, PUBLISH, PING, and EVAL,
+//     EVALSHA and SCRIPT; any other command, real or not (SUBSCRIBE, TYPE, FLUSHALL, ...),
+//     gets Redis's unknown-command error, and from a script "Unknown Redis command called
+//     from script", where Redis would run it (or, for SUBSCRIBE and the like, answer
+//     that it is not allowed from scripts). Keys are strings or hashes, and each answers the
 //     other's commands with WRONGTYPE. No client can subscribe, so PUBLISH reaches
 //     nobody and answers 0. An empty argv is an error (Redis ignores an empty request).
 //   - SET with an EXAT or PXAT in the past stores the key, which then reads as absent and
@@ -181,5 +189,4 @@
 //     follows a crash, kill or shutdown of the master, never a pause, so the "old master
 //     keeps accepting writes after being failed over" split brain is not modelled. SHUTDOWN
 //     does not wait for replicas to catch up; the writes already sent still arrive.
-//   - Replies to commands of other types (WRONGTYPE) never arise: every value is a string.
 package model

@@ -1,11 +1,14 @@
 package model
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -27,7 +30,54 @@ type luaVM struct {
 	nowMs  int64
 	sha    string
 	line   int // the line where the script's last error was raised, for the suffix
+	steps  stepBudget
 }
+
+// MaxScriptSteps is how many Lua instructions a script may run before the model stops it
+// with an error. Redis has no such limit: a script that runs on blocks the server, which
+// answers BUSY to every other client after five seconds until SCRIPT KILL. The simulator
+// serves every command in the same ServiceTime and cannot answer BUSY, so it bounds the
+// script instead, far above what any lock script needs (the libraries' scripts run under
+// a hundred instructions), and says so in the reply.
+const MaxScriptSteps = 10_000_000
+
+// stepBudget counts a script's Lua instructions. gopher-lua asks its context's Done
+// before every instruction, so a context whose Done counts is an instruction budget that
+// is exact and deterministic, with no timer: it reports done once the budget is spent.
+// gopher-lua derives a context (with a goroutine that watches it) only for coroutines,
+// and the coroutine library is not opened.
+type stepBudget struct {
+	left int
+	max  int // the budget each script starts with: MaxScriptSteps unless a test lowers it
+}
+
+// closedChan is the Done channel of a spent budget.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Done counts one instruction and reports whether the budget is spent.
+func (b *stepBudget) Done() <-chan struct{} {
+	if b.left--; b.left < 0 {
+		return closedChan
+	}
+	return nil
+}
+
+// Err is the error gopher-lua raises in the script once the budget is spent.
+func (b *stepBudget) Err() error {
+	if b.left < 0 {
+		return errors.New("redlock-sim: the script ran " + strconv.Itoa(b.max) +
+			" Lua instructions without returning; Redis would run it on and answer BUSY to every other client")
+	}
+	return nil
+}
+
+// Deadline reports that the budget is counted in instructions, not time.
+func (b *stepBudget) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Value holds no values.
+func (b *stepBudget) Value(any) any { return nil }
+
+var _ context.Context = (*stepBudget)(nil)
 
 // scriptChunk is the name Redis 7.0 gives a script's chunk: it prefixes runtime errors
 // ("user_script:1: ...") and names the script in the error suffix ("@user_script:1").
@@ -49,7 +99,8 @@ func newLuaVM(e *Engine) *luaVM {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	vm := &luaVM{L: L, protos: map[string]*lua.FunctionProto{}, e: e}
+	vm := &luaVM{L: L, protos: map[string]*lua.FunctionProto{}, e: e, steps: stepBudget{max: MaxScriptSteps}}
+	L.SetContext(&vm.steps)
 	g := L.G.Global
 	for _, name := range []string{"dofile", "loadfile", "require", "module", "newproxy", "print", "_printregs", "getfenv", "setfenv"} {
 		g.RawSetString(name, lua.LNil)
@@ -238,6 +289,7 @@ func compileMessage(err error) string {
 func (vm *luaVM) run(p *lua.FunctionProto, sha string, keys, args []string, nowMs int64) resp.Reply {
 	L := vm.L
 	vm.nowMs, vm.sha, vm.line = nowMs, sha, 0
+	vm.steps.left = vm.steps.max
 	g := L.G.Global
 	g.RawSetString("KEYS", stringTable(L, keys))
 	g.RawSetString("ARGV", stringTable(L, args))
@@ -369,7 +421,7 @@ var commandTable = []struct {
 	name  string
 	arity int
 }{
-	{"get", 2}, {"set", -3}, {"setnx", 3}, {"del", -2}, {"unlink", -2}, {"exists", -2},
+	{"get", 2}, {"ping", -1}, {"set", -3}, {"setnx", 3}, {"del", -2}, {"unlink", -2}, {"exists", -2},
 	{"pexpire", -3}, {"expire", -3}, {"pexpireat", -3}, {"expireat", -3}, {"pttl", 2}, {"ttl", 2},
 	{"persist", 2}, {"incr", 2}, {"incrby", 3}, {"eval", -3}, {"evalsha", -3}, {"script", -2},
 	{"hset", -4}, {"hget", 3}, {"hexists", 3}, {"hincrby", 4}, {"hdel", -3}, {"hlen", 2}, {"publish", 3},

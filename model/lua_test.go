@@ -186,3 +186,30 @@ func TestArrayReplies(t *testing.T) {
 			resp.ScriptRelease.SHA(), resp.ScriptExtend.SHA()}, 1000), "case-insensitive; the standard scripts too")
 	require.Equal(t, `1) (integer) 1 2) "a"`, resp.ArrayReply(resp.IntReply(1), bulkOf("a")).String())
 }
+
+// TestScriptStepBudget checks that a script that never returns is stopped with an error
+// that says why, keeps the writes it made before (as a failing script's writes stay in
+// Redis), cannot escape by catching the error, and leaves the engine serving.
+func TestScriptStepBudget(t *testing.T) {
+	e, _ := NewEngine(EngineConfig{})
+	e.lua().steps.max = 10_000
+	eval := func(src string) resp.Reply { return e.Do([]string{"EVAL", src, "0"}, 1000) }
+	for _, c := range []struct {
+		src  string
+		line int // where the loop runs when the budget ends
+	}{
+		{"while true do end", 1},
+		{"redis.call('set','w','1')\nwhile true do end", 2},
+		{"local n = 0\nwhile true do pcall(function() n = n + 1 end) end", 2},
+		{"local function f() return f() end\nreturn f()", 1},
+	} {
+		r := eval(c.src)
+		require.Equal(t, resp.ReplyError, r.Kind, c.src)
+		require.Equal(t, "ERR user_script:"+strconv.Itoa(c.line)+": redlock-sim: the script ran 10000 Lua instructions without returning; "+
+			"Redis would run it on and answer BUSY to every other client script: "+sha1hex(c.src)+", on @user_script:"+strconv.Itoa(c.line)+".", r.Str)
+	}
+	require.Equal(t, bulkOf("1"), e.Do([]string{"GET", "w"}, 1000), "the write before the loop stays")
+	require.Equal(t, resp.IntReply(4950), eval("local s = 0\nfor i = 1, 99 do s = s + i end\nreturn s"),
+		"each script starts with the whole budget")
+	require.Equal(t, resp.IntReply(1), e.Do([]string{"EXISTS", "w"}, 1000))
+}
