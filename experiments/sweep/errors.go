@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	suggestpkg "github.com/redlock-sim/redlock-sim/internal/suggest"
+	"github.com/redlock-sim/redlock-sim/internal/yamltree"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -53,12 +53,5 @@ func badParam(param string, value any, allowed string) error {
 	return &UsageError{Err: sim.BadParam(param, value, allowed)}
 }
 
-// suggest returns a " (did you mean X?)" hint naming the option closest to name, so a
-// typo in a spec key gets its fix in the message.
-func suggest(name string, options []string) string {
-	best := suggestpkg.Closest(name, options, 1)
-	if len(best) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best[0])
-}
+// suggest returns a " (did you mean X?)" hint naming the option closest to name.
+var suggest = yamltree.Suggest

@@ -1,19 +1,18 @@
 package sweep
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"os"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/redlock-sim/redlock-sim/internal/yamltree"
 
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -56,68 +55,12 @@ func LoadSpec(path string, k KnobChecker) (*Spec, error) {
 // between two integers gives integers. The expanded values are what the manifest records.
 // Any problem is a *SpecError carrying the line.
 func ParseSpec(file string, data []byte, k KnobChecker) (*Spec, error) {
-	root, err := parseYAML(file, data)
-	if err != nil {
-		return nil, err
+	root, yerr := yamltree.Document(data, "a mapping with base, axes, replicates and seed")
+	if yerr != nil {
+		return nil, &SpecError{File: file, Line: yerr.Line, Err: yerr.Err}
 	}
 	p := &specParser{file: file, k: k, lines: map[string]int{}}
 	return p.parse(root)
-}
-
-// yamlLine picks the line out of a yaml.v3 syntax error, which carries it only as text.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func parseYAML(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if err == io.EOF {
-			return nil, &SpecError{File: file, Err: errors.New("empty: want a mapping with base, axes, replicates and seed")}
-		}
-		return nil, yamlError(file, data, err)
-	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == io.EOF:
-	case err != nil:
-		return nil, yamlError(file, data, err)
-	default:
-		return nil, &SpecError{File: file, Line: extra.Line, Err: errors.New("a second YAML document: a spec is one document")}
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, &SpecError{File: file, Line: doc.Line, Err: errors.New("want one YAML document")}
-	}
-	return doc.Content[0], nil
-}
-
-func yamlError(file string, data []byte, err error) error {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		msg := m[2]
-		// yaml.v3 reports an unclosed flow list or mapping at the 0-based line of its
-		// opening bracket (its parser errors skip the +1 its scanner errors get); a test
-		// pins this, so a fixed library shows up as a failing test, not a wrong line.
-		if strings.HasPrefix(msg, "did not find expected ',' or ") {
-			line++
-			msg += " (a [list] or {mapping} opened on this line is not closed)"
-		}
-		if strings.HasPrefix(msg, "found character that cannot start any token") && tabAt(data, line) {
-			msg += " (YAML does not allow tabs for indentation; use spaces)"
-		}
-		return &SpecError{File: file, Line: line, Err: errors.New(msg)}
-	}
-	return &SpecError{File: file, Err: errors.New(strings.TrimPrefix(err.Error(), "yaml: "))}
-}
-
-// tabAt reports whether the 1-based line of data holds a tab. yaml.v3 reports a tab in
-// indentation only as "found character that cannot start any token", which names neither
-// the tab nor the fix, so the message gets a hint when the line has one.
-func tabAt(data []byte, line int) bool {
-	lines := bytes.Split(data, []byte("\n"))
-	if line < 1 || line > len(lines) {
-		return false
-	}
-	return bytes.IndexByte(lines[line-1], '\t') >= 0
 }
 
 // specParser walks the YAML node tree itself rather than decoding into structs with
@@ -152,7 +95,7 @@ func (p *specParser) parse(root *yaml.Node) (*Spec, error) {
 	s := &Spec{Base: []KV{}, Axes: []Axis{}, Combine: Grid}
 	got := map[string]int{}
 	for _, e := range es {
-		got[e.key] = e.keyLine
+		got[e.Key] = e.KeyLine
 		if err := p.field(s, e); err != nil {
 			return nil, err
 		}
@@ -173,23 +116,23 @@ func (p *specParser) parse(root *yaml.Node) (*Spec, error) {
 
 func (p *specParser) field(s *Spec, e entry) error {
 	var err error
-	switch e.key {
+	switch e.Key {
 	case "base":
-		err = p.base(s, e.val)
+		err = p.base(s, e.Val)
 	case "axes":
-		err = p.axes(s, e.val)
+		err = p.axes(s, e.Val)
 	case "replicates":
-		text, err := p.scalar(e.val, "replicates")
+		text, err := p.scalar(e.Val, "replicates")
 		if err != nil {
 			return err
 		}
 		n, perr := strconv.ParseInt(text, 10, 64)
 		if perr != nil || n < 1 || n > MaxRuns {
-			return p.wrap(e.val.Line, wholeNumberError("replicates", text, fmt.Sprintf("an integer in [1, %d]", MaxRuns)))
+			return p.wrap(e.Val.Line, wholeNumberError("replicates", text, fmt.Sprintf("an integer in [1, %d]", MaxRuns)))
 		}
 		s.Replicates = int(n)
 	case "seed":
-		text, err := p.scalar(e.val, "seed")
+		text, err := p.scalar(e.Val, "seed")
 		if err != nil {
 			return err
 		}
@@ -197,18 +140,18 @@ func (p *specParser) field(s *Spec, e entry) error {
 		// 2^64 as 2^63, silently running another sweep than the one written.
 		n, perr := strconv.ParseUint(text, 10, 64)
 		if perr != nil {
-			return p.wrap(e.val.Line, wholeNumberError("seed", text, "an integer in [0, 18446744073709551615]"))
+			return p.wrap(e.Val.Line, wholeNumberError("seed", text, "an integer in [0, 18446744073709551615]"))
 		}
 		s.Seed = n
 	case "notes":
-		err = p.notes(s, e.val)
+		err = p.notes(s, e.Val)
 	case "combine":
-		text, err := p.scalar(e.val, "combine")
+		text, err := p.scalar(e.Val, "combine")
 		if err != nil {
 			return err
 		}
 		if text != string(Grid) && text != string(Zip) {
-			return p.wrap(e.val.Line, sim.BadParam("combine", text, "grid or zip"))
+			return p.wrap(e.Val.Line, sim.BadParam("combine", text, "grid or zip"))
 		}
 		s.Combine = Combine(text)
 	}
@@ -266,15 +209,15 @@ func (p *specParser) base(s *Spec, n *yaml.Node) error {
 		if err := p.knobName(e); err != nil {
 			return err
 		}
-		text, err := p.scalar(e.val, "knob "+e.key)
+		text, err := p.scalar(e.Val, "knob "+e.Key)
 		if err != nil {
 			return err
 		}
-		canon, err := p.knob(e.key, text, e.val.Line)
+		canon, err := p.knob(e.Key, text, e.Val.Line)
 		if err != nil {
 			return err
 		}
-		s.Base = append(s.Base, KV{e.key, canon})
+		s.Base = append(s.Base, KV{e.Key, canon})
 	}
 	return nil
 }
@@ -311,45 +254,45 @@ func (p *specParser) axis(e entry) (Axis, error) {
 	var lines []int
 	isRange := false
 	switch {
-	case isNull(e.val) || (e.val.Kind == yaml.SequenceNode && len(e.val.Content) == 0):
-		return Axis{}, p.errf(e.val.Line, "axis %s is empty: give at least one value", e.key)
-	case e.val.Kind == yaml.SequenceNode:
-		if len(e.val.Content) > MaxAxisValues {
-			return Axis{}, p.errf(e.val.Line, "axis %s: %d values, at most %d allowed", e.key, len(e.val.Content), MaxAxisValues)
+	case isNull(e.Val) || (e.Val.Kind == yaml.SequenceNode && len(e.Val.Content) == 0):
+		return Axis{}, p.errf(e.Val.Line, "axis %s is empty: give at least one value", e.Key)
+	case e.Val.Kind == yaml.SequenceNode:
+		if len(e.Val.Content) > MaxAxisValues {
+			return Axis{}, p.errf(e.Val.Line, "axis %s: %d values, at most %d allowed", e.Key, len(e.Val.Content), MaxAxisValues)
 		}
-		for _, item := range e.val.Content {
+		for _, item := range e.Val.Content {
 			item = resolve(item)
-			t, err := p.scalar(item, "a value of axis "+e.key)
+			t, err := p.scalar(item, "a value of axis "+e.Key)
 			if err != nil {
 				return Axis{}, err
 			}
 			texts, lines = append(texts, t), append(lines, item.Line)
 		}
-	case e.val.Kind == yaml.MappingNode:
+	case e.Val.Kind == yaml.MappingNode:
 		isRange = true
 		var err error
 		if texts, err = p.rangeValues(e); err != nil {
 			return Axis{}, err
 		}
 		for range texts {
-			lines = append(lines, e.val.Line)
+			lines = append(lines, e.Val.Line)
 		}
 	default:
-		return Axis{}, p.errf(e.val.Line, "axis %s: want a list [a, b, ...] or a range {from: a, to: b, steps: n, scale: linear|log}, got %s",
-			e.key, describe(e.val))
+		return Axis{}, p.errf(e.Val.Line, "axis %s: want a list [a, b, ...] or a range {from: a, to: b, steps: n, scale: linear|log}, got %s",
+			e.Key, describe(e.Val))
 	}
-	a := Axis{Knob: e.key, Values: make([]string, 0, len(texts))}
+	a := Axis{Knob: e.Key, Values: make([]string, 0, len(texts))}
 	first := map[string]int{}
 	for i, t := range texts {
-		canon, err := p.knob(e.key, t, lines[i])
+		canon, err := p.knob(e.Key, t, lines[i])
 		if err != nil {
 			return Axis{}, err
 		}
 		if l, dup := first[canon]; dup {
 			if isRange {
-				return Axis{}, p.errf(lines[i], "axis %s: the range gives %s twice after rounding; use fewer steps", e.key, canon)
+				return Axis{}, p.errf(lines[i], "axis %s: the range gives %s twice after rounding; use fewer steps", e.Key, canon)
 			}
-			return Axis{}, p.errf(lines[i], "axis %s: value %s given twice (first at line %d)", e.key, canon, l)
+			return Axis{}, p.errf(lines[i], "axis %s: value %s given twice (first at line %d)", e.Key, canon, l)
 		}
 		first[canon] = lines[i]
 		a.Values = append(a.Values, canon)
@@ -360,20 +303,20 @@ func (p *specParser) axis(e entry) (Axis, error) {
 var rangeKeys = []string{"from", "to", "steps", "scale"}
 
 func (p *specParser) rangeValues(e entry) ([]string, error) {
-	what := "range of axis " + e.key
-	es, err := p.entries(e.val, rangeKeys, what)
+	what := "range of axis " + e.Key
+	es, err := p.entries(e.Val, rangeKeys, what)
 	if err != nil {
 		return nil, err
 	}
 	r := rangeSpec{}
 	have := map[string]bool{}
 	for _, f := range es {
-		have[f.key] = true
-		text, err := p.scalar(f.val, what+": "+f.key)
+		have[f.Key] = true
+		text, err := p.scalar(f.Val, what+": "+f.Key)
 		if err != nil {
 			return nil, err
 		}
-		switch f.key {
+		switch f.Key {
 		case "from":
 			r.from = text
 		case "to":
@@ -381,77 +324,57 @@ func (p *specParser) rangeValues(e entry) ([]string, error) {
 		case "steps":
 			n, err := strconv.Atoi(text)
 			if err != nil || n < 2 || n > MaxAxisValues {
-				return nil, p.wrap(f.val.Line, sim.BadParam("steps", text, fmt.Sprintf("an integer in [2, %d]", MaxAxisValues)))
+				return nil, p.wrap(f.Val.Line, sim.BadParam("steps", text, fmt.Sprintf("an integer in [2, %d]", MaxAxisValues)))
 			}
 			r.steps = n
 		case "scale":
 			if text != "linear" && text != "log" {
-				return nil, p.wrap(f.val.Line, sim.BadParam("scale", text, "linear or log"))
+				return nil, p.wrap(f.Val.Line, sim.BadParam("scale", text, "linear or log"))
 			}
 			r.log = text == "log"
 		}
 	}
 	for _, key := range rangeKeys[:3] {
 		if !have[key] {
-			return nil, p.errf(e.val.Line, "%s: missing %q (a range is {from: a, to: b, steps: n, scale: linear|log})", what, key)
+			return nil, p.errf(e.Val.Line, "%s: missing %q (a range is {from: a, to: b, steps: n, scale: linear|log})", what, key)
 		}
 	}
 	vals, err := r.values()
 	if err != nil {
-		return nil, p.errf(e.val.Line, "%s: %v", what, err)
+		return nil, p.errf(e.Val.Line, "%s: %v", what, err)
 	}
 	return vals, nil
 }
 
 // entry is one key of a YAML mapping with the line of the key.
-type entry struct {
-	key     string
-	keyLine int
-	val     *yaml.Node
-}
+type entry = yamltree.Entry
 
-// entries lists a mapping's keys in file order, refusing duplicates and, when allowed is
-// not nil, keys outside it.
+// entries lists a mapping's keys in file order (yamltree.Entries), as a *SpecError.
 func (p *specParser) entries(n *yaml.Node, allowed []string, what string) ([]entry, error) {
-	seen := map[string]int{}
-	out := make([]entry, 0, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			return nil, p.errf(k.Line, "%s: want a plain name as key, got %s", what, describe(k))
-		}
-		if allowed != nil && !slices.Contains(allowed, k.Value) {
-			return nil, p.errf(k.Line, "unknown key %q in %s%s; allowed: %s",
-				k.Value, what, suggest(k.Value, allowed), strings.Join(allowed, ", "))
-		}
-		if l, dup := seen[k.Value]; dup {
-			return nil, p.errf(k.Line, "%s: key %q given twice (first at line %d)", what, k.Value, l)
-		}
-		seen[k.Value] = k.Line
-		out = append(out, entry{k.Value, k.Line, v})
+	es, err := yamltree.Entries(n, allowed, what)
+	if err != nil {
+		return nil, p.wrap(err.Line, err.Err)
 	}
-	return out, nil
+	return es, nil
 }
 
 func (p *specParser) knobName(e entry) error {
-	if err := checkName(e.key); err != nil {
-		return p.wrap(e.keyLine, err)
+	if err := checkName(e.Key); err != nil {
+		return p.wrap(e.KeyLine, err)
 	}
-	if l, dup := p.lines[e.key]; dup {
-		return p.errf(e.keyLine, "knob %s is already set at line %d; a knob is either fixed in base or swept in axes", e.key, l)
+	if l, dup := p.lines[e.Key]; dup {
+		return p.errf(e.KeyLine, "knob %s is already set at line %d; a knob is either fixed in base or swept in axes", e.Key, l)
 	}
-	p.lines[e.key] = e.keyLine
+	p.lines[e.Key] = e.KeyLine
 	return nil
 }
 
 func (p *specParser) scalar(n *yaml.Node, what string) (string, error) {
-	if n.Kind != yaml.ScalarNode {
-		return "", p.errf(n.Line, "%s: want a single value, got %s", what, describe(n))
+	text, err := yamltree.Scalar(n, what)
+	if err != nil {
+		return "", p.wrap(err.Line, err.Err)
 	}
-	if isNull(n) {
-		return "", p.errf(n.Line, "%s has no value", what)
-	}
-	return n.Value, nil
+	return text, nil
 }
 
 // knob asks the world to validate and canonicalise one value, and pins any complaint to
@@ -467,31 +390,11 @@ func (p *specParser) knob(name, text string, line int) (string, error) {
 	return canon, nil
 }
 
-// resolve follows aliases (*anchor) to the node they name; the bound stops a malicious
-// alias chain.
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 64; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if isNull(n) {
-			return "nothing"
-		}
-		return fmt.Sprintf("the value %q", n.Value)
-	}
-	return "something else"
-}
+var (
+	resolve  = yamltree.Resolve
+	isNull   = yamltree.IsNull
+	describe = yamltree.Describe
+)
 
 // wholeNumberError says why text is not an allowed whole number, in the user's words: not
 // a number at all, a number with a fraction or an exponent, or a whole number outside the
