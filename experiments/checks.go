@@ -20,6 +20,10 @@ func CheckKnobs(kvs []knobs.KV) error {
 	if err != nil {
 		return err
 	}
+	_, rest, err = sc.Bind(rest)
+	if err != nil {
+		return err
+	}
 	cfg := knobs.DefaultConfig()
 	if err := cfg.Apply(sc.Knobs); err != nil {
 		return fmt.Errorf("scenario %s: %w", sc.Name, err)

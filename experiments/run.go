@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -33,7 +34,17 @@ type Options struct {
 // *sim.ParamError. ctx is checked once per simulated second; cancelling it stops the run
 // with ctx's error.
 func Run(ctx context.Context, scenario string, settings []knobs.KV, seed uint64, opts Options) (*Record, error) {
-	w, sc, err := Assemble(scenario, settings, seed)
+	sc, err := scenarios.LookupScenario(scenario)
+	if err != nil {
+		return nil, err
+	}
+	return RunScenario(ctx, sc, settings, seed, opts)
+}
+
+// RunScenario is Run for a scenario already in hand, such as a user's file
+// (scenarios.LoadFile); settings may set its parameters as well as knobs.
+func RunScenario(ctx context.Context, sc *scenarios.Scenario, settings []knobs.KV, seed uint64, opts Options) (*Record, error) {
+	w, err := AssembleScenario(sc, settings, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -47,31 +58,38 @@ func Assemble(scenario string, settings []knobs.KV, seed uint64) (*world.World, 
 	if err != nil {
 		return nil, nil, err
 	}
+	w, err := AssembleScenario(sc, settings, seed)
+	return w, sc, err
+}
+
+// AssembleScenario is Assemble for a scenario already in hand (a user's file): settings
+// may set its parameters as well as knobs.
+func AssembleScenario(sc *scenarios.Scenario, settings []knobs.KV, seed uint64) (*world.World, error) {
+	params, rest, err := sc.Bind(settings)
+	if err != nil {
+		return nil, err
+	}
 	cfg := knobs.DefaultConfig()
 	if err := cfg.Apply(sc.Knobs); err != nil {
-		return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	if err := cfg.Apply(settings); err != nil {
-		return nil, nil, err
+	if err := cfg.Apply(rest); err != nil {
+		return nil, err
 	}
 	w, err := world.Plan(cfg, seed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if sc.Configure != nil {
-		if err := sc.Configure(w); err != nil {
-			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-		}
+	if err := sc.Configure(w, params); err != nil {
+		return nil, err
 	}
 	if err := w.Build(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if sc.Setup != nil {
-		if err := sc.Setup(w); err != nil {
-			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-		}
+	if err := sc.Setup(w, params); err != nil {
+		return nil, err
 	}
-	return w, sc, nil
+	return w, nil
 }
 
 // RunKnobs runs one world for the sweep engine: knobs may include the pseudo-knob
@@ -106,7 +124,16 @@ func Knob(name, value string) (string, error) {
 		}
 		return sc.Name, nil
 	}
-	return knobs.Canonical(name, value)
+	canon, err := knobs.Canonical(name, value)
+	var ue *knobs.UnknownError
+	if errors.As(err, &ue) {
+		// A built-in scenario's parameter is a knob of that scenario: checked here by its
+		// kind, and against the point's scenario when the sweep checks each point.
+		if p := scenarios.ParamNamed(name); p != nil {
+			return p.Check(value)
+		}
+	}
+	return canon, err
 }
 
 // RunWorld runs the built world w to the end of its duration and returns its record,

@@ -28,6 +28,7 @@ import (
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	scenario := fs.String("scenario", "baseline", "run the scenario called `NAME` (redlock-sim scenarios lists them)")
+	scenarioFile := fs.String("scenario-file", "", "run the scenario written in `FILE` (YAML; docs/scenarios.md; redlock-sim scenarios --show NAME prints a built-in one to start from)")
 	seed := fs.Uint64("seed", 1, "the run seed `N`; the same seed gives the same run")
 	sets := fs.StringArray("set", nil, "set a knob, `name=value` (repeatable; redlock-sim params lists the knobs)")
 	trace := fs.Bool("trace", false, "print the narrated trace, one line per event (to stderr with --json)")
@@ -49,6 +50,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	knobs, err := parseSets(*sets)
 	if err != nil {
 		return err
+	}
+	if fs.Changed("scenario") && fs.Changed("scenario-file") {
+		return fmt.Errorf("%w: give --scenario or --scenario-file, not both", errUsage)
+	}
+	sc, err := scenarios.LookupScenario(*scenario)
+	if *scenarioFile != "" {
+		sc, err = scenarios.LoadFile(*scenarioFile)
+	}
+	if err != nil {
+		return userError(err)
 	}
 	opts := experiments.Options{}
 	if opts.From, opts.To, err = parseWindow(*window); err != nil {
@@ -73,12 +84,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.Timeline = &report.Timeline{}
 	}
-	rec, err := experiments.Run(context.Background(), *scenario, knobs, *seed, opts)
+	rec, err := experiments.RunScenario(context.Background(), sc, knobs, *seed, opts)
 	if err != nil {
 		return userError(err)
 	}
 	if *timeline != "" {
-		if err := drawTimeline(*timeline, *window != "", opts, rec.Safety, *sets, stderr); err != nil {
+		if err := drawTimeline(*timeline, *window != "", opts, sc.Story, rec.Safety, *sets, stderr); err != nil {
 			return err
 		}
 	}
@@ -98,7 +109,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // (stdout may be carrying JSON). The figure's subtitle is the scenario's story, followed by
 // the --set flags that changed it, so a picture never passes for the plain scenario. The
 // title's verdicts use the run's counts (the timeline lists only the first violations).
-func drawTimeline(path string, windowed bool, opts experiments.Options, counts experiments.Safety, sets []string, stderr io.Writer) error {
+func drawTimeline(path string, windowed bool, opts experiments.Options, story string, counts experiments.Safety, sets []string, stderr io.Writer) error {
 	var win *report.Span
 	if windowed {
 		win = &report.Span{From: opts.From, To: opts.To}
@@ -107,10 +118,7 @@ func drawTimeline(path string, windowed bool, opts experiments.Options, counts e
 	if err != nil {
 		return fmt.Errorf("%w: --window: %v", errUsage, err)
 	}
-	subtitle := ""
-	if sc, err := scenarios.LookupScenario(opts.Timeline.Scenario); err == nil {
-		subtitle = sc.Story
-	}
+	subtitle := story
 	if len(sets) > 0 {
 		subtitle += "  [with --set " + strings.Join(sets, " --set ") + "]"
 	}
@@ -201,22 +209,36 @@ func parseWindow(w string) (from, to time.Duration, err error) {
 func userError(err error) error {
 	var ue *knobs.UnknownError
 	var pe *sim.ParamError
-	if errors.As(err, &ue) || errors.As(err, &pe) {
+	var fe *scenarios.FileError
+	if errors.As(err, &ue) || errors.As(err, &pe) || errors.As(err, &fe) {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return err
 }
 
-// runScenarios is `redlock-sim scenarios`.
+// runScenarios is `redlock-sim scenarios`: the catalogue, each scenario's parameters
+// with -v, or one built-in scenario's file with --show.
 func runScenarios(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
-	verbose := fs.BoolP("verbose", "v", false, "also show each scenario's source, expected outcome and knobs")
+	verbose := fs.BoolP("verbose", "v", false, "also show each scenario's source, expected outcome, knobs and parameters")
+	show := fs.String("show", "", "print the file of the built-in scenario `NAME`, a starting point for one of your own (run it with run --scenario-file)")
 	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: scenarios takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if fs.Changed("show") {
+		sc, err := scenarios.LookupScenario(*show)
+		if err != nil || *show == "" {
+			if err == nil {
+				err = fmt.Errorf("--show needs a scenario name")
+			}
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		_, err = io.WriteString(stdout, sc.Text)
+		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, sc := range scenarios.Scenarios() {
@@ -228,6 +250,9 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 				kv = append(kv, k.Name+"="+k.Value)
 			}
 			fmt.Fprintf(tw, "\tknobs: %s\n", strings.Join(kv, " "))
+			for _, p := range sc.Params {
+				fmt.Fprintf(tw, "\tparameter %s = %s: %s (--set %s=...)\n", p.Name, p.Default, p.Help, p.Name)
+			}
 		}
 	}
 	return tw.Flush()

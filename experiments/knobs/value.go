@@ -192,3 +192,22 @@ func unknownChoice(s string, names []string) *problem {
 	}
 	return p
 }
+
+// Duration parses s as a Go duration for field (a scenario file's field or parameter),
+// with the errors a knob value gets: a missing unit, an unknown one, not a duration.
+func Duration(field, s, allowed string) (time.Duration, error) {
+	d, err := parseDur(s)
+	if err != nil {
+		return 0, asValueError(field, s, allowed, err)
+	}
+	return d, nil
+}
+
+// Whole parses s as a whole number for field, with the errors a knob value gets.
+func Whole(field, s, allowed string) (int, error) {
+	n, err := parseWhole(s)
+	if err != nil {
+		return 0, asValueError(field, s, allowed, err)
+	}
+	return n, nil
+}
