@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -230,4 +231,46 @@ func TestParamsJSONIsTheRegistry(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	require.Len(t, got, 1)
 	assert.Equal(t, "ttl", got[0]["name"])
+}
+
+// TestScenarioFileRoundTrip starts from a built-in's file, as a user would (scenarios
+// --show), runs it with run --scenario-file, and gets the built-in's run; a what-if on
+// its parameter changes it.
+func TestScenarioFileRoundTrip(t *testing.T) {
+	code, text, errOut := cli("scenarios", "--show", "gc-pause")
+	require.Equal(t, 0, code, errOut)
+	path := t.TempDir() + "/mine.yaml"
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	hash := func(args ...string) string {
+		code, out, errOut := cli(append([]string{"run", "--json"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		return m["trace_hash"].(string)
+	}
+	builtin := hash("--scenario", "gc-pause")
+	assert.Equal(t, builtin, hash("--scenario-file", path))
+	assert.NotEqual(t, builtin, hash("--scenario-file", path, "--set", "pause=500ms"))
+
+	code, _, errOut = cli("run", "--scenario", "gc-pause", "--scenario-file", path)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "give --scenario or --scenario-file, not both")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(text, "pause_client:", "pause_clinet:", 1)), 0o644))
+	code, _, errOut = cli("run", "--scenario-file", path)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `mine.yaml:24: unknown key "pause_clinet" in a schedule step (did you mean "pause_client"?)`)
+	code, _, errOut = cli("run", "--scenario-file", path+".missing")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "no such file or directory")
+	code, _, errOut = cli("scenarios", "--show", "gc-paus")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "did you mean gc-pause")
+}
+
+// TestScenariosVerboseListsParameters shows each parameter with its default.
+func TestScenariosVerboseListsParameters(t *testing.T) {
+	code, out, errOut := cli("scenarios", "-v")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "parameter pause = 1500ms: how long client1's stop-the-world pause lasts")
+	assert.Contains(t, out, "parameter down = 2100ms")
 }

@@ -677,7 +677,7 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 					a.BothWays = true
 				case "false":
 				default:
-					err = p.wrap(f.Val.Line, sim.BadParam(what, text, "true or false"))
+					err = p.errf(f.Val.Line, "%s = %s: want true or false", what, text)
 				}
 			}
 		case "for":
