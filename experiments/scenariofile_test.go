@@ -97,3 +97,45 @@ schedule:
 	require.NoError(t, err)
 	assert.Positive(t, powerLoss.Safety.ValidityOverlaps)
 }
+
+// TestNetworkAndClockActions checks that the partition, slow_link and clock_slew steps
+// reach the world and do what they say to the verdict.
+func TestNetworkAndClockActions(t *testing.T) {
+	const base = `name: actions
+story: two clients, five nodes
+knobs: {clients: 2, ttl: 2s, hold: 1s, think: 100ms, max_cycles: 1, duration: 4s, tries: 100}
+start: {client1: 10ms, client2: 60ms}
+`
+	plain, err := runFile(t, base)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, plain.Liveness.Acquired)
+	// A partition that leaves no side a majority stops every acquisition while it lasts;
+	// once it heals, both clients get the lock.
+	cut, err := runFile(t, base+"schedule:\n  - at: 0s\n    partition: {sides: [[client1, redis1, redis2], [client2, redis3, redis4]]}\n")
+	require.NoError(t, err)
+	assert.Zero(t, cut.Liveness.Acquired, "redis5 sits with the storage, on a side of its own")
+	healed, err := runFile(t, base+"schedule:\n  - at: 0s\n    partition: {sides: [[client1, redis1, redis2], [client2, redis3, redis4]], for: 1s}\n")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, healed.Liveness.Acquired)
+	assert.NotEqual(t, plain.TraceHash, healed.TraceHash)
+	// Links slowed past the TTL make every reply arrive too late to count.
+	slow, err := runFile(t, base+"schedule:\n  - at: 0s\n    slow_link: {from: [redis1, redis2, redis3, redis4, redis5], to: [client1, client2], latency: const(2500ms), for: 10s}\n")
+	require.NoError(t, err)
+	assert.Zero(t, slow.Liveness.Acquired)
+	assert.Greater(t, slow.Liveness.Attempts, int64(10))
+	// The same links slowed for 500ms only delay the lock.
+	brief, err := runFile(t, base+"schedule:\n  - at: 0s\n    slow_link: {from: [redis1, redis2, redis3, redis4, redis5], to: [client1, client2], latency: const(2500ms), for: 500ms}\n")
+	require.NoError(t, err)
+	assert.Positive(t, brief.Liveness.Acquired)
+	// clock-jump's forward step of redis3's wall clock breaks safety; an NTP slew of the
+	// same 2s (at ntpd's 500 ppm it takes 4000s) does not.
+	jump, err := scenarios.LookupScenario("clock-jump")
+	require.NoError(t, err)
+	stepped, err := runFile(t, jump.Text)
+	require.NoError(t, err)
+	assert.Positive(t, stepped.Safety.ValidityOverlaps)
+	slewed, err := runFile(t, strings.Replace(jump.Text, "clock_step:", "clock_slew:", 1))
+	require.NoError(t, err)
+	assert.Zero(t, slewed.Safety.ValidityOverlaps)
+	assert.NotEqual(t, stepped.TraceHash, slewed.TraceHash)
+}

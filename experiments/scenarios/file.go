@@ -8,11 +8,13 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/internal/yamltree"
 	"github.com/redlock-sim/redlock-sim/model"
@@ -105,14 +107,17 @@ type Step struct {
 // kind does not take left zero (the parser refuses them).
 type Action struct {
 	Kind     string
-	Client   string   // pause_client, crash_client
-	Node     string   // the node actions, clock_step: a group (redis3), or a client for clock_step
-	From, To []string // block, clog: endpoint names
-	BothWays bool     // block
-	For      Value    // pause_client, pause_node, isolate, block, clog: how long (unset: until the end)
-	Restart  Value    // crash/kill/shutdown_node: restart after (unset or never: stays down)
-	By       Value    // clock_step: the wall clock's jump
-	Endpoint string   // isolate
+	Client   string     // pause_client, crash_client
+	Node     string     // the node actions, clock_step: a group (redis3), or a client for clock_step
+	From, To []string   // block, clog: endpoint names
+	BothWays bool       // block
+	For      Value      // pause_client, pause_node, isolate, block, clog: how long (unset: until the end)
+	Restart  Value      // crash/kill/shutdown_node: restart after (unset or never: stays down)
+	By       Value      // clock_step, clock_slew: the wall clock's jump or correction
+	Endpoint string     // isolate
+	Sides    [][]string // partition: the sides; endpoints not named are one more side
+	RatePPM  float64    // clock_slew: the slew's rate (0: ntpd's 500 ppm)
+	Latency  string     // slow_link: the link's latency while it lasts, as the latency knob takes it
 }
 
 // The actions a step can take, with the fields each accepts and which of those it needs.
@@ -131,7 +136,10 @@ var actions = []struct {
 	{"isolate", []string{"endpoint", "for"}, []string{"endpoint"}, "cut every link to and from an endpoint, for a duration or to the end"},
 	{"block", []string{"from", "to", "both_ways", "for"}, []string{"from", "to"}, "cut the links from some endpoints to others (both_ways: and back), for a duration or to the end"},
 	{"clog", []string{"from", "to", "for"}, []string{"from", "to", "for"}, "hold every message on the links from some endpoints to others for a duration, then deliver them"},
+	{"partition", []string{"sides", "for"}, []string{"sides"}, "split the endpoints into sides that cannot reach each other (those not named form one more side), for a duration or to the end"},
+	{"slow_link", []string{"from", "to", "latency", "for"}, []string{"from", "to", "latency", "for"}, "give the links from some endpoints to others another latency (as the latency knob takes it) for a duration"},
 	{"clock_step", []string{"node", "by"}, []string{"node", "by"}, "jump a node's or a client's wall clock by a duration (negative: back); at a time only"},
+	{"clock_slew", []string{"node", "by", "rate_ppm"}, []string{"node", "by"}, "correct a node's or a client's clocks gradually (NTP slew) by a duration at rate_ppm (default 500); at a time only"},
 }
 
 func actionNames() []string {
@@ -575,8 +583,8 @@ func (p *fileParser) parseStep(n *yaml.Node) (Step, error) {
 	if st.Action, err = p.parseAction(*action); err != nil {
 		return Step{}, err
 	}
-	if st.Action.Kind == "clock_step" && st.On != nil {
-		return Step{}, p.errf(action.KeyLine, "clock_step is planned into the clock before the run: give it at:, not on:")
+	if (st.Action.Kind == "clock_step" || st.Action.Kind == "clock_slew") && st.On != nil {
+		return Step{}, p.errf(action.KeyLine, "%s is planned into the clock before the run: give it at:, not on:", st.Action.Kind)
 	}
 	return st, nil
 }
@@ -692,6 +700,24 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 			}
 		case "by":
 			a.By, err = p.duration(f.Val, what, false)
+		case "sides":
+			a.Sides, err = p.sides(f.Val, what)
+		case "rate_ppm":
+			var text string
+			if text, err = p.scalar(f.Val, what); err == nil {
+				a.RatePPM, err = strconv.ParseFloat(text, 64)
+				if err != nil || !(a.RatePPM > 0 && a.RatePPM <= clock.MaxSlewPPM) {
+					err = p.errf(f.Val.Line, "%s = %s: want a rate in parts per million above 0 and at most 500000 (ntpd slews at 500)", what, text)
+				}
+			}
+		case "latency":
+			var text string
+			if text, err = p.scalar(f.Val, what); err == nil {
+				if _, kerr := knobs.Canonical("latency", text); kerr != nil {
+					err = p.wrap(f.Val.Line, fmt.Errorf("%s: %w", e.Key, kerr))
+				}
+				a.Latency = text
+			}
 		}
 		if err != nil {
 			return Action{}, err
@@ -703,6 +729,26 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 		}
 	}
 	return a, nil
+}
+
+// sides reads a partition's sides: a list of lists of endpoint names.
+func (p *fileParser) sides(n *yaml.Node, what string) ([][]string, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, p.errf(n.Line, "%s: want a list of sides, each a list of endpoints, such as [[client1, redis1], [client2, redis2]]", what)
+	}
+	var out [][]string
+	for _, item := range n.Content {
+		item = yamltree.Resolve(item)
+		if item.Kind != yaml.SequenceNode {
+			return nil, p.errf(item.Line, "%s: each side is a list of endpoints, got %s", what, yamltree.Describe(item))
+		}
+		side, err := p.names(item, what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, side)
+	}
+	return out, nil
 }
 
 // names reads one endpoint name or a list of them.

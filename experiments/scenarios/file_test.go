@@ -102,6 +102,10 @@ func TestBadFilesNameLineValueAndWhatIsAllowed(t *testing.T) {
 		{"window: {from: 1s, to: [2s]}\n", 3, "window: to: want a single value, got a list"},
 		{"schedule:\n  - at: 1s\n    block: {from: [], to: redis1}\n", 5, "block: from: an empty list names no endpoint"},
 		{"schedule:\n  - at: 1s\n    block: {from: client1, to: redis1, both_ways: yes}\n", 5, "both_ways = yes: want true or false"},
+		{"schedule:\n  - at: 1s\n    partition: {sides: [client1, redis1]}\n", 5, "partition: sides: each side is a list of endpoints"},
+		{"schedule:\n  - at: 1s\n    clock_slew: {node: redis1, by: 1s, rate_ppm: 0}\n", 5, "clock_slew: rate_ppm = 0: want a rate in parts per million above 0"},
+		{"schedule:\n  - at: 1s\n    slow_link: {from: client1, to: redis1, latency: 30, for: 1s}\n", 5, "slow_link: latency = 30"},
+		{"schedule:\n  - on: {event: acquired, client: client1}\n    clock_slew: {node: redis1, by: 1s}\n", 5, "clock_slew is planned into the clock before the run"},
 	} {
 		_, err := ParseFile("f.yaml", []byte(head+c.body))
 		require.Error(t, err, c.body)

@@ -128,12 +128,16 @@ func (sc *Scenario) Configure(w *world.World, v Values) error {
 				return sc.lineErr(st.Line, fmt.Errorf("pause_client: %w", err))
 			}
 			w.ClientCfgs[i].Pauses = append(w.ClientCfgs[i].Pauses, model.Pause{At: at, For: v.dur(a.For)})
-		case "clock_step":
+		case "clock_step", "clock_slew":
 			c, err := processClock(w, a.Node)
 			if err != nil {
-				return sc.lineErr(st.Line, fmt.Errorf("clock_step: %w", err))
+				return sc.lineErr(st.Line, fmt.Errorf("%s: %w", a.Kind, err))
 			}
-			c.Steps = append(c.Steps, clock.Step{At: at, By: v.dur(a.By)})
+			if a.Kind == "clock_step" {
+				c.Steps = append(c.Steps, clock.Step{At: at, By: v.dur(a.By)})
+			} else {
+				c.Slews = append(c.Slews, clock.Slew{At: at, By: v.dur(a.By), RatePPM: a.RatePPM})
+			}
 		}
 	}
 	return nil
@@ -158,7 +162,7 @@ func (sc *Scenario) Setup(w *world.World, v Values) error {
 			return err
 		}
 		if st.On == nil {
-			if st.Action.Kind == "pause_client" || st.Action.Kind == "clock_step" {
+			if k := st.Action.Kind; k == "pause_client" || k == "clock_step" || k == "clock_slew" {
 				continue // planned by Configure
 			}
 			if err := sc.act(w, v, st, sim.Time(v.dur(st.At)), false); err != nil {
@@ -268,6 +272,36 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 			}
 		}
 		return nil
+	case "partition":
+		groups := make([][]network.Endpoint, len(a.Sides))
+		for i, side := range a.Sides {
+			for _, name := range side {
+				groups[i] = append(groups[i], w.Endpoint(name))
+			}
+		}
+		return w.Net.At(at, network.SplitFault(v.dur(a.For), groups...))
+	case "slow_link":
+		cfg := w.Config
+		if err := cfg.Set("latency", a.Latency); err != nil {
+			return err
+		}
+		slow := network.Link{Latency: cfg.Latency, Loss: w.Config.Loss, Dup: w.Config.Dup, FIFO: w.Config.FIFO}
+		normal := network.Link{Latency: w.Config.Latency, Loss: w.Config.Loss, Dup: w.Config.Dup, FIFO: w.Config.FIFO}
+		set := func(l network.Link) func(sim.Time) {
+			return func(sim.Time) {
+				for _, from := range a.From {
+					for _, to := range a.To {
+						if err := w.Net.SetLink(w.Endpoint(from), w.Endpoint(to), l); err != nil {
+							w.Sim.Fail(err)
+						}
+					}
+				}
+			}
+		}
+		if err := w.Do(at, set(slow)); err != nil {
+			return err
+		}
+		return w.Do(at.Add(v.dur(a.For)), set(normal))
 	}
 	return fmt.Errorf("action %s cannot be taken here", a.Kind)
 }
@@ -288,8 +322,12 @@ func (sc *Scenario) check(w *world.World, st Step) error {
 		if w.Group(a.Node) == nil {
 			err = fmt.Errorf("%s: %w", a.Kind, noNode(w, a.Node))
 		}
-	case "isolate", "block", "clog":
-		for _, name := range append(append([]string{a.Endpoint}, a.From...), a.To...) {
+	case "isolate", "block", "clog", "partition", "slow_link":
+		names := append(append([]string{a.Endpoint}, a.From...), a.To...)
+		for _, side := range a.Sides {
+			names = append(names, side...)
+		}
+		for _, name := range names {
 			if name != "" && w.Endpoint(name) < 0 {
 				err = fmt.Errorf("%s: no endpoint %q in this world; it has %s", a.Kind, name, strings.Join(endpointNames(w), ", "))
 				break
