@@ -139,3 +139,36 @@ start: {client1: 10ms, client2: 60ms}
 	assert.Zero(t, slewed.Safety.ValidityOverlaps)
 	assert.NotEqual(t, stepped.TraceHash, slewed.TraceHash)
 }
+
+// TestEveryScenarioKeepsItsCheck runs each built-in scenario over its check's seeds (20
+// unless it says otherwise) and requires every rule to hold: the catalogue's promises
+// are checked as rates over seeds, not at seed 1 alone.
+func TestEveryScenarioKeepsItsCheck(t *testing.T) {
+	for _, sc := range scenarios.Scenarios() {
+		require.NotNil(t, sc.Check, "%s has no check: its expectation would be prose only", sc.Name)
+		assert.GreaterOrEqual(t, sc.Check.Seeds, 20, sc.Name)
+		results, err := CheckScenario(context.Background(), &sc, nil, 0)
+		require.NoError(t, err, sc.Name)
+		for _, r := range results {
+			assert.True(t, r.Held, "%s: %s", sc.Name, r)
+		}
+	}
+}
+
+// TestCheckCatchesABrokenPromise turns gc-pause's pause below the lock's validity, which
+// makes it safe, so its check (usage overlaps always) must fail, naming seeds.
+func TestCheckCatchesABrokenPromise(t *testing.T) {
+	sc, err := scenarios.LookupScenario("gc-pause")
+	require.NoError(t, err)
+	results, err := CheckScenario(context.Background(), sc, []knobs.KV{{Name: "pause", Value: "300ms"}}, 5)
+	require.NoError(t, err)
+	var failed []string
+	for _, r := range results {
+		if !r.Held {
+			failed = append(failed, r.String())
+		}
+	}
+	require.Len(t, failed, 2, "usage overlaps and stale writes were promised")
+	assert.Contains(t, failed[0], "FAIL usage_overlaps: always")
+	assert.Contains(t, failed[0], "0.0% of seeds saw it (against it: seeds 1, 2, 3, 4, 5)")
+}

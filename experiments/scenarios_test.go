@@ -44,7 +44,12 @@ func TestScenarioOutcomes(t *testing.T) {
 		},
 		"failover-race":          twoHolders,
 		"restart-no-persistence": twoHolders,
-		"restart-delayed":        func(t *testing.T, r *Record) { safeAndDone(t, r, 2) },
+		"restart-delayed": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Safety.ValidityOverlaps, "redis3 returns after client1's validity")
+			assert.Positive(t, r.Safety.UsageOverlaps, "client1 works past its validity")
+			undelayed := run(t, "restart-no-persistence", knobs.KV{Name: "hold", Value: "3s"}, knobs.KV{Name: "duration", Value: "6s"})
+			assert.Positive(t, undelayed.Safety.ValidityOverlaps, "the same hold without the delay")
+		},
 		"aof-everysec-power-loss": func(t *testing.T, r *Record) {
 			twoHolders(t, r)
 			assert.Contains(t, r.Violations[0].Faults, "redis3 lost 1 unsynced write(s) in crashes")

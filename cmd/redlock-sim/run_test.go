@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -258,7 +259,8 @@ func TestScenarioFileRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(text, "pause_client:", "pause_clinet:", 1)), 0o644))
 	code, _, errOut = cli("run", "--scenario-file", path)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errOut, `mine.yaml:24: unknown key "pause_clinet" in a schedule step (did you mean "pause_client"?)`)
+	line := 1 + strings.Count(text[:strings.Index(text, "pause_client:")], "\n")
+	assert.Contains(t, errOut, fmt.Sprintf(`mine.yaml:%d: unknown key "pause_clinet" in a schedule step (did you mean "pause_client"?)`, line))
 	code, _, errOut = cli("run", "--scenario-file", path+".missing")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "no such file or directory")

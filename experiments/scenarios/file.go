@@ -150,7 +150,7 @@ func actionNames() []string {
 	return out
 }
 
-var topKeys = []string{"name", "story", "source", "expect", "window", "params", "knobs", "start", "schedule"}
+var topKeys = []string{"name", "story", "source", "expect", "check", "window", "params", "knobs", "start", "schedule"}
 
 // LoadFile reads the scenario file at path and checks it as ParseFile does.
 func LoadFile(path string) (*Scenario, error) {
@@ -286,6 +286,10 @@ func (p *fileParser) parse(root *yaml.Node) (*Scenario, error) {
 			}
 		case "schedule":
 			schedule = e.Val
+		case "check":
+			if err := p.parseCheck(sc, e.Val); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, key := range []string{"name", "story"} {

@@ -22,7 +22,8 @@ type Scenario struct {
 	Name   string
 	Story  string // one line
 	Source string // where the story comes from
-	Expect string // the expected outcome, which the scenario's test asserts for seed 1
+	Expect string // the expected outcome, in words
+	Check  *Check // the expected outcome as rules over seeds; nil when the file has none
 	Knobs  []knobs.KV
 	// Window is the part of the run the golden trace shows (To = 0: to the end).
 	Window [2]time.Duration
