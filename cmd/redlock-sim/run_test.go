@@ -276,3 +276,25 @@ func TestScenariosVerboseListsParameters(t *testing.T) {
 	assert.Contains(t, out, "parameter pause = 1500ms: how long client1's stop-the-world pause lasts")
 	assert.Contains(t, out, "parameter down = 2100ms")
 }
+
+// TestCheckCommand runs a scenario's expectations: they hold as shipped, break (exit 1,
+// naming the seeds) under a what-if that makes the story safe, and bad input exits 2.
+func TestCheckCommand(t *testing.T) {
+	code, out, errOut := cli("check", "--scenario", "gc-pause", "--seeds", "3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "ok   usage_overlaps: always")
+	assert.Contains(t, out, "all 3 rules held")
+	code, out, errOut = cli("check", "--scenario", "gc-pause", "--seeds", "3", "--set", "pause=300ms")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "FAIL usage_overlaps: always                          0.0% of seeds saw it (against it: seeds 1, 2, 3)")
+	assert.Contains(t, errOut, "check: 2 of 3 rules broken")
+	for _, args := range [][]string{
+		{"check", "--scenario", "gc-paus"},
+		{"check", "--seeds", "-1"},
+		{"check", "--scenario", "gc-pause", "--set", "pause=300"},
+		{"check", "--scenario", "x", "--scenario-file", "y"},
+	} {
+		code, _, errOut = cli(args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errOut)
+	}
+}
