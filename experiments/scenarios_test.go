@@ -112,6 +112,16 @@ func TestScenarioOutcomes(t *testing.T) {
 			assert.GreaterOrEqual(t, broken.Safety.UsageOverlaps, int64(1))
 			assert.Zero(t, broken.Liveness.FailuresByReason.ValidityExpired)
 		},
+		"clock-slew": func(t *testing.T, r *Record) {
+			safeAndDone(t, r, 2)
+			assert.Positive(t, run(t, "clock-jump").Safety.ValidityOverlaps, "the same correction as a step")
+		},
+		"careless-client": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Safety.ValidityOverlaps, "the algorithm kept its promise")
+			assert.Positive(t, r.Safety.UsageOverlaps, "client1 worked past its short validity")
+			careful := run(t, "careless-client", knobs.KV{Name: "hold", Value: "200ms"})
+			assert.True(t, careful.Safety.Safe(), "work that fits the validity it was given is safe")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)
