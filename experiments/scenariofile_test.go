@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -171,4 +172,31 @@ func TestCheckCatchesABrokenPromise(t *testing.T) {
 	require.Len(t, failed, 2, "usage overlaps and stale writes were promised")
 	assert.Contains(t, failed[0], "FAIL usage_overlaps: always")
 	assert.Contains(t, failed[0], "0.0% of seeds saw it (against it: seeds 1, 2, 3, 4, 5)")
+}
+
+// TestExampleScenarioFilesKeepTheirChecks runs the scenario files docs/scenarios.md works
+// through, so the documentation's examples stay true.
+func TestExampleScenarioFilesKeepTheirChecks(t *testing.T) {
+	files, err := filepath.Glob("../examples/scenarios/*.yaml")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 2)
+	for _, f := range files {
+		sc, err := scenarios.LoadFile(f)
+		require.NoError(t, err, f)
+		require.NotNil(t, sc.Check, f)
+		results, err := CheckScenario(context.Background(), sc, nil, 0)
+		require.NoError(t, err, f)
+		for _, r := range results {
+			assert.True(t, r.Held, "%s: %s", f, r)
+		}
+	}
+	// worked example 2: the same file with power losses instead of kills breaks its check
+	sc, err := scenarios.LoadFile("../examples/scenarios/kill-not-power-loss.yaml")
+	require.NoError(t, err)
+	power, err := scenarios.ParseFile("power.yaml", []byte(strings.ReplaceAll(sc.Text, "kill_node:", "crash_node:")))
+	require.NoError(t, err)
+	results, err := CheckScenario(context.Background(), power, nil, 0)
+	require.NoError(t, err)
+	assert.False(t, results[0].Held, "power losses lose the key: %s", results[0])
+	assert.Equal(t, 1.0, results[0].Share, "in every seed")
 }
