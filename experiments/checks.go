@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
@@ -36,8 +37,13 @@ func CheckKnobs(kvs []knobs.KV) error {
 
 // CheckSpec runs CheckKnobs on every point of a sweep (its base settings, then the
 // point's axis settings, as each run gets them), and names the first point that fails
-// by its axis settings. It runs nothing, so --dry-run can call it.
+// by its axis settings; and it refuses a knob the spec sets that cannot change any of its
+// runs (knobs.Config.Inert: pause_len without pause_rate, ...), while one that is inert
+// at some points only is a comparison and passes. It runs nothing, so --dry-run can call
+// it.
 func CheckSpec(spec *sweep.Spec) error {
+	inertAt := map[string]int{}
+	first := map[string]*knobs.InertError{}
 	for i := range spec.Points() {
 		point := spec.Point(i)
 		kvs := make([]knobs.KV, 0, len(spec.Base)+len(point))
@@ -51,6 +57,107 @@ func CheckSpec(spec *sweep.Spec) error {
 			}
 			return fmt.Errorf("sweep point %d of %d (%s): %w", i+1, spec.Points(), strings.Join(at, " "), err)
 		}
+		scenario, rest := splitScenario(kvs)
+		sc, err := scenarios.LookupScenario(scenario)
+		if err != nil {
+			return err
+		}
+		inert, err := inertKnobs(sc, rest)
+		if err != nil {
+			return err
+		}
+		for _, e := range inert {
+			inertAt[e.Knob]++
+			if first[e.Knob] == nil {
+				first[e.Knob] = e
+			}
+		}
+	}
+	// A knob that changes nothing at some points is a comparison (replicas 0 and 1, say);
+	// one that changes nothing at every point is a mistake.
+	for _, kv := range spec.Base {
+		if inertAt[kv.Name] == spec.Points() {
+			return fmt.Errorf("sweep: %w", first[kv.Name])
+		}
+	}
+	for _, a := range spec.Axes {
+		if inertAt[a.Knob] == spec.Points() {
+			return fmt.Errorf("sweep: axis %s: %w", a.Knob, first[a.Knob])
+		}
 	}
 	return nil
+}
+
+// CheckInert refuses a knob the user set that cannot change a run of scenario sc (see
+// knobs.Config.Inert): the run would silently be the one without it. When the scenario
+// schedules its own version of what the knob tunes (its own pause, its own restart), the
+// error names the parameter to set instead.
+func CheckInert(sc *scenarios.Scenario, settings []knobs.KV) error {
+	inert, err := inertKnobs(sc, settings)
+	if err != nil || len(inert) == 0 {
+		return err
+	}
+	return inert[0]
+}
+
+// inertKnobs lists the knobs among settings that cannot change a run of sc, in order.
+func inertKnobs(sc *scenarios.Scenario, settings []knobs.KV) ([]*knobs.InertError, error) {
+	_, rest, err := sc.Bind(settings)
+	if err != nil {
+		return nil, err
+	}
+	cfg := knobs.DefaultConfig()
+	if err := cfg.Apply(sc.Knobs); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if err := cfg.Apply(rest); err != nil {
+		return nil, err
+	}
+	var out []*knobs.InertError
+	for _, kv := range rest {
+		if why := cfg.Inert(kv.Name); why != "" {
+			out = append(out, &knobs.InertError{Knob: kv.Name, Value: kv.Value, Why: why, Hint: ownVersion(sc, kv.Name)})
+		}
+	}
+	return out, nil
+}
+
+// ownVersion says which parameter of sc sets the scheduled fault that the random-fault
+// knob name would have tuned, or "".
+func ownVersion(sc *scenarios.Scenario, name string) string {
+	var what string
+	var actions []string
+	switch name {
+	case "pause_len":
+		what, actions = "pause", []string{"pause_client"}
+	case "node_down":
+		what, actions = "restart", []string{"crash_node", "kill_node", "shutdown_node"}
+	case "partition_len":
+		what, actions = "partition", []string{"isolate", "block", "partition"}
+	case "clog_len":
+		what, actions = "clog", []string{"clog"}
+	case "node_clock_jump":
+		what, actions = "clock step", []string{"clock_step"}
+	default:
+		return ""
+	}
+	for _, st := range sc.Steps {
+		a := st.Action
+		if !slices.Contains(actions, a.Kind) {
+			continue
+		}
+		v := a.For
+		switch a.Kind {
+		case "crash_node", "kill_node", "shutdown_node":
+			v = a.Restart
+		case "clock_step":
+			v = a.By
+		}
+		if v.Param != "" {
+			return fmt.Sprintf("scenario %s schedules its own %s: set its parameter %s instead (--set %s=...)", sc.Name, what, v.Param, v.Param)
+		}
+		return fmt.Sprintf("scenario %s schedules its own %s (%s:%d); to change it, start from `redlock-sim scenarios --show %s` and run it with --scenario-file",
+			sc.Name, what, sc.File, st.Line, sc.Name)
+	}
+	return ""
 }

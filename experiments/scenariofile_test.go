@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -199,4 +200,44 @@ func TestExampleScenarioFilesKeepTheirChecks(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, results[0].Held, "power losses lose the key: %s", results[0])
 	assert.Equal(t, 1.0, results[0].Share, "in every seed")
+}
+
+// TestAKnobThatCannotChangeTheRunIsRefused: the new user's --set pause_len=500ms on
+// gc-pause used to give gc-pause's own trace hash, silently. Now it is refused, naming
+// the knob that switches it off and the scenario's parameter to set instead; the same
+// knob with its switch on is accepted, and a sweep refuses a knob inert at every point
+// but not one inert at some (a comparison).
+func TestAKnobThatCannotChangeTheRunIsRefused(t *testing.T) {
+	gc, err := scenarios.LookupScenario("gc-pause")
+	require.NoError(t, err)
+	err = CheckInert(gc, []knobs.KV{{Name: "pause_len", Value: "500ms"}})
+	var ie *knobs.InertError
+	require.ErrorAs(t, err, &ie)
+	var pe *sim.ParamError
+	require.ErrorAs(t, err, &pe, "exit status 2")
+	assert.Contains(t, err.Error(), "pause_rate is 0")
+	assert.Contains(t, err.Error(), "set its parameter pause instead")
+	assert.NoError(t, CheckInert(gc, []knobs.KV{{Name: "pause_rate", Value: "1"}, {Name: "pause_len", Value: "500ms"}}))
+	base, err := scenarios.LookupScenario("baseline")
+	require.NoError(t, err)
+	for _, kv := range []knobs.KV{{Name: "failover_after", Value: "1s"}, {Name: "retry_jitter", Value: "1ms"},
+		{Name: "max_extensions", Value: "3"}, {Name: "timeout_factor", Value: "0.2"}, {Name: "node_down", Value: "5s"}} {
+		settings := []knobs.KV{kv}
+		if kv.Name == "retry_jitter" {
+			settings = append(settings, knobs.KV{Name: "tries", Value: "1"})
+		}
+		if kv.Name == "timeout_factor" {
+			settings = append(settings, knobs.KV{Name: "timeout", Value: "50ms"})
+		}
+		assert.ErrorAs(t, CheckInert(base, settings), &ie, kv.Name)
+	}
+	spec := func(text string) *sweep.Spec {
+		s, err := sweep.ParseSpec("s.yaml", []byte(text), SweepRunner())
+		require.NoError(t, err)
+		return s
+	}
+	err = CheckSpec(spec("base: {scenario: gc-pause}\naxes:\n  pause_len: [100ms, 1s]\nreplicates: 1\nseed: 1\n"))
+	assert.ErrorContains(t, err, "axis pause_len: pause_len = const(100ms) cannot change this run")
+	assert.NoError(t, CheckSpec(spec("base: {failover_after: 1s}\naxes:\n  replicas: [0, 1]\nreplicates: 1\nseed: 1\n")),
+		"failover_after matters at replicas 1")
 }

@@ -61,6 +61,9 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: no check: rules in its file, nothing to verify\n", sc.Name)
 			continue
 		}
+		if err := experiments.CheckInert(sc, settings); err != nil {
+			return userError(err)
+		}
 		n := *seeds
 		if n == 0 {
 			n = sc.Check.Seeds

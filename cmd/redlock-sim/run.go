@@ -61,6 +61,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return userError(err)
 	}
+	if err := experiments.CheckInert(sc, knobs); err != nil {
+		return userError(err)
+	}
 	opts := experiments.Options{}
 	if opts.From, opts.To, err = parseWindow(*window); err != nil {
 		return err

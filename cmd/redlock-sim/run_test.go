@@ -298,3 +298,14 @@ func TestCheckCommand(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)
 	}
 }
+
+// TestInertKnobExitsTwo is the first-hour surprise: a knob that cannot change the run.
+func TestInertKnobExitsTwo(t *testing.T) {
+	code, _, errOut := cli("run", "--scenario", "gc-pause", "--set", "pause_len=500ms")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "pause_len = 500ms cannot change this run")
+	assert.Contains(t, errOut, "set its parameter pause instead")
+	code, _, errOut = cli("check", "--scenario", "baseline", "--set", "failover_after=1s")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "there are no replicas")
+}
