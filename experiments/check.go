@@ -22,6 +22,13 @@ func (r *Record) Figures() scenarios.Figures {
 		"extensions_tried":          float64(r.Liveness.Extensions.Tried),
 		"extensions_succeeded":      float64(r.Liveness.Extensions.Succeeded),
 		"validity_expired_attempts": float64(r.Liveness.FailuresByReason.ValidityExpired),
+		"holder_crashes":            float64(r.Liveness.HolderCrashes),
+		"reacquire_after_crash_max_ms": func() float64 {
+			if m := r.Liveness.ReacquireAfterCrashMs.Max; m != nil {
+				return *m
+			}
+			return 0
+		}(),
 	}
 }
 

@@ -116,6 +116,11 @@ type Liveness struct {
 	UnheldWhileWaitingMs float64       `json:"unheld_while_waiting_ms"`
 	Extensions           ExtensionStat `json:"extensions"`
 	AcquisitionsPerS     float64       `json:"acquisitions_per_s"`
+	// HolderCrashes counts clients that crashed while their lock was valid, and
+	// ReacquireAfterCrashMs the time from such a crash to the resource's next acquisition
+	// (nil fields when none was followed by one): what a long TTL costs when holders die.
+	HolderCrashes         int64       `json:"holder_crashes"`
+	ReacquireAfterCrashMs Percentiles `json:"reacquire_after_crash_ms"`
 }
 
 // Failures counts failed attempts by reason.
@@ -284,6 +289,9 @@ const (
 	MetricUnheldWhileWaitingMs    = "unheld_while_waiting_ms"
 	MetricExtensionsTried         = "extensions_tried"
 	MetricExtensionsSucceeded     = "extensions_succeeded"
+	MetricHolderCrashes           = "holder_crashes"
+	MetricReacquireAfterCrashP50  = "reacquire_after_crash_p50_ms"
+	MetricReacquireAfterCrashMax  = "reacquire_after_crash_max_ms"
 	MetricAcquisitionsPerS        = "acquisitions_per_s"
 	MetricSimTimeS                = "sim_time_s"
 	MetricEvents                  = "events"
@@ -332,6 +340,9 @@ func (r *Record) Metrics() []Metric {
 		ms(MetricUnheldWhileWaitingMs, &unheld),
 		n(MetricExtensionsTried, l.Extensions.Tried),
 		n(MetricExtensionsSucceeded, l.Extensions.Succeeded),
+		n(MetricHolderCrashes, l.HolderCrashes),
+		ms(MetricReacquireAfterCrashP50, l.ReacquireAfterCrashMs.P50),
+		ms(MetricReacquireAfterCrashMax, l.ReacquireAfterCrashMs.Max),
 		{Name: MetricAcquisitionsPerS, Kind: MetricFloat, Value: l.AcquisitionsPerS},
 		{Name: MetricSimTimeS, Kind: MetricFloat, Value: r.SimTimeS},
 		n(MetricEvents, int64(r.Events)),

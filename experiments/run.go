@@ -215,6 +215,10 @@ func record(w *world.World, scenario string) *Record {
 	if qs, mx, ok := o.AcquireLatency(50, 90, 99); ok {
 		rec.Liveness.AcquireLatencyMs = Percentiles{P50: &qs[0], P90: &qs[1], P99: &qs[2], Max: &mx}
 	}
+	rec.Liveness.HolderCrashes = n.HolderCrashes
+	if qs, mx, ok := o.ReacquireAfterCrash(50, 90, 99); ok {
+		rec.Liveness.ReacquireAfterCrashMs = Percentiles{P50: &qs[0], P90: &qs[1], P99: &qs[2], Max: &mx}
+	}
 	return rec
 }
 

@@ -122,6 +122,15 @@ func TestScenarioOutcomes(t *testing.T) {
 			careful := run(t, "careless-client", knobs.KV{Name: "hold", Value: "200ms"})
 			assert.True(t, careful.Safety.Safe(), "work that fits the validity it was given is safe")
 		},
+		"holder-crash": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.LockSafe())
+			assert.Equal(t, int64(1), r.Liveness.HolderCrashes)
+			require.NotNil(t, r.Liveness.ReacquireAfterCrashMs.Max)
+			shortTTL := run(t, "holder-crash", knobs.KV{Name: "ttl", Value: "500ms"})
+			require.NotNil(t, shortTTL.Liveness.ReacquireAfterCrashMs.Max)
+			assert.Less(t, *shortTTL.Liveness.ReacquireAfterCrashMs.Max+1000, *r.Liveness.ReacquireAfterCrashMs.Max,
+				"a TTL shorter by 1.5s brings the lock back over a second sooner")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)

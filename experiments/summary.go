@@ -28,6 +28,13 @@ func WriteSummary(w io.Writer, r *Record) error {
 	fmt.Fprintf(&b, "          %d split-brain rounds, %gms unheld while waiting%s, %d/%d extensions succeeded\n",
 		l.SplitBrainRounds, l.UnheldWhileWaitingMs, unheldNote(l.UnheldWhileWaitingMs, r.SimTimeS),
 		l.Extensions.Succeeded, l.Extensions.Tried)
+	if l.HolderCrashes > 0 {
+		fmt.Fprintf(&b, "          %d holders crashed with the lock", l.HolderCrashes)
+		if p := l.ReacquireAfterCrashMs; p.P50 != nil {
+			fmt.Fprintf(&b, "; the lock was taken again after p50 %gms, max %gms", *p.P50, *p.Max)
+		}
+		b.WriteString("\n")
+	}
 	writeViolations(&b, r.Violations)
 	_, err := io.WriteString(w, b.String())
 	return err

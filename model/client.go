@@ -24,6 +24,7 @@ const (
 	MaxClientResources = 1 << 10 // resources one client takes turns on
 	MaxClientPauses    = 1 << 16 // scheduled pauses of one client
 	MaxPauseRate       = 1000.0  // random pauses per simulated second
+	MaxCrashRate       = 100.0   // random crashes per simulated second
 	// maxHeld bounds the messages a paused client holds for later. A paused client only
 	// receives replies to its own requests, a few per node, so hitting it means a bug.
 	maxHeld = 1 << 12
@@ -68,6 +69,11 @@ type ClientConfig struct {
 	PauseRate float64   // random pauses per simulated second; 0: none
 	PauseLen  dist.Dist // lengths of the random pauses
 	CrashAt   sim.Time  // the process dies for good at this true time; 0 or sim.Never: never
+	// CrashRate is random crashes per simulated second (0: none); after each, the process
+	// restarts RestartAfter later (a draw), with a fresh lock algorithm and no memory of
+	// the lock it held, as a restarted process has.
+	CrashRate    float64
+	RestartAfter dist.Dist
 	MaxCycles int       // start no more than this many acquires; 0: unlimited
 }
 
@@ -95,13 +101,14 @@ const (
 	EvPause         // a stop-the-world pause began
 	EvResume        // the pause ended
 	EvCrash         // the process died
+	EvRestart       // the process started again, holding nothing
 )
 
 var clientEventNames = [...]string{EvAcquireStart: "acquire-start", EvAttemptStarted: "attempt-start",
 	EvAttemptEnded: "attempt-ended", EvAcquired: "acquired", EvAcquireFailed: "acquire-failed",
 	EvWrite: "write", EvWorkEnd: "work-end", EvReleaseStart: "release-start", EvReleased: "released",
 	EvExtendStart: "extend-start", EvExtended: "extended", EvExtendFailed: "extend-failed",
-	EvLost: "lost", EvPause: "pause", EvResume: "resume", EvCrash: "crash"}
+	EvLost: "lost", EvPause: "pause", EvResume: "resume", EvCrash: "crash", EvRestart: "restart"}
 
 func (k ClientEventKind) String() string {
 	if int(k) < len(clientEventNames) && clientEventNames[k] != "" {
@@ -141,7 +148,9 @@ type ClientStats struct {
 	Pauses        uint64
 	Held          uint64 // messages and timers held back by a pause
 	DroppedHeld   uint64 // messages dropped because the hold buffer was full
-	Stray         uint64 // messages it had no use for (storage acknowledgements, after a crash)
+	Stray         uint64 // messages it had no use for (storage acknowledgements, after a crash, replies to an earlier life)
+	Crashes       uint64
+	Restarts      uint64
 }
 
 // The client's kernel event kinds.
@@ -156,7 +165,14 @@ const (
 	cevResume
 	cevRandomPause
 	cevCrash
+	cevRestart
+	cevRandomCrash
 )
+
+// lifeShift places a process's incarnation in the top bits of its request ids: a
+// restarted client drops the replies to its earlier life's requests, as a restarted
+// process never reads what was sent to its dead connections.
+const lifeShift = 48
 
 type clientState uint8
 
@@ -200,6 +216,11 @@ type Client struct {
 	m    lock.Client
 	work *rand.Rand // hold and think draws
 	gc   *rand.Rand // random pauses, so turning them on leaves the workload's draws alone
+	lr   *rand.Rand // the lock algorithm's stream, which a restarted algorithm continues
+	cr   *rand.Rand // random crashes and restart delays (only when CrashRate > 0)
+	life uint64     // incarnation: 0, and one more at each restart
+
+	restartAfter dist.Sampler
 
 	hold, think, pauseLen dist.Sampler
 	nodeOf                []int32 // endpoint → node index, -1 for other endpoints
@@ -242,12 +263,19 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 	}
 	// The algorithm's stream keeps the name it had when Redlock was the only algorithm, so
 	// that seeds replay across that change.
-	if c.m, err = cfg.Lock(s.Rand(cfg.Name + "/redlock")); err != nil {
+	c.lr = s.Rand(cfg.Name + "/redlock")
+	if c.m, err = cfg.Lock(c.lr); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
 	c.hold, _ = dist.NewSampler(cfg.Hold, "hold")
 	c.think, _ = dist.NewSampler(cfg.Think, "think")
 	c.pauseLen, _ = dist.NewSampler(cfg.PauseLen, "pause_len")
+	if cfg.CrashRate > 0 {
+		c.cr = s.Rand(cfg.Name + "/crashes")
+		if c.restartAfter, err = dist.NewSampler(cfg.RestartAfter, "client_down"); err != nil {
+			return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
+		}
+	}
 	if c.ep, err = net.AddEndpoint(cfg.Name, c); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
@@ -273,6 +301,8 @@ func (cfg *ClientConfig) validate(net *network.Net[Message]) error {
 		return sim.BadParam("start_at/crash_at", fmt.Sprintf("%v/%v", cfg.StartAt, cfg.CrashAt), "[0s, never)")
 	case cfg.ExtendEvery < 0:
 		return sim.BadParam("extend_every", cfg.ExtendEvery, "[0s, ∞) (0 = never)")
+	case !(cfg.CrashRate >= 0 && cfg.CrashRate <= MaxCrashRate):
+		return sim.BadParam("client_crash_rate", cfg.CrashRate, fmt.Sprintf("[0, %g] per second", MaxCrashRate))
 	case !(cfg.PauseRate >= 0 && cfg.PauseRate <= MaxPauseRate):
 		return sim.BadParam("pause_rate", cfg.PauseRate, fmt.Sprintf("[0, %g] per second", MaxPauseRate))
 	case cfg.MaxCycles < 0:
@@ -341,6 +371,9 @@ func (c *Client) schedule() error {
 	if c.cfg.PauseRate > 0 {
 		c.nextRandomPause(c.s.Now())
 	}
+	if c.cfg.CrashRate > 0 {
+		c.nextRandomCrash(c.cfg.StartAt)
+	}
 	return nil
 }
 
@@ -376,6 +409,17 @@ func (c *Client) PauseNow(d time.Duration) { c.pause(c.s.Now(), d) }
 // CrashNow kills the process for good.
 func (c *Client) CrashNow() { c.crash(c.s.Now()) }
 
+// CrashAndRestart kills the process now and starts it again after d, holding nothing:
+// a scenario's crash of a client that comes back.
+func (c *Client) CrashAndRestart(d time.Duration) {
+	now := c.s.Now()
+	if c.state == csDead {
+		return
+	}
+	c.crash(now)
+	c.at(now.Add(d), cevRestart, 0)
+}
+
 // HandleEvent runs the client's kernel events. Pause, resume and crash act at once; the
 // rest wait while the process is frozen.
 func (c *Client) HandleEvent(now sim.Time, kind int, arg uint64) {
@@ -388,6 +432,15 @@ func (c *Client) HandleEvent(now sim.Time, kind int, arg uint64) {
 		return
 	case cevCrash:
 		c.crash(now)
+		return
+	case cevRestart:
+		c.restart(now)
+		return
+	case cevRandomCrash:
+		if c.state != csDead {
+			c.crash(now)
+			c.at(now.Add(c.restartAfter.Draw(c.cr)), cevRestart, 0)
+		}
 		return
 	case cevRandomPause:
 		c.pause(now, c.pauseLen.Draw(c.gc))
@@ -454,7 +507,11 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 		c.stats.Stray++ // storage acknowledgements of other writes: nobody waits for them
 		return
 	}
-	req := lock.Req(m.ReqID)
+	if m.ReqID>>lifeShift != c.life {
+		c.stats.Stray++ // a reply to the process's earlier life
+		return
+	}
+	req := lock.Req(m.ReqID & (1<<lifeShift - 1))
 	if c.retryAsEval(node, req, m.Reply) {
 		return
 	}
@@ -474,7 +531,7 @@ func (c *Client) retryAsEval(node int32, req lock.Req, r resp.Reply) bool {
 	}
 	cmd.Op = resp.OpEval
 	c.stats.NoScript++
-	c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req), *cmd))
+	c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req)|c.life<<lifeShift, *cmd))
 	return true
 }
 
@@ -498,7 +555,7 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 			if c.lastCmd[o.Node].Op = o.Command.Op; o.Command.Op == resp.OpEvalSHA {
 				c.lastCmd[o.Node] = o.Command // only an EVALSHA is ever resent (retryAsEval)
 			}
-			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req), o.Command))
+			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req)|c.life<<lifeShift, o.Command))
 		case lock.OutSetTimer:
 			c.s.Cancel(c.timerEv)
 			c.timerID = o.Timer
@@ -750,7 +807,39 @@ func (c *Client) crash(now sim.Time) {
 		c.s.Cancel(id)
 	}
 	c.state, c.paused, c.held = csDead, false, nil
+	c.stats.Crashes++
 	c.emit(now, EvCrash, nil)
+}
+
+// restart starts a crashed process again: a fresh lock algorithm (drawing on, from the
+// same stream), no lock held, no memory of its requests, and an acquire at once, as a
+// service that restarts and goes back to its work.
+func (c *Client) restart(now sim.Time) {
+	if c.state != csDead {
+		return
+	}
+	m, err := c.cfg.Lock(c.lr)
+	if err != nil {
+		c.s.Fail(fmt.Errorf("client %s: restart: %w", c.cfg.Name, err))
+		return
+	}
+	c.m, c.life = m, c.life+1
+	clear(c.lastReq)
+	clear(c.lastCmd)
+	c.timerID, c.ackID, c.token, c.validUntil = 0, 0, 0, 0
+	c.state = csIdle
+	c.stats.Restarts++
+	c.emit(now, EvRestart, nil)
+	if c.cfg.CrashRate > 0 {
+		c.nextRandomCrash(now)
+	}
+	c.startAcquire(now)
+}
+
+// nextRandomCrash schedules the next random crash, an exponential gap after from.
+func (c *Client) nextRandomCrash(from sim.Time) {
+	gap := time.Duration(c.cr.ExpFloat64() / c.cfg.CrashRate * float64(time.Second))
+	c.at(from.Add(gap), cevRandomCrash, 0)
 }
 
 func (c *Client) nextRandomPause(now sim.Time) {

@@ -354,3 +354,66 @@ func BenchmarkRedlockCycle(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(w.s.Executed())/float64(c.Stats().Cycles), "events/cycle")
 }
+
+// TestRestartedClientStartsOverAndIgnoresItsEarlierLife crashes alice while her SETs are
+// in flight (replies 4ms away) and restarts her 1ms later: the old replies arrive at her
+// new life and must be dropped (counted stray), the restarted process acquires afresh
+// with a new lock value, and her first keys are left to block her until they expire.
+func TestRestartedClientStartsOverAndIgnoresItsEarlierLife(t *testing.T) {
+	w := newLockWorld(t, 1, 3, constLink(2*ms), true)
+	cfg := w.clientCfg("alice", 100*ms, 5*ms)
+	var c *Client
+	crashed := false
+	w.log.hook = func(now sim.Time, e *ClientEvent) {
+		if e.Kind == EvAttemptStarted && !crashed {
+			crashed = true
+			_, err := w.s.Schedule(now.Add(ms), crashAndRestart{&c, ms}, 0, 0)
+			require.NoError(t, err)
+		}
+	}
+	c = w.client(cfg)
+	w.run(400 * time.Millisecond)
+	crash, restart := w.log.of("alice", EvCrash), w.log.of("alice", EvRestart)
+	require.Len(t, crash, 1)
+	require.Len(t, restart, 1)
+	assert.Equal(t, sim.Time(ms), crash[0].at)
+	assert.Equal(t, sim.Time(2*ms), restart[0].at)
+	assert.Equal(t, uint64(3), c.Stats().Stray, "the three replies to her first life's SETs")
+	acq := w.log.of("alice", EvAcquired)
+	require.NotEmpty(t, acq)
+	assert.Greater(t, acq[0].at, sim.Time(100*ms), "her own first keys block her new life until they expire")
+	assert.Equal(t, uint64(1), c.Stats().Crashes)
+	assert.Equal(t, uint64(1), c.Stats().Restarts)
+}
+
+// crashAndRestart is a kernel event that crashes a client and restarts it after d.
+type crashAndRestart struct {
+	c **Client
+	d time.Duration
+}
+
+func (h crashAndRestart) HandleEvent(sim.Time, int, uint64) { (*h.c).CrashAndRestart(h.d) }
+
+// TestRandomClientCrashesRestart: with a crash rate, clients die and come back, the run
+// is deterministic, and no crash leaves a client dead for good.
+func TestRandomClientCrashesRestart(t *testing.T) {
+	run := func() (ClientStats, []ClientEventKind) {
+		w := newLockWorld(t, 3, 3, constLink(ms), true)
+		cfg := w.clientCfg("alice", 50*ms, 5*ms)
+		cfg.CrashRate, cfg.RestartAfter = 20, dist.Constant(3*ms)
+		c := w.client(cfg)
+		w.run(2 * time.Second)
+		var ks []ClientEventKind
+		for _, e := range w.log.events {
+			ks = append(ks, e.kind)
+		}
+		return c.Stats(), ks
+	}
+	st, ks := run()
+	assert.Greater(t, st.Crashes, uint64(10), "20 per second over 2s")
+	assert.Contains(t, []uint64{st.Crashes, st.Crashes - 1}, st.Restarts, "each crash but perhaps the last restarted")
+	assert.Greater(t, st.Acquired, st.Crashes, "it keeps working between crashes")
+	st2, ks2 := run()
+	assert.Equal(t, st, st2)
+	assert.Equal(t, ks, ks2)
+}

@@ -76,6 +76,10 @@ type Config struct {
 	NodeDown       dist.Dist
 	PauseRate      float64 // stop-the-world pauses per client per second
 	PauseLen       dist.Dist
+	// ClientCrashRate is client crashes per client per second; each crashed client
+	// restarts ClientDown later, holding nothing.
+	ClientCrashRate float64
+	ClientDown      dist.Dist
 }
 
 // DefaultConfig returns a fault-free world: five ideal Redis nodes, three clients taking
@@ -103,6 +107,7 @@ func DefaultConfig() Config {
 		FailoverAfter: 5 * time.Second,
 		NodeDown:      dist.Constant(time.Second),
 		PauseLen:      dist.Exponential(0, 100*time.Millisecond),
+		ClientDown:    dist.Constant(time.Second),
 	}
 }
 
@@ -242,6 +247,9 @@ func registry() []knob {
 		floatKnob("pause_rate", "faults", "1/s", "stop-the-world pauses per client per simulated second (Poisson)", 0, model.MaxPauseRate,
 			func(c *Config) *float64 { return &c.PauseRate }),
 		distKnob("pause_len", "faults", "length of each random pause", func(c *Config) *dist.Dist { return &c.PauseLen }),
+		floatKnob("client_crash_rate", "faults", "1/s", "crashes of each client process per simulated second (Poisson); a holder that dies keeps the lock until its keys expire", 0, model.MaxCrashRate,
+			func(c *Config) *float64 { return &c.ClientCrashRate }),
+		distKnob("client_down", "faults", "how long a crashed client stays down before it restarts, holding nothing, and acquires again", func(c *Config) *dist.Dist { return &c.ClientDown }),
 	)
 	def := DefaultConfig()
 	for i := range ks {

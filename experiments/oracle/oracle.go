@@ -106,9 +106,15 @@ const (
 // votes than needed and do not count.
 //
 // Unheld while waiting: per resource, the true time during which at least one client was
-// waiting (as for time to acquire) and no validity window was open; summed over resources.
+// waiting (as for time to acquire) and no live client's validity window was open; summed
+// over resources.
 // A holder partitioned away or crashed makes this about one TTL: its key blocks everyone
 // while nobody holds a valid lock.
+//
+// Reacquire after a holder's crash: when a client crashes while its validity window is
+// open, the time from the crash to the resource's next acquisition by anyone (the
+// restarted client included), its percentiles over the run and the number of such
+// crashes. It is what a long TTL costs when holders die.
 type Oracle struct {
 	s       *sim.Sim
 	names   []string // client names
@@ -121,6 +127,10 @@ type Oracle struct {
 
 	hist    *hdrhistogram.Histogram
 	maxWait time.Duration // exact, where the histogram rounds
+	// reacq holds the times from a holder's crash to the next acquisition (from the pool at
+	// the first one); maxReacq is exact.
+	reacq    *hdrhistogram.Histogram
+	maxReacq time.Duration
 	st      oracleStats
 
 	violations []Violation
@@ -147,6 +157,8 @@ type oClient struct {
 	pauses     int
 	dead       bool
 	deadAt     sim.Time
+	crashed    bool     // ever: a restarted client's crash still explains what followed
+	restartAt  sim.Time // its latest restart
 	// sent holds the send times of the client's latest writes, by write id modulo its
 	// length: a write in flight is judged against faults since it was sent.
 	sent [4]sentWrite
@@ -160,6 +172,9 @@ type sentWrite struct {
 
 type oResource struct {
 	latest int32 // latest acquirer, -1 before the first
+
+	holderCrashed bool     // a holder crashed with its window open; nobody acquired since
+	holderCrashAt sim.Time // when
 
 	waiting   int      // clients waiting for it
 	heldUntil sim.Time // the latest end among open validity windows
@@ -183,6 +198,7 @@ type oracleStats struct {
 	extTried, extOK              int64
 	validity, usage, stale, rejd int64
 	writesSent, released         int64
+	holderCrashes                int64
 }
 
 // Violation is one safety violation (or one fenced write rejected), with what was going
@@ -245,11 +261,37 @@ var histograms = sync.Pool{New: func() any { return hdrhistogram.New(histMinUs, 
 // ReleaseHistogram returns the histogram to the pool once the record has read it; the
 // oracle must not record latencies after that.
 func (o *Oracle) ReleaseHistogram() {
-	if o.hist != nil {
-		o.hist.Reset()
-		histograms.Put(o.hist)
-		o.hist = nil
+	for _, h := range []**hdrhistogram.Histogram{&o.hist, &o.reacq} {
+		if *h != nil {
+			(*h).Reset()
+			histograms.Put(*h)
+			*h = nil
+		}
 	}
+}
+
+// reacquired records one time from a holder's crash to the next acquisition.
+func (o *Oracle) reacquired(d time.Duration) {
+	if o.reacq == nil {
+		o.reacq = histograms.Get().(*hdrhistogram.Histogram)
+	}
+	o.maxReacq = max(o.maxReacq, d)
+	_ = o.reacq.RecordValue(min(max(d.Microseconds(), histMinUs), histMaxUs))
+}
+
+// ReacquireAfterCrash returns the percentiles p (each in [0, 100]) in milliseconds of the
+// times from a holder's crash to the resource's next acquisition, never above the exact
+// maximum, and the maximum; ok is false when no holder crashed and was followed by an
+// acquisition. Call it before ReleaseHistogram.
+func (o *Oracle) ReacquireAfterCrash(ps ...float64) (qs []float64, maxMs float64, ok bool) {
+	if o.reacq == nil || o.reacq.TotalCount() == 0 {
+		return nil, 0, false
+	}
+	maxMs = toMs(o.maxReacq)
+	for _, p := range ps {
+		qs = append(qs, min(float64(o.reacq.ValueAtQuantile(p))/1000, maxMs))
+	}
+	return qs, maxMs, true
 }
 
 // ClientEvent is the model.Observer side of the oracle.
@@ -290,6 +332,9 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 		o.resume(now, c)
 	case model.EvCrash:
 		o.crash(now, c)
+	case model.EvRestart:
+		cs := &o.cl[c]
+		cs.dead, cs.restartAt = false, now
 	}
 }
 
@@ -472,6 +517,10 @@ func (o *Oracle) acquired(now sim.Time, c, r int32, validUntil sim.Time) {
 	if r < 0 {
 		return
 	}
+	if rs := &o.res[r]; rs.holderCrashed {
+		rs.holderCrashed = false
+		o.reacquired(now.Sub(rs.holderCrashAt))
+	}
 	for d := range o.cl {
 		ds := &o.cl[d]
 		if int32(d) == c || ds.res != r {
@@ -543,8 +592,8 @@ func (o *Oracle) workEnd(now sim.Time, c int32) {
 
 func (o *Oracle) releaseStart(now sim.Time, c int32) { o.closeWindow(now, c) }
 
-// closeWindow ends client c's validity window now: it released, or its algorithm reported
-// the lock lost.
+// closeWindow ends client c's validity window now: it released, its algorithm reported
+// the lock lost, or it crashed (a dead process holds nothing, though its keys live on).
 func (o *Oracle) closeWindow(now sim.Time, c int32) {
 	cs := &o.cl[c]
 	if !cs.holding || cs.res < 0 {
@@ -574,11 +623,17 @@ func (o *Oracle) recomputeHeld(r int32) {
 }
 
 func (o *Oracle) crash(now sim.Time, c int32) {
+	cs := &o.cl[c]
+	if cs.holding && cs.validUntil > now && cs.res >= 0 {
+		rs := &o.res[cs.res]
+		rs.holderCrashed, rs.holderCrashAt = true, now
+		o.st.holderCrashes++
+	}
+	o.closeWindow(now, c)
 	o.endAttempt(c)
 	o.workEnd(now, c)
 	o.stopWaiting(now, c)
-	cs := &o.cl[c]
-	cs.dead, cs.deadAt = true, now
+	cs.dead, cs.deadAt, cs.crashed = true, now, true
 }
 
 func (o *Oracle) storageWrite(now sim.Time, c int32, id uint64, resource string, fenced, accepted bool) {
@@ -657,8 +712,11 @@ func (o *Oracle) faultsFor(since, now sim.Time, a, b int32) []string {
 		case cs.pauses > 0 && cs.lastPause[1] >= since:
 			fs = append(fs, o.names[c]+" paused "+FmtTime(cs.lastPause[0])+" to "+FmtTime(cs.lastPause[1]))
 		}
-		if cs.dead {
+		switch {
+		case cs.dead:
 			fs = append(fs, o.names[c]+" crashed at "+FmtTime(cs.deadAt))
+		case cs.crashed && cs.restartAt >= since:
+			fs = append(fs, o.names[c]+" crashed at "+FmtTime(cs.deadAt)+", restarted at "+FmtTime(cs.restartAt))
 		}
 	}
 	if fs == nil {
@@ -717,6 +775,7 @@ type Counts struct {
 	ValidityOverlaps, UsageOverlaps           int64
 	StaleWritesAccepted, FencedWritesRejected int64
 	WritesSent, Released                      int64
+	HolderCrashes                             int64 // clients that crashed holding a valid lock
 }
 
 // Counts returns the counters.
@@ -728,7 +787,7 @@ func (o *Oracle) Counts() Counts {
 		ExtensionsTried: st.extTried, ExtensionsSucceeded: st.extOK,
 		ValidityOverlaps: st.validity, UsageOverlaps: st.usage,
 		StaleWritesAccepted: st.stale, FencedWritesRejected: st.rejd,
-		WritesSent: st.writesSent, Released: st.released}
+		WritesSent: st.writesSent, Released: st.released, HolderCrashes: st.holderCrashes}
 }
 
 // Violations returns the violations recorded so far (at most MaxViolations), in order of

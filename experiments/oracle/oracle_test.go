@@ -184,14 +184,40 @@ func TestOracleACrashedAttemptDoesNotHoldTheRoundOpen(t *testing.T) {
 	assert.Zero(t, o.st.splitBrain, "two separate lone losers, not one round of 2+1 votes")
 }
 
-func TestOracleUnheldWhileWaitingStopsAtExpiry(t *testing.T) {
+// TestOracleUnheldWhileWaiting: a live holder's lock is held until its validity ends,
+// so a waiter's time counts from there; a crashed holder holds nothing from its crash on
+// (its keys still block everyone), so the time counts from the crash, or from when the
+// waiter started waiting, and the time to the next acquisition is the crash's cost.
+func TestOracleUnheldWhileWaiting(t *testing.T) {
 	o := testOracle(t, 2)
-	o.acquired(at(0), 0, 0, at(time.Second)) // c1 holds until 1s, never releases (crashed)
-	o.crash(at(100*ms), 0)
+	o.acquired(at(0), 0, 0, at(time.Second)) // c1 holds until 1s and is never heard of again
 	o.acquireStart(at(200*ms), 1, 0)
 	o.acquired(at(1500*ms), 1, 0, at(3*time.Second))
 	o.Finish(at(2 * time.Second))
 	assert.Equal(t, 500*ms, o.Unheld(), "from c1's expiry at 1s to c2's acquire at 1.5s")
+	assert.Zero(t, o.Counts().HolderCrashes)
+
+	o = testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.crash(at(100*ms), 0)
+	o.acquireStart(at(200*ms), 1, 0)
+	o.acquired(at(1500*ms), 1, 0, at(3*time.Second))
+	o.Finish(at(2 * time.Second))
+	assert.Equal(t, 1300*ms, o.Unheld(), "from c2's wait at 0.2s (c1 dead since 0.1s) to its acquire at 1.5s")
+	assert.Equal(t, int64(1), o.Counts().HolderCrashes)
+	qs, mx, ok := o.ReacquireAfterCrash(50)
+	require.True(t, ok)
+	assert.Equal(t, 1400.0, mx, "from the crash at 0.1s to the next acquisition at 1.5s")
+	assert.InDelta(t, 1400.0, qs[0], 1.0)
+	o.ReleaseHistogram()
+
+	o = testOracle(t, 2)
+	o.acquired(at(0), 0, 0, at(time.Second))
+	o.crash(at(1500*ms), 0) // after its validity: not a holder's crash
+	o.Finish(at(2 * time.Second))
+	assert.Zero(t, o.Counts().HolderCrashes)
+	_, _, ok = o.ReacquireAfterCrash(50)
+	assert.False(t, ok)
 }
 
 func TestOracleKeepsABoundedList(t *testing.T) {

@@ -511,7 +511,7 @@ func (n *Narrator) describeClient(r *sim.Record, l *line) bool {
 			l.text += "inside the pause in progress, which ends at " + n.clock(until)
 		}
 		return true
-	case model.EvResume.String(), model.EvCrash.String():
+	case model.EvResume.String(), model.EvCrash.String(), model.EvRestart.String():
 		l.marker, l.kind = "!!", lineFault
 	case model.EvWrite.String():
 		l.kind = lineWrite

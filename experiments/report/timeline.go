@@ -393,6 +393,8 @@ func (c *TimelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 		op.pause = closeSpan(cl.Pauses, op.pause, t)
 		op.work = closeSpan(cl.Work, op.work, t)
 		c.mark(&cl.Marks, now, MarkCrash, "crash")
+	case model.EvRestart:
+		c.mark(&cl.Marks, now, MarkRestart, "restart")
 	case model.EvWrite:
 		if c.room() {
 			c.writes[writeKey{j, e.WriteID}] = len(cl.Writes)

@@ -44,7 +44,8 @@ var verdicts = []string{"validity_overlaps", "usage_overlaps", "stale_writes_acc
 
 // liveness are the figures a rule bounds per run.
 var liveness = []string{"attempts", "acquired", "failed", "split_brain_rounds", "unheld_while_waiting_ms",
-	"extensions_tried", "extensions_succeeded", "validity_expired_attempts"}
+	"extensions_tried", "extensions_succeeded", "validity_expired_attempts", "holder_crashes",
+	"reacquire_after_crash_max_ms"}
 
 func isVerdict(name string) bool {
 	for _, v := range verdicts {

@@ -128,7 +128,7 @@ var actions = []struct {
 	help     string
 }{
 	{"pause_client", []string{"client", "for"}, []string{"client", "for"}, "freeze a client process (a GC pause) for a duration"},
-	{"crash_client", []string{"client"}, []string{"client"}, "kill a client process for good"},
+	{"crash_client", []string{"client", "restart_after"}, []string{"client"}, "kill a client process; it restarts after a duration, holding nothing, or never (the default)"},
 	{"crash_node", []string{"node", "restart_after"}, []string{"node"}, "power loss of a node's master: memory and unsynced AOF writes are lost; restart after a duration or never"},
 	{"kill_node", []string{"node", "restart_after"}, []string{"node"}, "kill -9 of a node's master: what reached the AOF file survives"},
 	{"shutdown_node", []string{"node", "restart_after"}, []string{"node"}, "clean shutdown of a node's master: it fsyncs first"},

@@ -222,6 +222,10 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 	case "pause_client", "crash_client":
 		c := w.Client(a.Client)
 		f := func(sim.Time) { c.CrashNow() }
+		if a.Restart.Set && !a.Restart.Never {
+			d := v.dur(a.Restart)
+			f = func(sim.Time) { c.CrashAndRestart(d) }
+		}
 		if a.Kind == "pause_client" {
 			d := v.dur(a.For)
 			f = func(sim.Time) { c.PauseNow(d) }
