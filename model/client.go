@@ -74,7 +74,7 @@ type ClientConfig struct {
 	// the lock it held, as a restarted process has.
 	CrashRate    float64
 	RestartAfter dist.Dist
-	MaxCycles int       // start no more than this many acquires; 0: unlimited
+	MaxCycles    int // start no more than this many acquires; 0: unlimited
 }
 
 // ClientEventKind says what a client did.

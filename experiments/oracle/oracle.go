@@ -131,7 +131,7 @@ type Oracle struct {
 	// the first one); maxReacq is exact.
 	reacq    *hdrhistogram.Histogram
 	maxReacq time.Duration
-	st      oracleStats
+	st       oracleStats
 
 	violations []Violation
 	openUsage  int // recorded usage overlaps whose end is not known yet
