@@ -131,6 +131,19 @@ func TestScenarioOutcomes(t *testing.T) {
 			assert.Less(t, *shortTTL.Liveness.ReacquireAfterCrashMs.Max+1000, *r.Liveness.ReacquireAfterCrashMs.Max,
 				"a TTL shorter by 1.5s brings the lock back over a second sooner")
 		},
+		"fencing-reset": func(t *testing.T, r *Record) {
+			assert.Positive(t, r.Safety.StaleWritesAccepted, "the reset counter's token is no newer")
+			assert.Zero(t, r.Safety.FencedWritesRejected)
+			intact := run(t, "fencing-reset", knobs.KV{Name: "persistence", Value: "aof-always"})
+			assert.Zero(t, intact.Safety.StaleWritesAccepted, "a counter that survives the crash fences client1 off")
+			assert.Positive(t, intact.Safety.FencedWritesRejected)
+		},
+		"slow-replies": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
+			assert.Positive(t, r.Liveness.FailuresByReason.ValidityExpired, "step 3 caught the late OKs")
+			careless := run(t, "slow-replies", knobs.KV{Name: "variant", Value: "no-validity-check"})
+			assert.Positive(t, careless.Safety.UsageOverlaps, "without step 3, client1 trusts them")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)

@@ -117,7 +117,7 @@ type Action struct {
 	Endpoint string     // isolate
 	Sides    [][]string // partition: the sides; endpoints not named are one more side
 	RatePPM  float64    // clock_slew: the slew's rate (0: ntpd's 500 ppm)
-	Latency  string     // slow_link: the link's latency while it lasts, as the latency knob takes it
+	Latency  string     // slow_link: the link's latency while it lasts, as the latency knob takes it, or $parameter (its By then names the parameter)
 }
 
 // The actions a step can take, with the fields each accepts and which of those it needs.
@@ -717,7 +717,9 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 		case "latency":
 			var text string
 			if text, err = p.scalar(f.Val, what); err == nil {
-				if _, kerr := knobs.Canonical("latency", text); kerr != nil {
+				if strings.HasPrefix(text, "$") { // a duration parameter: a constant latency
+					a.By, err = p.duration(f.Val, what, false)
+				} else if _, kerr := knobs.Canonical("latency", text); kerr != nil {
 					err = p.wrap(f.Val.Line, fmt.Errorf("%s: %w", e.Key, kerr))
 				}
 				a.Latency = text

@@ -111,6 +111,7 @@ func TestBadFilesNameLineValueAndWhatIsAllowed(t *testing.T) {
 		{"check:\n  seeds: 5\n", 4, "check: no rule"},
 		{"schedule:\n  - at: 1s\n    clock_slew: {node: redis1, by: 1s, rate_ppm: 0}\n", 5, "clock_slew: rate_ppm = 0: want a rate in parts per million above 0"},
 		{"schedule:\n  - at: 1s\n    slow_link: {from: client1, to: redis1, latency: 30, for: 1s}\n", 5, "slow_link: latency = 30"},
+		{"schedule:\n  - at: 1s\n    slow_link: {from: client1, to: redis1, latency: $slow, for: 1s}\n", 5, `slow_link: latency: no parameter "slow" is declared`},
 		{"schedule:\n  - on: {event: acquired, client: client1}\n    clock_slew: {node: redis1, by: 1s}\n", 5, "clock_slew is planned into the clock before the run"},
 	} {
 		_, err := ParseFile("f.yaml", []byte(head+c.body))

@@ -42,8 +42,8 @@ var builtin embed.FS
 var order = []string{"baseline", "failover-race", "restart-no-persistence", "restart-delayed",
 	"aof-everysec-power-loss", "aof-always", "split-brain-no-jitter", "split-brain-jitter",
 	"partition-unavailability", "extension", "unlimited-extension", "gc-pause", "gc-pause-fenced",
-	"delayed-packet", "clock-jump", "clock-slew", "crash-restart-no-fsync", "replies-in-flight", "careless-client",
-	"holder-crash", "setnx-then-expire", "unsafe-release"}
+	"fencing-reset", "delayed-packet", "clock-jump", "clock-slew", "crash-restart-no-fsync", "replies-in-flight",
+	"slow-replies", "careless-client", "holder-crash", "setnx-then-expire", "unsafe-release"}
 
 // Scenarios returns the catalogue, in a fixed order.
 func Scenarios() []Scenario { return slices.Clone(scenarioTable) }

@@ -286,7 +286,11 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 		return w.Net.At(at, network.SplitFault(v.dur(a.For), groups...))
 	case "slow_link":
 		cfg := w.Config
-		if err := cfg.Set("latency", a.Latency); err != nil {
+		latency := a.Latency
+		if a.By.Param != "" {
+			latency = "const(" + v.dur(a.By).String() + ")"
+		}
+		if err := cfg.Set("latency", latency); err != nil {
 			return err
 		}
 		slow := network.Link{Latency: cfg.Latency, Loss: w.Config.Loss, Dup: w.Config.Dup, FIFO: w.Config.FIFO}
