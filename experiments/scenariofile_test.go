@@ -65,6 +65,8 @@ func TestScheduleNamesAreCheckedAgainstTheWorld(t *testing.T) {
 		{"  - at: 1s\n    isolate: {endpoint: redis9}\n", `isolate: no endpoint "redis9" in this world; it has redis1, redis2, redis3, storage, client1, client2`},
 		{"  - at: 1s\n    pause_client: {client: client7, for: 1s}\n", "pause_client: client = client7"},
 		{"  - at: 1s\n    clock_step: {node: nosuch, by: 1s}\n", "clock_step: node = nosuch"},
+		{"  - at: 1s\n    failover: {node: redis1}\n", "failover: node redis1 has no replica to promote (set the replicas knob)"},
+		{"  - at: 1s\n    drop: {from: client1, to: redis7, count: 1}\n", `drop: no endpoint "redis7"`},
 	} {
 		_, err := runFile(t, head+c.step)
 		require.Error(t, err, c.step)
@@ -129,6 +131,19 @@ start: {client1: 10ms, client2: 60ms}
 	brief, err := runFile(t, base+"schedule:\n  - at: 0s\n    slow_link: {from: [redis1, redis2, redis3, redis4, redis5], to: [client1, client2], latency: const(2500ms), for: 500ms}\n")
 	require.NoError(t, err)
 	assert.Positive(t, brief.Liveness.Acquired)
+	// A forced failover 20ms after client1's lock, before the key replicated, grants it
+	// again.
+	failover, err := runFile(t, `name: forced-failover
+story: a hand-made failover before the key replicates
+knobs: {variant: single-instance-failover, replicas: 1, replication_delay: 50ms, clients: 2, ttl: 5s, hold: 3s, think: 100ms, max_cycles: 1, duration: 4s}
+start: {client1: 0s, client2: 100ms}
+schedule:
+  - on: {event: acquired, client: client1}
+    after: 20ms
+    failover: {node: redis1}
+`)
+	require.NoError(t, err)
+	assert.Positive(t, failover.Safety.ValidityOverlaps)
 	// clock-jump's forward step of redis3's wall clock breaks safety; an NTP slew of the
 	// same 2s (at ntpd's 500 ppm it takes 4000s) does not.
 	jump, err := scenarios.LookupScenario("clock-jump")

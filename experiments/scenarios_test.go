@@ -144,6 +144,12 @@ func TestScenarioOutcomes(t *testing.T) {
 			careless := run(t, "slow-replies", knobs.KV{Name: "variant", Value: "no-validity-check"})
 			assert.Positive(t, careless.Safety.UsageOverlaps, "without step 3, client1 trusts them")
 		},
+		"lost-release": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
+			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 1700.0, "the keys block client2 for about one TTL")
+			delivered := run(t, "partition-unavailability", knobs.KV{Name: "ttl", Value: "2s"})
+			assert.Greater(t, delivered.Liveness.UnheldWhileWaitingMs, 1700.0, "as a partitioned holder's do")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)

@@ -275,10 +275,14 @@ const (
 	FaultRestart                       // start a stopped node
 	FaultPause                         // stall the process, queue intact
 	FaultResume                        // end a pause
+	// FaultFailover promotes the most up-to-date running replica now, whatever the
+	// master's state, as SENTINEL FAILOVER does: writes the replica had not received are
+	// lost, and a running old master becomes its replica. Node is ignored.
+	FaultFailover
 )
 
 var faultNames = [...]string{FaultCrash: "crash", FaultKill: "kill", FaultShutdown: "shutdown",
-	FaultRestart: "restart", FaultPause: "pause", FaultResume: "resume"}
+	FaultRestart: "restart", FaultPause: "pause", FaultResume: "resume", FaultFailover: "failover"}
 
 func (k FaultKind) String() string {
 	if int(k) < len(faultNames) && faultNames[k] != "" {
@@ -306,8 +310,10 @@ type Fault struct {
 // error at setup rather than a failed run.
 func (g *Group) At(t sim.Time, f Fault) error {
 	switch {
-	case f.Kind < FaultCrash || f.Kind > FaultResume:
-		return sim.BadParam("fault", int(f.Kind), "{crash, kill, shutdown, restart, pause, resume}")
+	case f.Kind < FaultCrash || f.Kind > FaultFailover:
+		return sim.BadParam("fault", int(f.Kind), "{crash, kill, shutdown, restart, pause, resume, failover}")
+	case f.Kind == FaultFailover && len(g.nodes) < 2:
+		return sim.BadParam("failover", g.cfg.Name, "a group with a replica to promote (replicas ≥ 1)")
 	case f.Node < CurrentMaster || f.Node >= len(g.nodes):
 		return sim.BadParam("fault_node", f.Node, fmt.Sprintf("[-1, %d] (-1 = the master)", len(g.nodes)-1))
 	case f.For < 0 || f.For > MaxDowntime:
@@ -348,5 +354,29 @@ func (g *Group) apply(now sim.Time, f Fault) {
 		}
 	case FaultResume:
 		n.resume(now)
+	case FaultFailover:
+		g.forceFailover(now)
 	}
+}
+
+// forceFailover promotes the most up-to-date running, unpaused replica now. Without one
+// it does nothing, as Sentinel refuses a failover with no good replica.
+func (g *Group) forceFailover(now sim.Time) {
+	var best *Node
+	for _, r := range g.nodes {
+		if r.idx == g.master || !r.up || r.paused {
+			continue
+		}
+		if best == nil || r.offset > best.offset {
+			best = r
+		}
+	}
+	if best == nil {
+		return
+	}
+	if g.failEv != 0 {
+		g.s.Cancel(g.failEv)
+		g.failEv = 0
+	}
+	g.promote(now, best)
 }

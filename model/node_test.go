@@ -547,3 +547,36 @@ func (l *writeLog) StorageWrite(_ sim.Time, w *StoredWrite) {
 	l.ids = append(l.ids, w.ReqID)
 	l.accepted = append(l.accepted, w.Accepted)
 }
+
+// TestForcedFailoverWhileTheMasterRuns: SENTINEL FAILOVER 20ms after a write that takes
+// 50ms to replicate promotes a replica that never saw it; the old master, still running,
+// resynchronises from the new one and loses the key too, so the lock is granted again at
+// once. After the write has replicated, the same failover loses nothing.
+func TestForcedFailoverWhileTheMasterRuns(t *testing.T) {
+	for _, tc := range []struct {
+		at   time.Duration
+		lost bool
+	}{{30 * ms, true}, {100 * ms, false}} {
+		t.Run(fmt.Sprint("failover at ", tc.at), func(t *testing.T) {
+			w := newWorld(t, 1, fast)
+			g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{}, {}}, ReplicationDelay: 50 * ms, FailoverAfter: time.Second})
+			a, b := w.client("a"), w.client("b")
+			first := a.at(10*ms, g.Endpoint(), set("lock", "a", resp.CondNX, 30*time.Second))
+			require.NoError(t, g.At(sim.Time(tc.at), Fault{Kind: FaultFailover}))
+			second := b.at(200*ms, g.Endpoint(), set("lock", "b", resp.CondNX, 30*time.Second))
+			w.run(time.Second)
+			assert.Equal(t, resp.OK, a.reply(first))
+			assert.Same(t, g.Node(1), g.Master(), "the replica was promoted")
+			assert.True(t, g.Node(0).Up(), "the old master still runs, as a replica")
+			if tc.lost {
+				assert.Equal(t, resp.OK, b.reply(second), "the lock is granted twice")
+				assert.EqualValues(t, 1, g.Stats().LostWrites)
+			} else {
+				assert.Equal(t, resp.Nil, b.reply(second))
+			}
+		})
+	}
+	w := newWorld(t, 1, fast)
+	single := w.group(GroupConfig{Name: "s"})
+	assert.Error(t, single.At(0, Fault{Kind: FaultFailover}), "nothing to promote")
+}

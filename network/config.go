@@ -146,6 +146,11 @@ type profile struct {
 	// ubase and uspan are the uniform latency's base and number of values, when uniform.
 	ubase time.Duration
 	uspan uint64
+	// dropNext is how many messages the link still drops (DropNext); a link with messages
+	// to drop has a profile of its own and is never uniform meanwhile, so Send's in-line
+	// path, which does not look at it, is never taken for it.
+	dropNext   int
+	wasUniform bool
 }
 
 func newProfile(l Link) profile {

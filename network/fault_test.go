@@ -286,3 +286,34 @@ func TestEndpointsAddedDuringAPartitionAreCutAccordingly(t *testing.T) {
 	assert.True(t, w.n.Connected(d, d))
 	assert.Empty(t, w.reach(t))
 }
+
+// TestDropNextEatsExactlyKMessages: DropNext(0, 1, 3) drops the next three messages on
+// 0 → 1 only, then the link is itself again (its in-line uniform path included), and the
+// counters still balance.
+func TestDropNextEatsExactlyKMessages(t *testing.T) {
+	w := newWorld(t, 1, Config{Default: linkOf(dist.Uniform(ms, 2*ms))}, 2)
+	require.NoError(t, w.n.DropNext(0, 1, 3))
+	for i := 0; i < 5; i++ {
+		w.n.Send(0, 1, i)
+		w.n.Send(1, 0, i)
+	}
+	w.until(t, 10*ms)
+	var gotTo1 []int
+	for _, g := range w.box[1].got {
+		gotTo1 = append(gotTo1, g.msg)
+	}
+	assert.ElementsMatch(t, []int{3, 4}, gotTo1, "the first three were dropped")
+	assert.Len(t, w.box[0].got, 5, "the other direction is untouched")
+	assert.EqualValues(t, 3, w.n.Stats().Dropped)
+	require.NoError(t, w.n.CheckConservation())
+	require.NoError(t, w.n.DropNext(0, 1, 1))
+	require.NoError(t, w.n.DropNext(0, 1, 1), "drops add up")
+	for i := 10; i < 13; i++ {
+		w.n.Send(0, 1, i)
+	}
+	w.until(t, 20*ms)
+	require.Len(t, w.box[1].got, 3)
+	assert.Equal(t, 12, w.box[1].got[2].msg, "10 and 11 dropped")
+	assert.Error(t, w.n.DropNext(0, 1, 0))
+	assert.Error(t, w.n.DropNext(0, 7, 1))
+}

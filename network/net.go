@@ -31,6 +31,7 @@ type Stats struct {
 	Delivered   uint64 // copies handed to a receiver
 	Lost        uint64 // copies dropped by the loss draw
 	Partitioned uint64 // copies dropped because their link was cut at send or arrival
+	Dropped     uint64 // copies dropped by DropNext
 	Held        uint64 // copies held by a clog (later delivered or dropped)
 }
 
@@ -252,6 +253,30 @@ func (n *Net[M]) SetLink(from, to Endpoint, l Link) error {
 	return nil
 }
 
+// DropNext makes the directed link from → to drop the next k messages sent on it (a
+// message cut by a partition does not count), as a fault that eats a few packets: one
+// reply lost on its way back, say. A DropNext while one is going on adds to it.
+func (n *Net[M]) DropNext(from, to Endpoint, k int) error {
+	if err := n.checkPair(from, to); err != nil {
+		return err
+	}
+	if k < 1 {
+		return sim.BadParam("count", k, "at least 1 message")
+	}
+	ln := n.link(from, to)
+	if ln.profile == 0 { // the shared default profile: give the link a copy of its own
+		ln.profile = int32(len(n.profiles))
+		n.profiles = append(n.profiles, n.profiles[0])
+	}
+	p := &n.profiles[ln.profile]
+	if p.dropNext == 0 {
+		p.wasUniform = p.uniform
+	}
+	p.dropNext += k
+	p.uniform = false
+	return nil
+}
+
 // Stats returns the message counters so far.
 func (n *Net[M]) Stats() Stats { return n.stats }
 
@@ -262,9 +287,9 @@ func (n *Net[M]) Stats() Stats { return n.stats }
 // build after every delivery and drop.
 func (n *Net[M]) CheckConservation() error {
 	s := &n.stats
-	if in, out := s.Sent+s.Duplicated, s.Delivered+s.Lost+s.Partitioned+uint64(n.inFlight-n.receiving); in != out {
-		return fmt.Errorf("network: %d sent + %d duplicated = %d, but %d delivered + %d lost + %d partitioned + %d in flight = %d",
-			s.Sent, s.Duplicated, in, s.Delivered, s.Lost, s.Partitioned, n.inFlight, out)
+	if in, out := s.Sent+s.Duplicated, s.Delivered+s.Lost+s.Partitioned+s.Dropped+uint64(n.inFlight-n.receiving); in != out {
+		return fmt.Errorf("network: %d sent + %d duplicated = %d, but %d delivered + %d lost + %d partitioned + %d dropped + %d in flight = %d",
+			s.Sent, s.Duplicated, in, s.Delivered, s.Lost, s.Partitioned, s.Dropped, n.inFlight, out)
 	}
 	return nil
 }

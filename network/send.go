@@ -19,6 +19,7 @@ import (
 const (
 	reasonLoss      = "loss"
 	reasonPartition = "partition"
+	reasonDropNext  = "dropped"
 )
 
 // Send sends msg from one endpoint to another. It draws loss, latency and duplication
@@ -46,6 +47,11 @@ func (n *Net[M]) Send(from, to Endpoint, msg M) {
 		n.schedule(i, l, p, n.s.Now().Add(p.ubase+time.Duration(uint64n(n.src, p.uspan))))
 	case l.cut:
 		n.drop(i, reasonPartition)
+	case p.dropNext > 0:
+		if p.dropNext--; p.dropNext == 0 {
+			p.uniform = p.wasUniform
+		}
+		n.drop(i, reasonDropNext)
 	case p.loss > 0 && n.rng.Float64() < p.loss:
 		n.drop(i, reasonLoss)
 	default:
@@ -157,9 +163,12 @@ func (n *Net[M]) deliver(i int32, l *link) {
 }
 
 func (n *Net[M]) drop(i int32, reason string) {
-	if reason == reasonLoss {
+	switch reason {
+	case reasonLoss:
 		n.stats.Lost++
-	} else {
+	case reasonDropNext:
+		n.stats.Dropped++
+	default:
 		n.stats.Partitioned++
 	}
 	n.traceMsg(&n.names.drop, i, reason)

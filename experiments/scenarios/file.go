@@ -117,6 +117,7 @@ type Action struct {
 	Endpoint string     // isolate
 	Sides    [][]string // partition: the sides; endpoints not named are one more side
 	RatePPM  float64    // clock_slew: the slew's rate (0: ntpd's 500 ppm)
+	Count    Value      // drop: how many messages
 	Latency  string     // slow_link: the link's latency while it lasts, as the latency knob takes it, or $parameter (its By then names the parameter)
 }
 
@@ -136,6 +137,8 @@ var actions = []struct {
 	{"isolate", []string{"endpoint", "for"}, []string{"endpoint"}, "cut every link to and from an endpoint, for a duration or to the end"},
 	{"block", []string{"from", "to", "both_ways", "for"}, []string{"from", "to"}, "cut the links from some endpoints to others (both_ways: and back), for a duration or to the end"},
 	{"clog", []string{"from", "to", "for"}, []string{"from", "to", "for"}, "hold every message on the links from some endpoints to others for a duration, then deliver them"},
+	{"drop", []string{"from", "to", "count"}, []string{"from", "to", "count"}, "drop the next count messages on each link from some endpoints to others"},
+	{"failover", []string{"node"}, []string{"node"}, "promote a node's most up-to-date replica now, as SENTINEL FAILOVER does, whatever its master's state"},
 	{"partition", []string{"sides", "for"}, []string{"sides"}, "split the endpoints into sides that cannot reach each other (those not named form one more side), for a duration or to the end"},
 	{"slow_link", []string{"from", "to", "latency", "for"}, []string{"from", "to", "latency", "for"}, "give the links from some endpoints to others another latency (as the latency knob takes it) for a duration"},
 	{"clock_step", []string{"node", "by"}, []string{"node", "by"}, "jump a node's or a client's wall clock by a duration (negative: back); at a time only"},
@@ -704,6 +707,8 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 			}
 		case "by":
 			a.By, err = p.duration(f.Val, what, false)
+		case "count":
+			a.Count, err = p.count(f.Val, what)
 		case "sides":
 			a.Sides, err = p.sides(f.Val, what)
 		case "rate_ppm":

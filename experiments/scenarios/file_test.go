@@ -103,6 +103,8 @@ func TestBadFilesNameLineValueAndWhatIsAllowed(t *testing.T) {
 		{"schedule:\n  - at: 1s\n    block: {from: [], to: redis1}\n", 5, "block: from: an empty list names no endpoint"},
 		{"schedule:\n  - at: 1s\n    block: {from: client1, to: redis1, both_ways: yes}\n", 5, "both_ways = yes: want true or false"},
 		{"schedule:\n  - at: 1s\n    partition: {sides: [client1, redis1]}\n", 5, "partition: sides: each side is a list of endpoints"},
+		{"schedule:\n  - at: 1s\n    drop: {from: client1, to: redis1, count: 0}\n", 5, "drop: count = 0: out of range"},
+		{"schedule:\n  - at: 1s\n    drop: {from: client1, to: redis1}\n", 5, `drop: missing "count"`},
 		{"check:\n  validity_overlaps: sometimes\n", 4, `check: validity_overlaps = "sometimes": want always, never, at least P% or at most P%`},
 		{"check:\n  acquired: {min: 3, max: 1}\n", 4, "check: acquired: min is above max"},
 		{"check:\n  acquired: {min: 1, in: 0%}\n", 4, "in = 0%: want the share of seeds"},

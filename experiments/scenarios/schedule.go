@@ -235,6 +235,24 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 			return nil
 		}
 		return w.Do(at, f)
+	case "failover":
+		return w.NodeFault(w.Group(a.Node), at, model.Fault{Kind: model.FaultFailover, Node: model.CurrentMaster})
+	case "drop":
+		k := v.count(a.Count)
+		f := func(sim.Time) {
+			for _, from := range a.From {
+				for _, to := range a.To {
+					if err := w.Net.DropNext(w.Endpoint(from), w.Endpoint(to), k); err != nil {
+						w.Sim.Fail(err)
+					}
+				}
+			}
+		}
+		if now {
+			f(at)
+			return nil
+		}
+		return w.Do(at, f)
 	case "crash_node", "kill_node", "shutdown_node", "pause_node":
 		f := model.Fault{Node: model.CurrentMaster}
 		switch a.Kind {
@@ -326,11 +344,14 @@ func (sc *Scenario) check(w *world.World, st Step) error {
 		if w.Client(a.Client) == nil {
 			err = fmt.Errorf("%s: %w", a.Kind, noClient(w, a.Client))
 		}
-	case "crash_node", "kill_node", "shutdown_node", "pause_node":
-		if w.Group(a.Node) == nil {
+	case "crash_node", "kill_node", "shutdown_node", "pause_node", "failover":
+		switch g := w.Group(a.Node); {
+		case g == nil:
 			err = fmt.Errorf("%s: %w", a.Kind, noNode(w, a.Node))
+		case a.Kind == "failover" && g.Len() < 2:
+			err = fmt.Errorf("failover: node %s has no replica to promote (set the replicas knob)", a.Node)
 		}
-	case "isolate", "block", "clog", "partition", "slow_link":
+	case "isolate", "block", "clog", "partition", "slow_link", "drop":
 		names := append(append([]string{a.Endpoint}, a.From...), a.To...)
 		for _, side := range a.Sides {
 			names = append(names, side...)

@@ -301,7 +301,10 @@ func (w *World) NodeFault(g *model.Group, at sim.Time, f model.Fault) error {
 		who = g.Node(f.Node).Name()
 	}
 	until := sim.Never
-	if !f.Forever && (f.Kind == model.FaultCrash || f.Kind == model.FaultKill || f.Kind == model.FaultShutdown || f.Kind == model.FaultPause) {
+	switch {
+	case f.Kind == model.FaultFailover:
+		until = at
+	case !f.Forever && (f.Kind == model.FaultCrash || f.Kind == model.FaultKill || f.Kind == model.FaultShutdown || f.Kind == model.FaultPause):
 		until = at.Add(f.For)
 	}
 	w.notes = append(w.notes, faultNote{at: at, until: until, what: who + " " + f.Kind.String()})
