@@ -36,7 +36,7 @@ func TestParameterIsAWhatIf(t *testing.T) {
 	_, err = Run(context.Background(), "baseline", []knobs.KV{{Name: "pause", Value: "500ms"}}, 1, Options{})
 	var ue *knobs.UnknownError
 	require.True(t, errors.As(err, &ue), "%v", err)
-	assert.ErrorContains(t, err, "pause is a parameter of gc-pause")
+	assert.ErrorContains(t, err, "pause is a parameter of watchdog-pause, gc-pause, gc-pause-fenced")
 }
 
 // TestTriggerOnTheNthEvent crashes the only client as it acquires for the second time.

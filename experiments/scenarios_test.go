@@ -150,6 +150,15 @@ func TestScenarioOutcomes(t *testing.T) {
 			delivered := run(t, "partition-unavailability", knobs.KV{Name: "ttl", Value: "2s"})
 			assert.Greater(t, delivered.Liveness.UnheldWhileWaitingMs, 1700.0, "as a partitioned holder's do")
 		},
+		"watchdog-pause": func(t *testing.T, r *Record) {
+			assert.Zero(t, r.Safety.ValidityOverlaps)
+			assert.Positive(t, r.Safety.StaleWritesAccepted, "client1 writes as it wakes, before its extension fails")
+			assert.Positive(t, r.Liveness.Extensions.Succeeded, "the watchdog ran before the pause")
+			often := run(t, "watchdog-pause", knobs.KV{Name: "extend_every", Value: "50ms"})
+			assert.Positive(t, often.Safety.StaleWritesAccepted, "extending more often does not help")
+			short := run(t, "watchdog-pause", knobs.KV{Name: "pause", Value: "300ms"})
+			assert.True(t, short.Safety.Safe(), "a pause the extensions outlast is harmless")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)

@@ -41,7 +41,7 @@ var builtin embed.FS
 // debate tells them.
 var order = []string{"baseline", "failover-race", "restart-no-persistence", "restart-delayed",
 	"aof-everysec-power-loss", "aof-always", "split-brain-no-jitter", "split-brain-jitter",
-	"partition-unavailability", "extension", "unlimited-extension", "gc-pause", "gc-pause-fenced",
+	"partition-unavailability", "extension", "unlimited-extension", "watchdog-pause", "gc-pause", "gc-pause-fenced",
 	"fencing-reset", "delayed-packet", "clock-jump", "clock-slew", "crash-restart-no-fsync", "replies-in-flight",
 	"slow-replies", "careless-client", "holder-crash", "lost-release", "setnx-then-expire", "unsafe-release"}
 
