@@ -196,7 +196,8 @@ type heldItem struct {
 
 // Client is a client process: a local clock, a network endpoint, a lock algorithm (any
 // lock.Client: Redlock's state machine, or another) and a workload (acquire, work, release,
-// think, again), suffering stop-the-world pauses and perhaps a crash. It is the simulator's
+// think, again), suffering stop-the-world pauses and crashes, after which it may restart
+// with a fresh algorithm and no memory of its lock (CrashRate, CrashAndRestart). It is the simulator's
 // driver of the very state machine that redlock/redisdriver drives against real Redis: it
 // turns the algorithm's outputs into network messages and local timers, feeds it replies
 // and timer firings stamped with its own monotonic clock, and tells its observer the
