@@ -155,6 +155,18 @@ schedule:
 	require.NoError(t, err)
 	assert.Zero(t, slewed.Safety.ValidityOverlaps)
 	assert.NotEqual(t, stepped.TraceHash, slewed.TraceHash)
+	// A drift change: redis3's clocks run 1.5 times as fast from 150ms on, so its key
+	// expires at 1.38s instead of 2s, inside client1's 1.8s of work; at +5000 ppm it lives
+	// long enough.
+	drift := func(ppm string) *Record {
+		text := strings.Replace(jump.Text, "clock_step: {node: redis3, by: $jump}", "clock_drift: {node: redis3, ppm: "+ppm+"}", 1)
+		require.NotEqual(t, jump.Text, text)
+		rec, err := runFile(t, text, knobs.KV{Name: "hold", Value: "1800ms"})
+		require.NoError(t, err)
+		return rec
+	}
+	assert.Positive(t, drift("500000").Safety.ValidityOverlaps)
+	assert.Zero(t, drift("5000").Safety.ValidityOverlaps)
 }
 
 // TestEveryScenarioKeepsItsCheck runs each built-in scenario over its check's seeds (20

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -116,7 +117,7 @@ type Action struct {
 	By       Value      // clock_step, clock_slew: the wall clock's jump or correction
 	Endpoint string     // isolate
 	Sides    [][]string // partition: the sides; endpoints not named are one more side
-	RatePPM  float64    // clock_slew: the slew's rate (0: ntpd's 500 ppm)
+	RatePPM  float64    // clock_slew: the slew's rate (0: ntpd's 500 ppm); clock_drift: the rate change
 	Count    Value      // drop: how many messages
 	Latency  string     // slow_link: the link's latency while it lasts, as the latency knob takes it, or $parameter (its By then names the parameter)
 }
@@ -143,6 +144,7 @@ var actions = []struct {
 	{"slow_link", []string{"from", "to", "latency", "for"}, []string{"from", "to", "latency", "for"}, "give the links from some endpoints to others another latency (as the latency knob takes it) for a duration"},
 	{"clock_step", []string{"node", "by"}, []string{"node", "by"}, "jump a node's or a client's wall clock by a duration (negative: back); at a time only"},
 	{"clock_slew", []string{"node", "by", "rate_ppm"}, []string{"node", "by"}, "correct a node's or a client's clocks gradually (NTP slew) by a duration at rate_ppm (default 500); at a time only"},
+	{"clock_drift", []string{"node", "ppm"}, []string{"node", "ppm"}, "from then to the end of the run, make a node's or a client's clocks run ppm faster (negative: slower) on top of their drift; at a time only"},
 }
 
 func actionNames() []string {
@@ -590,7 +592,7 @@ func (p *fileParser) parseStep(n *yaml.Node) (Step, error) {
 	if st.Action, err = p.parseAction(*action); err != nil {
 		return Step{}, err
 	}
-	if (st.Action.Kind == "clock_step" || st.Action.Kind == "clock_slew") && st.On != nil {
+	if (st.Action.Kind == "clock_step" || st.Action.Kind == "clock_slew" || st.Action.Kind == "clock_drift") && st.On != nil {
 		return Step{}, p.errf(action.KeyLine, "%s is planned into the clock before the run: give it at:, not on:", st.Action.Kind)
 	}
 	return st, nil
@@ -711,6 +713,14 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 			a.Count, err = p.count(f.Val, what)
 		case "sides":
 			a.Sides, err = p.sides(f.Val, what)
+		case "ppm":
+			var text string
+			if text, err = p.scalar(f.Val, what); err == nil {
+				a.RatePPM, err = strconv.ParseFloat(text, 64)
+				if err != nil || a.RatePPM == 0 || math.Abs(a.RatePPM) > clock.MaxSlewPPM {
+					err = p.errf(f.Val.Line, "%s = %s: want a rate change in parts per million, not 0, between -%d and %d", what, text, clock.MaxSlewPPM, clock.MaxSlewPPM)
+				}
+			}
 		case "rate_ppm":
 			var text string
 			if text, err = p.scalar(f.Val, what); err == nil {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -128,15 +129,25 @@ func (sc *Scenario) Configure(w *world.World, v Values) error {
 				return sc.lineErr(st.Line, fmt.Errorf("pause_client: %w", err))
 			}
 			w.ClientCfgs[i].Pauses = append(w.ClientCfgs[i].Pauses, model.Pause{At: at, For: v.dur(a.For)})
-		case "clock_step", "clock_slew":
+		case "clock_step", "clock_slew", "clock_drift":
 			c, err := processClock(w, a.Node)
 			if err != nil {
 				return sc.lineErr(st.Line, fmt.Errorf("%s: %w", a.Kind, err))
 			}
-			if a.Kind == "clock_step" {
+			switch a.Kind {
+			case "clock_step":
 				c.Steps = append(c.Steps, clock.Step{At: at, By: v.dur(a.By)})
-			} else {
+			case "clock_slew":
 				c.Slews = append(c.Slews, clock.Slew{At: at, By: v.dur(a.By), RatePPM: a.RatePPM})
+			default:
+				// A rate change to the end of the run is a slew that lasts that long: it
+				// moves both readings at the new rate, as a changed drift does.
+				end := sim.Time(w.Config.Duration)
+				if at >= end {
+					continue
+				}
+				by := time.Duration(a.RatePPM * 1e-6 * float64(end-at))
+				c.Slews = append(c.Slews, clock.Slew{At: at, By: by, RatePPM: math.Abs(a.RatePPM)})
 			}
 		}
 	}
@@ -162,7 +173,7 @@ func (sc *Scenario) Setup(w *world.World, v Values) error {
 			return err
 		}
 		if st.On == nil {
-			if k := st.Action.Kind; k == "pause_client" || k == "clock_step" || k == "clock_slew" {
+			if k := st.Action.Kind; k == "pause_client" || k == "clock_step" || k == "clock_slew" || k == "clock_drift" {
 				continue // planned by Configure
 			}
 			if err := sc.act(w, v, st, sim.Time(v.dur(st.At)), false); err != nil {
