@@ -159,6 +159,12 @@ func TestScenarioOutcomes(t *testing.T) {
 			short := run(t, "watchdog-pause", knobs.KV{Name: "pause", Value: "300ms"})
 			assert.True(t, short.Safety.Safe(), "a pause the extensions outlast is harmless")
 		},
+		"release-locked-only": func(t *testing.T, r *Record) {
+			assert.True(t, r.Safety.Safe(), "safety %+v", r.Safety)
+			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 1500.0, "the hidden keys refuse everyone for a TTL")
+			fixed := run(t, "release-locked-only", knobs.KV{Name: "variant", Value: "redlock"})
+			assert.Less(t, fixed.Liveness.UnheldWhileWaitingMs, 500.0, "cleaning up everywhere deletes them at once")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)

@@ -142,6 +142,11 @@ const (
 	// VariantUnlimitedExtension ignores max_extensions: a client that keeps extending can
 	// hold the lock forever, which the Redlock page warns breaks liveness.
 	VariantUnlimitedExtension
+	// VariantReleaseLockedOnly releases (and cleans up after a lost attempt) only on the
+	// nodes that answered OK to its SET, against the page's rule to unlock every
+	// instance: a SET whose OK was lost on the way back leaves a key nobody deletes, which
+	// blocks everyone, the same client's retries included, for a TTL.
+	VariantReleaseLockedOnly
 )
 
 var variantNames = [...]string{
@@ -153,6 +158,7 @@ var variantNames = [...]string{
 	VariantNoValidityCheck:        "no-validity-check",
 	VariantDriftIgnored:           "drift-ignored",
 	VariantUnlimitedExtension:     "unlimited-extension",
+	VariantReleaseLockedOnly:      "release-locked-only",
 }
 
 // Variants returns every variant, in declaration order, for `redlock-sim params` and sweeps.

@@ -114,6 +114,7 @@ type Machine struct {
 	fenced      bool
 
 	slots   []slot
+	locked  []bool // VariantReleaseLockedOnly: the nodes that answered OK to this attempt's SET
 	round   round
 	timer   lock.TimerID // the live timer; 0 when none
 	lastReq lock.Req
@@ -148,7 +149,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 	if rng == nil {
 		return nil, errors.New("redlock: nil random source")
 	}
-	return &Machine{
+	m := &Machine{
 		cfg:     cfg,
 		rng:     rng,
 		n:       cfg.Nodes,
@@ -157,7 +158,11 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 		timeout: cfg.NodeTimeout(),
 		slots:   make([]slot, cfg.Nodes),
 		out:     make([]lock.Output, 0, 2*cfg.Nodes+4),
-	}, nil
+	}
+	if cfg.Variant == VariantReleaseLockedOnly {
+		m.locked = make([]bool, cfg.Nodes)
+	}
+	return m, nil
 }
 
 // Config returns the effective configuration.
@@ -280,8 +285,10 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 	m.disarm()
 	m.state = StateReleasing
 	m.opStart = now
-	m.newRound(m.n, m.n, false)
-	m.sendAll(m.releaseCommand())
+	if !m.releaseRound() {
+		m.endRound(now)
+		return m.out, nil
+	}
 	m.arm(m.timeout)
 	return m.out, nil
 }
@@ -353,6 +360,9 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.opStart = now
 	m.deadline = now + m.cfg.TTL - m.drift
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
+	if m.locked != nil {
+		clear(m.locked)
+	}
 	o := m.push(lock.OutEvent)
 	o.Event = lock.Event{Kind: lock.AttemptStarted, Resource: m.resource, Value: m.value,
 		Attempt: m.attempt, Needed: m.quorum, Servers: m.n, Start: now}
@@ -411,6 +421,9 @@ func (m *Machine) onSetReply(node int, r resp.Reply) {
 		s.expiring = true
 		m.send(node, resp.Command{Op: resp.OpPExpire, Key: m.resource, TTL: m.cfg.TTL})
 		return
+	}
+	if m.locked != nil && r.IsOK() {
+		m.locked[node] = true
 	}
 	m.round.finish(r, r.IsOK())
 }
@@ -512,9 +525,36 @@ func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 	m.reason = reason
 	m.emit(m.attemptEnded(now))
 	m.state = StateCleaningUp
-	m.newRound(m.n, m.n, false)
-	m.sendAll(m.releaseCommand())
+	if !m.releaseRound() {
+		m.endRound(now)
+		return
+	}
 	m.arm(m.timeout)
+}
+
+// releaseRound sends the release to every node, as the page says (a lost reply may hide
+// a SET that succeeded), or for VariantReleaseLockedOnly (its deviation) only to the nodes
+// that answered OK. It reports false when it sent nothing.
+func (m *Machine) releaseRound() bool {
+	if m.locked == nil {
+		m.newRound(m.n, m.n, false)
+		m.sendAll(m.releaseCommand())
+		return true
+	}
+	k := 0
+	for _, l := range m.locked {
+		if l {
+			k++
+		}
+	}
+	m.newRound(k, k, false)
+	for i, l := range m.locked {
+		if l {
+			m.send(i, m.releaseCommand())
+		}
+	}
+	m.round.sent = k
+	return k > 0
 }
 
 // endCleanup backs off only once the cleanup round is over, as redsync does (it waits for
