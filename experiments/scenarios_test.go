@@ -165,6 +165,11 @@ func TestScenarioOutcomes(t *testing.T) {
 			fixed := run(t, "release-locked-only", knobs.KV{Name: "variant", Value: "redlock"})
 			assert.Less(t, fixed.Liveness.UnheldWhileWaitingMs, 500.0, "cleaning up everywhere deletes them at once")
 		},
+		"get-then-del": func(t *testing.T, r *Record) {
+			assert.Positive(t, r.Safety.ValidityOverlaps, "client1's late DEL deleted the next holder's keys")
+			safe := run(t, "get-then-del", knobs.KV{Name: "variant", Value: "redlock"})
+			assert.True(t, safe.Safety.Safe(), "the compare-and-delete script checks the value where it deletes")
+		},
 		"setnx-then-expire": func(t *testing.T, r *Record) {
 			assert.Zero(t, r.Liveness.Acquired, "the key never expires")
 			assert.Greater(t, r.Liveness.UnheldWhileWaitingMs, 2900.0)

@@ -147,6 +147,10 @@ const (
 	// instance: a SET whose OK was lost on the way back leaves a key nobody deletes, which
 	// blocks everyone, the same client's retries included, for a TTL.
 	VariantReleaseLockedOnly
+	// VariantGetThenDel releases with GET, then DEL when the value is its own, as two
+	// commands instead of the compare-and-delete script: a client that pauses between
+	// them deletes whatever key is there by the time its DEL arrives, the next holder's.
+	VariantGetThenDel
 )
 
 var variantNames = [...]string{
@@ -159,6 +163,7 @@ var variantNames = [...]string{
 	VariantDriftIgnored:           "drift-ignored",
 	VariantUnlimitedExtension:     "unlimited-extension",
 	VariantReleaseLockedOnly:      "release-locked-only",
+	VariantGetThenDel:             "get-then-del",
 }
 
 // Variants returns every variant, in declaration order, for `redlock-sim params` and sweeps.

@@ -39,6 +39,8 @@ type slot struct {
 	req lock.Req // the request awaited from this node; 0 when none
 	// expiring: setnx-then-expire got OK for SET and now awaits its separate PEXPIRE.
 	expiring bool
+	// deleting: get-then-del's GET found the lock's value and now awaits its DEL.
+	deleting bool
 }
 
 // round counts one command's fate across the nodes it went to.
@@ -322,6 +324,16 @@ func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply)
 		// ScriptExtend answers PEXPIRE's 1; ScriptExtendOrSet may answer SET's OK instead.
 		m.round.finish(r, (r.Kind == resp.ReplyInt && r.Int == 1) || r.IsOK())
 	case StateCleaningUp, StateReleasing:
+		if m.cfg.Variant == VariantGetThenDel && !s.deleting {
+			if r.Kind == resp.ReplyBulk && r.Str == m.value { // ours, as of the GET
+				s.deleting = true
+				m.send(node, resp.Command{Op: resp.OpDel, Key: m.resource})
+				break
+			}
+			m.round.finish(r, false)
+			break
+		}
+		s.deleting = false
 		m.round.finish(r, r.Kind == resp.ReplyInt && r.Int >= 1)
 	}
 	m.advance(now)
@@ -391,10 +403,14 @@ func (m *Machine) setCommand() resp.Command {
 }
 
 // releaseCommand is compare-and-delete, or for VariantUnsafeRelease (its deviation) a plain
-// DEL that deletes whoever's key is there.
+// DEL that deletes whoever's key is there, or for VariantGetThenDel (its deviation) the GET
+// whose reply decides a separate DEL.
 func (m *Machine) releaseCommand() resp.Command {
-	if m.cfg.Variant == VariantUnsafeRelease {
+	switch m.cfg.Variant {
+	case VariantUnsafeRelease:
 		return resp.Command{Op: resp.OpDel, Key: m.resource}
+	case VariantGetThenDel:
+		return resp.Command{Op: resp.OpGet, Key: m.resource}
 	}
 	return resp.EvalSHA(resp.ScriptRelease, m.resource, m.value, 0)
 }

@@ -106,6 +106,9 @@ func (h *harness) reply(t *testing.T, d *datadriven.TestData) string {
 		t.Fatalf("%s: reply needs node=", d.Pos)
 	}
 	r := parseReply(t, d)
+	if r.Kind == resp.ReplyBulk && r.Str == "$v" { // the current lock value, however it is named
+		r.Str = h.m.Value()
+	}
 	at := now(t, d)
 	var b strings.Builder
 	for _, v := range arg.Vals {
@@ -145,9 +148,11 @@ func parseReply(t *testing.T, d *datadriven.TestData) resp.Reply {
 			return resp.Reply{Kind: resp.ReplyStatus, Str: a.SingleVal(t)}
 		case "err":
 			return resp.Reply{Kind: resp.ReplyError, Str: a.SingleVal(t)}
+		case "bulk": // bulk=$v is the machine's current lock value
+			return resp.Reply{Kind: resp.ReplyBulk, Str: a.SingleVal(t)}
 		}
 	}
-	t.Fatalf("%s: reply needs ok, nil, none, int=, status= or err=", d.Pos)
+	t.Fatalf("%s: reply needs ok, nil, none, int=, status=, bulk= or err=", d.Pos)
 	return resp.Reply{}
 }
 

@@ -223,7 +223,7 @@ func TestNamesRoundTrip(t *testing.T) {
 		require.NoError(t, back.UnmarshalText(text))
 		assert.Equal(t, v, back)
 	}
-	assert.Len(t, redlock.Variants(), 9)
+	assert.Len(t, redlock.Variants(), 10)
 	for _, md := range redlock.Modes() {
 		got, err := redlock.ParseMode(md.String())
 		require.NoError(t, err)

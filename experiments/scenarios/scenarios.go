@@ -43,7 +43,7 @@ var order = []string{"baseline", "failover-race", "restart-no-persistence", "res
 	"aof-everysec-power-loss", "aof-always", "split-brain-no-jitter", "split-brain-jitter",
 	"partition-unavailability", "extension", "unlimited-extension", "watchdog-pause", "gc-pause", "gc-pause-fenced",
 	"fencing-reset", "delayed-packet", "clock-jump", "clock-slew", "crash-restart-no-fsync", "replies-in-flight",
-	"slow-replies", "careless-client", "holder-crash", "lost-release", "release-locked-only", "setnx-then-expire", "unsafe-release"}
+	"slow-replies", "careless-client", "holder-crash", "lost-release", "release-locked-only", "get-then-del", "setnx-then-expire", "unsafe-release"}
 
 // Scenarios returns the catalogue, in a fixed order.
 func Scenarios() []Scenario { return slices.Clone(scenarioTable) }
