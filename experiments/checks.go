@@ -102,15 +102,8 @@ func CheckInert(sc *scenarios.Scenario, settings []knobs.KV) error {
 
 // inertKnobs lists the knobs among settings that cannot change a run of sc, in order.
 func inertKnobs(sc *scenarios.Scenario, settings []knobs.KV) ([]*knobs.InertError, error) {
-	_, rest, err := sc.Bind(settings)
+	cfg, _, rest, err := scenarioConfig(sc, settings)
 	if err != nil {
-		return nil, err
-	}
-	cfg := knobs.DefaultConfig()
-	if err := cfg.Apply(sc.Knobs); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	if err := cfg.Apply(rest); err != nil {
 		return nil, err
 	}
 	var out []*knobs.InertError

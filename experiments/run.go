@@ -65,15 +65,8 @@ func Assemble(scenario string, settings []knobs.KV, seed uint64) (*world.World, 
 // AssembleScenario is Assemble for a scenario already in hand (a user's file): settings
 // may set its parameters as well as knobs.
 func AssembleScenario(sc *scenarios.Scenario, settings []knobs.KV, seed uint64) (*world.World, error) {
-	params, rest, err := sc.Bind(settings)
+	cfg, params, _, err := scenarioConfig(sc, settings)
 	if err != nil {
-		return nil, err
-	}
-	cfg := knobs.DefaultConfig()
-	if err := cfg.Apply(sc.Knobs); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	if err := cfg.Apply(rest); err != nil {
 		return nil, err
 	}
 	w, err := world.Plan(cfg, seed)
@@ -90,6 +83,24 @@ func AssembleScenario(sc *scenarios.Scenario, settings []knobs.KV, seed uint64) 
 		return nil, err
 	}
 	return w, nil
+}
+
+// scenarioConfig is the configuration of a run of sc with settings: the defaults, the
+// scenario's knobs, then the user's; it returns the scenario's parameter values and the
+// user's knob settings (those that are not parameters), in order.
+func scenarioConfig(sc *scenarios.Scenario, settings []knobs.KV) (knobs.Config, scenarios.Values, []knobs.KV, error) {
+	params, rest, err := sc.Bind(settings)
+	if err != nil {
+		return knobs.Config{}, scenarios.Values{}, nil, err
+	}
+	cfg := knobs.DefaultConfig()
+	if err := cfg.Apply(sc.Knobs); err != nil {
+		return knobs.Config{}, scenarios.Values{}, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if err := cfg.Apply(rest); err != nil {
+		return knobs.Config{}, scenarios.Values{}, nil, err
+	}
+	return cfg, params, rest, nil
 }
 
 // RunKnobs runs one world for the sweep engine: knobs may include the pseudo-knob

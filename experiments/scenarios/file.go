@@ -3,10 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -159,21 +156,9 @@ var topKeys = []string{"name", "story", "source", "expect", "check", "window", "
 
 // LoadFile reads the scenario file at path and checks it as ParseFile does.
 func LoadFile(path string) (*Scenario, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &FileError{File: path, Err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := yamltree.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, &FileError{File: path, Err: err}
-	}
-	if len(data) > MaxFileBytes {
-		return nil, &FileError{File: path, Err: fmt.Errorf("larger than %d bytes", MaxFileBytes)}
 	}
 	return ParseFile(path, data)
 }
@@ -371,6 +356,19 @@ func (p *fileParser) param(name string) *Param {
 	return nil
 }
 
+// paramRef checks a reference $name in field what: a declared parameter of the kind the
+// field takes.
+func (p *fileParser) paramRef(n *yaml.Node, what, name string, kind ParamKind) (string, error) {
+	prm := p.param(name)
+	if prm == nil {
+		return "", p.errf(n.Line, "%s: no parameter %q is declared under params%s", what, name, yamltree.Suggest(name, p.paramNames()))
+	}
+	if prm.Kind != kind {
+		return "", p.errf(n.Line, "%s: parameter %s is a %s, want a %s", what, name, prm.Kind, kind)
+	}
+	return name, nil
+}
+
 // duration reads a duration field: a Go duration, or $name of a duration parameter.
 // never allows the word never.
 func (p *fileParser) duration(n *yaml.Node, what string, never bool) (Value, error) {
@@ -380,15 +378,8 @@ func (p *fileParser) duration(n *yaml.Node, what string, never bool) (Value, err
 	}
 	v := Value{Set: true, line: n.Line}
 	if name, ok := strings.CutPrefix(text, "$"); ok {
-		prm := p.param(name)
-		if prm == nil {
-			return Value{}, p.errf(n.Line, "%s: no parameter %q is declared under params%s", what, name, yamltree.Suggest(name, p.paramNames()))
-		}
-		if prm.Kind != ParamDuration {
-			return Value{}, p.errf(n.Line, "%s: parameter %s is a %s, want a duration", what, name, prm.Kind)
-		}
-		v.Param = name
-		return v, nil
+		v.Param, err = p.paramRef(n, what, name, ParamDuration)
+		return v, err
 	}
 	if never && text == "never" {
 		v.Never = true
@@ -413,15 +404,8 @@ func (p *fileParser) count(n *yaml.Node, what string) (Value, error) {
 	}
 	v := Value{Set: true, line: n.Line}
 	if name, ok := strings.CutPrefix(text, "$"); ok {
-		prm := p.param(name)
-		if prm == nil {
-			return Value{}, p.errf(n.Line, "%s: no parameter %q is declared under params%s", what, name, yamltree.Suggest(name, p.paramNames()))
-		}
-		if prm.Kind != ParamCount {
-			return Value{}, p.errf(n.Line, "%s: parameter %s is a %s, want a whole number", what, name, prm.Kind)
-		}
-		v.Param = name
-		return v, nil
+		v.Param, err = p.paramRef(n, what, name, ParamCount)
+		return v, err
 	}
 	k, err := knobs.Whole(what, text, "a whole number from 1, or $parameter")
 	if err != nil {

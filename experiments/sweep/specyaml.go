@@ -1,12 +1,8 @@
 package sweep
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,21 +15,9 @@ import (
 
 // LoadSpec reads the YAML spec at path and checks it as ParseSpec does.
 func LoadSpec(path string, k KnobChecker) (*Spec, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &SpecError{File: path, Err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	data, err := yamltree.ReadFile(path, MaxSpecBytes)
 	if err != nil {
 		return nil, &SpecError{File: path, Err: err}
-	}
-	if len(data) > MaxSpecBytes {
-		return nil, &SpecError{File: path, Err: fmt.Errorf("larger than %d bytes", MaxSpecBytes)}
 	}
 	return ParseSpec(path, data, k)
 }

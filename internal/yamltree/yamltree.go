@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,6 +43,28 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error at line.
 func Errorf(line int, format string, args ...any) *Error {
 	return &Error{Line: line, Err: fmt.Errorf(format, args...)}
+}
+
+// ReadFile reads the file at path, refusing one larger than max bytes; an open error is
+// the bare cause ("no such file or directory"), since callers name the file themselves.
+func ReadFile(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	return data, nil
 }
 
 // Document parses data as exactly one YAML document and returns its root node. empty
