@@ -75,7 +75,12 @@ func TestScheduleNamesAreCheckedAgainstTheWorld(t *testing.T) {
 		assert.Equal(t, 5, fe.Line, c.step)
 		assert.ErrorContains(t, err, c.want)
 	}
-	_, err := runFile(t, "name: x\nstory: y\nparams:\n  d: {default: 1s, help: h}\n", knobs.KV{Name: "d", Value: "fast"})
+	_, err := runFile(t, head+"  - at: 1s\n    crash_node: {node: redis1}\nworkload:\n  client9: {hold: 1s}\n")
+	var fe *scenarios.FileError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, 8, fe.Line)
+	assert.ErrorContains(t, err, "workload: client = client9")
+	_, err = runFile(t, "name: x\nstory: y\nparams:\n  d: {default: 1s, help: h}\n", knobs.KV{Name: "d", Value: "fast"})
 	var pe *sim.ParamError
 	require.True(t, errors.As(err, &pe), "%T %v", err, err)
 	assert.ErrorContains(t, err, "d = fast: not a duration")
@@ -267,4 +272,21 @@ func TestAKnobThatCannotChangeTheRunIsRefused(t *testing.T) {
 	assert.ErrorContains(t, err, "axis pause_len: pause_len = const(100ms) cannot change this run")
 	assert.NoError(t, CheckSpec(spec("base: {failover_after: 1s}\naxes:\n  replicas: [0, 1]\nreplicates: 1\nseed: 1\n")),
 		"failover_after matters at replicas 1")
+}
+
+// TestPerClientWorkload gives client1 a long hold and one cycle and client2 a short think,
+// on top of the knobs' workload.
+func TestPerClientWorkload(t *testing.T) {
+	const base = `name: wl
+story: client1 works long, client2 short
+knobs: {clients: 2, ttl: 2s, hold: 100ms, think: 100ms, max_cycles: 3, duration: 5s}
+start: {client1: 0s, client2: 50ms}
+`
+	same, err := runFile(t, base)
+	require.NoError(t, err)
+	assert.EqualValues(t, 6, same.Liveness.Acquired)
+	own, err := runFile(t, base+"workload:\n  client1: {hold: 1s, max_cycles: 1}\n  client2: {think: 10ms}\n")
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, own.Liveness.Acquired, "client1 starts one acquire, client2 three")
+	assert.NotEqual(t, same.TraceHash, own.TraceHash)
 }

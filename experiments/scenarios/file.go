@@ -152,7 +152,7 @@ func actionNames() []string {
 	return out
 }
 
-var topKeys = []string{"name", "story", "source", "expect", "check", "window", "params", "knobs", "start", "schedule"}
+var topKeys = []string{"name", "story", "source", "expect", "check", "window", "params", "knobs", "start", "workload", "schedule"}
 
 // LoadFile reads the scenario file at path and checks it as ParseFile does.
 func LoadFile(path string) (*Scenario, error) {
@@ -272,6 +272,10 @@ func (p *fileParser) parse(root *yaml.Node) (*Scenario, error) {
 			}
 		case "start":
 			if err := p.parseStart(sc, e.Val); err != nil {
+				return nil, err
+			}
+		case "workload":
+			if err := p.parseWorkload(sc, e.Val); err != nil {
 				return nil, err
 			}
 		case "schedule":
@@ -495,6 +499,57 @@ func (p *fileParser) parseStart(sc *Scenario, n *yaml.Node) error {
 			return p.errf(e.Val.Line, "start of %s: a true time from 0s", e.Key)
 		}
 		sc.Start = append(sc.Start, ClientStart{Client: e.Key, At: v, line: e.KeyLine})
+	}
+	return nil
+}
+
+// ClientWorkload is one client's own workload, where it differs from the knobs': its
+// work per hold, its rest between cycles and how many acquires it starts (each as the
+// knob of that name takes it; "" or -1 keeps the knob's).
+type ClientWorkload struct {
+	Client    string
+	Hold      string
+	Think     string
+	MaxCycles int
+	line      int
+}
+
+var workloadKeys = []string{"hold", "think", "max_cycles"}
+
+// parseWorkload reads per-client workloads: client name: {hold, think, max_cycles}.
+func (p *fileParser) parseWorkload(sc *Scenario, n *yaml.Node) error {
+	if yamltree.IsNull(n) {
+		return nil
+	}
+	es, err := p.entries(n, nil, "workload")
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		what := "workload of " + e.Key
+		fields, err := p.entries(e.Val, workloadKeys, what)
+		if err != nil {
+			return err
+		}
+		wl := ClientWorkload{Client: e.Key, MaxCycles: -1, line: e.KeyLine}
+		for _, f := range fields {
+			text, err := p.scalar(f.Val, what+": "+f.Key)
+			if err != nil {
+				return err
+			}
+			if _, err := knobs.Canonical(f.Key, text); err != nil {
+				return p.wrap(f.Val.Line, fmt.Errorf("%s: %w", what, err))
+			}
+			switch f.Key {
+			case "hold":
+				wl.Hold = text
+			case "think":
+				wl.Think = text
+			case "max_cycles":
+				wl.MaxCycles, _ = knobs.Whole(f.Key, text, "")
+			}
+		}
+		sc.Workloads = append(sc.Workloads, wl)
 	}
 	return nil
 }

@@ -107,6 +107,8 @@ func TestBadFilesNameLineValueAndWhatIsAllowed(t *testing.T) {
 		{"schedule:\n  - at: 1s\n    drop: {from: client1, to: redis1}\n", 5, `drop: missing "count"`},
 		{"schedule:\n  - at: 1s\n    clock_drift: {node: redis1, ppm: 0}\n", 5, "clock_drift: ppm = 0: want a rate change in parts per million, not 0"},
 		{"schedule:\n  - on: {event: acquired, client: client1}\n    clock_drift: {node: redis1, ppm: 10}\n", 5, "clock_drift is planned into the clock before the run"},
+		{"workload:\n  client1: {hold: 5}\n", 4, "workload of client1: hold = 5: a duration needs a unit"},
+		{"workload:\n  client1: {holdd: 5s}\n", 4, `unknown key "holdd" in workload of client1 (did you mean "hold"?)`},
 		{"check:\n  validity_overlaps: sometimes\n", 4, `check: validity_overlaps = "sometimes": want always, never, at least P% or at most P%`},
 		{"check:\n  acquired: {min: 3, max: 1}\n", 4, "check: acquired: min is above max"},
 		{"check:\n  acquired: {min: 1, in: 0%}\n", 4, "in = 0%: want the share of seeds"},

@@ -29,9 +29,11 @@ type Scenario struct {
 	Window [2]time.Duration
 	Params []Param
 	Start  []ClientStart
-	Steps  []Step
-	File   string // where it was read from: builtin/NAME.yaml, or the user's path
-	Text   string // the file as written
+	// Workloads are the clients' own workloads where they differ from the knobs'.
+	Workloads []ClientWorkload
+	Steps     []Step
+	File      string // where it was read from: builtin/NAME.yaml, or the user's path
+	Text      string // the file as written
 }
 
 //go:embed builtin/*.yaml
@@ -101,6 +103,7 @@ func LookupScenario(name string) (*Scenario, error) {
 		if s.Name == name {
 			s.Knobs = slices.Clone(s.Knobs) // the caller's copy: the table stays untouched
 			s.Start, s.Steps, s.Params = slices.Clone(s.Start), slices.Clone(s.Steps), slices.Clone(s.Params)
+			s.Workloads = slices.Clone(s.Workloads)
 			return &s, nil
 		}
 	}

@@ -117,6 +117,26 @@ func (sc *Scenario) Configure(w *world.World, v Values) error {
 		}
 		w.ClientCfgs[i].StartAt = sim.Time(v.dur(s.At))
 	}
+	for _, wl := range sc.Workloads {
+		i, err := clientIndex(w, wl.Client)
+		if err != nil {
+			return sc.lineErr(wl.line, fmt.Errorf("workload: %w", err))
+		}
+		c := &w.ClientCfgs[i]
+		if wl.Hold != "" {
+			if c.Hold, err = knobs.ParseDist(wl.Hold); err != nil {
+				return sc.lineErr(wl.line, err)
+			}
+		}
+		if wl.Think != "" {
+			if c.Think, err = knobs.ParseDist(wl.Think); err != nil {
+				return sc.lineErr(wl.line, err)
+			}
+		}
+		if wl.MaxCycles >= 0 {
+			c.MaxCycles = wl.MaxCycles
+		}
+	}
 	for _, st := range sc.Steps {
 		if st.On != nil {
 			continue
