@@ -220,6 +220,8 @@ type Client struct {
 	lr   *rand.Rand // the lock algorithm's stream, which a restarted algorithm continues
 	cr   *rand.Rand // random crashes and restart delays (only when CrashRate > 0)
 	life uint64     // incarnation: 0, and one more at each restart
+	// crashEv is the pending random crash: one chain of them, however the process died
+	crashEv sim.EventID
 
 	restartAfter dist.Sampler
 
@@ -438,6 +440,7 @@ func (c *Client) HandleEvent(now sim.Time, kind int, arg uint64) {
 		c.restart(now)
 		return
 	case cevRandomCrash:
+		c.crashEv = 0
 		if c.state != csDead {
 			c.crash(now)
 			c.at(now.Add(c.restartAfter.Draw(c.cr)), cevRestart, 0)
@@ -837,10 +840,12 @@ func (c *Client) restart(now sim.Time) {
 	c.startAcquire(now)
 }
 
-// nextRandomCrash schedules the next random crash, an exponential gap after from.
+// nextRandomCrash schedules the next random crash, an exponential gap after from, in
+// place of any still pending (a scheduled crash and restart may come in between).
 func (c *Client) nextRandomCrash(from sim.Time) {
+	c.s.Cancel(c.crashEv)
 	gap := time.Duration(c.cr.ExpFloat64() / c.cfg.CrashRate * float64(time.Second))
-	c.at(from.Add(gap), cevRandomCrash, 0)
+	c.crashEv = c.at(from.Add(gap), cevRandomCrash, 0)
 }
 
 func (c *Client) nextRandomPause(now sim.Time) {
