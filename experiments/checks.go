@@ -12,27 +12,26 @@ import (
 
 // CheckKnobs checks one world given as knob settings the way the sweep engine passes
 // them (the pseudo-knob "scenario" first wherever it appears, then the rest in order):
-// every value, and every limit the values reach together (see LimitError), without
-// running anything. A sweep calls it for every point before its first run, so that
-// --dry-run refuses a point that would abort the sweep part way through.
+// every value, every limit the values reach together (see LimitError), and the
+// scenario's schedule against the world the values make (a step naming redis5 in a world
+// of three nodes), by assembling the world without running anything. A sweep calls it for
+// every point before its first run, so that --dry-run refuses a point that would abort
+// the sweep part way through.
 func CheckKnobs(kvs []knobs.KV) error {
 	scenario, rest := splitScenario(kvs)
 	sc, err := scenarios.LookupScenario(scenario)
 	if err != nil {
 		return err
 	}
-	_, rest, err = sc.Bind(rest)
+	cfg, _, _, err := scenarioConfig(sc, rest)
 	if err != nil {
 		return err
 	}
-	cfg := knobs.DefaultConfig()
-	if err := cfg.Apply(sc.Knobs); err != nil {
-		return fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	if err := cfg.Apply(rest); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	return cfg.Validate()
+	_, err = AssembleScenario(sc, rest, 1)
+	return err
 }
 
 // CheckSpec runs CheckKnobs on every point of a sweep (its base settings, then the

@@ -290,3 +290,17 @@ start: {client1: 0s, client2: 50ms}
 	assert.EqualValues(t, 4, own.Liveness.Acquired, "client1 starts one acquire, client2 three")
 	assert.NotEqual(t, same.TraceHash, own.TraceHash)
 }
+
+// TestSweepChecksTheScheduleAtEveryPoint: a point whose world lacks a node the scenario's
+// schedule names is refused before the sweep starts (the default study's jitter sweep ran
+// split-brain-no-jitter at nodes=3, where "redis5" did not exist), and the built-ins that
+// mean "the last node" say so, so they run at every N.
+func TestSweepChecksTheScheduleAtEveryPoint(t *testing.T) {
+	for _, n := range []string{"1", "3", "5", "9"} {
+		for _, sc := range []string{"split-brain-no-jitter", "split-brain-jitter"} {
+			assert.NoError(t, CheckKnobs([]knobs.KV{{Name: "scenario", Value: sc}, {Name: "nodes", Value: n}}), "%s at nodes=%s", sc, n)
+		}
+	}
+	err := CheckKnobs([]knobs.KV{{Name: "scenario", Value: "lost-release"}, {Name: "nodes", Value: "2"}})
+	assert.ErrorContains(t, err, "drop: no endpoint \"redis3\"")
+}

@@ -267,7 +267,7 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 		}
 		return w.Do(at, f)
 	case "failover":
-		return w.NodeFault(w.Group(a.Node), at, model.Fault{Kind: model.FaultFailover, Node: model.CurrentMaster})
+		return w.NodeFault(group(w, a.Node), at, model.Fault{Kind: model.FaultFailover, Node: model.CurrentMaster})
 	case "drop":
 		k := v.count(a.Count)
 		f := func(sim.Time) {
@@ -303,7 +303,7 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 				f.For = v.dur(a.Restart)
 			}
 		}
-		return w.NodeFault(w.Group(a.Node), at, f)
+		return w.NodeFault(group(w, a.Node), at, f)
 	case "isolate":
 		return w.Net.At(at, network.IsolateFault(w.Endpoint(a.Endpoint), v.dur(a.For)))
 	case "block", "clog":
@@ -376,7 +376,7 @@ func (sc *Scenario) check(w *world.World, st Step) error {
 			err = fmt.Errorf("%s: %w", a.Kind, noClient(w, a.Client))
 		}
 	case "crash_node", "kill_node", "shutdown_node", "pause_node", "failover":
-		switch g := w.Group(a.Node); {
+		switch g := group(w, a.Node); {
 		case g == nil:
 			err = fmt.Errorf("%s: %w", a.Kind, noNode(w, a.Node))
 		case a.Kind == "failover" && g.Len() < 2:
@@ -429,7 +429,7 @@ func noNode(w *world.World, name string) error {
 	for i, g := range w.GroupCfgs {
 		names[i] = g.Name
 	}
-	return sim.BadParam("node", name, fmt.Sprintf("one of this world's %d nodes: %s (the nodes knob sets how many)", len(names), strings.Join(names, ", ")))
+	return sim.BadParam("node", name, fmt.Sprintf("one of this world's %d nodes: %s (the nodes knob sets how many), or last", len(names), strings.Join(names, ", ")))
 }
 
 func endpointNames(w *world.World) []string {
@@ -440,9 +440,24 @@ func endpointNames(w *world.World) []string {
 	return out
 }
 
+// LastNode names the highest-numbered node in a node field, whatever the nodes knob: a
+// story about "one node down" keeps working at every N.
+const LastNode = "last"
+
+// group is the node a node field names: redisN, or LastNode.
+func group(w *world.World, name string) *model.Group {
+	if name == LastNode && len(w.Groups) > 0 {
+		return w.Groups[len(w.Groups)-1]
+	}
+	return w.Group(name)
+}
+
 // processClock is the planned clock of a node (its first process: the master at the
 // start) or of a client.
 func processClock(w *world.World, name string) (*clock.Config, error) {
+	if name == LastNode && len(w.GroupCfgs) > 0 {
+		name = w.GroupCfgs[len(w.GroupCfgs)-1].Name
+	}
 	for i := range w.GroupCfgs {
 		if w.GroupCfgs[i].Name == name {
 			if len(w.GroupCfgs[i].Nodes) == 0 {
