@@ -223,7 +223,10 @@ func (p *fileParser) scalar(n *yaml.Node, what string) (string, error) {
 	return s, nil
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+var (
+	nameRE  = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	paramRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+)
 
 func (p *fileParser) parse(root *yaml.Node) (*Scenario, error) {
 	es, err := p.entries(root, topKeys, "the scenario")
@@ -312,7 +315,7 @@ func (p *fileParser) parseParams(n *yaml.Node) error {
 		return p.errf(n.Line, "params: %d parameters, at most %d allowed", len(es), MaxParams)
 	}
 	for _, e := range es {
-		if !regexp.MustCompile(`^[a-z][a-z0-9_]*$`).MatchString(e.Key) {
+		if !paramRE.MatchString(e.Key) {
 			return p.errf(e.KeyLine, "parameter name %q: want lower-case letters, digits and underscores, starting with a letter", e.Key)
 		}
 		if _, err := knobs.LookupParam(e.Key); err == nil {
