@@ -295,6 +295,16 @@ func (s *Sim) Step() bool {
 	return true
 }
 
+// NextAt returns the time of the earliest pending event, and false when none is pending.
+// With Step it lets a driver run a world one event at a time and look at it between
+// events (the viewer's replay does); the events run in the same order as under RunUntil.
+func (s *Sim) NextAt() (Time, bool) {
+	if !s.ready() {
+		return 0, false
+	}
+	return s.top().at, true
+}
+
 // next removes and returns the earliest pending event if it is due at or before t, and
 // reports whether it did. Its first branch is the path of nearly every event of a run
 // (near events sorted, the next one due before any far event), kept small enough to

@@ -198,6 +198,11 @@ func checkQueue(t *testing.T, unit Time) {
 					return want[i].at < want[j].at || want[i].at == want[j].at && want[i].seq < want[j].seq
 				})
 				r.ran = r.ran[:0]
+				next, pending := s.NextAt()
+				require.Equal(t, len(want) > 0, pending, "seed %d op %d: NextAt", seed, op)
+				if pending {
+					require.Equal(t, want[0].at, next, "seed %d op %d: NextAt", seed, op)
+				}
 				stepped := s.Step()
 				require.Equal(t, len(want) > 0, stepped)
 				if stepped {

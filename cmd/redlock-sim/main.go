@@ -34,6 +34,7 @@ func commands() []command {
 		{"check", "run a scenario's expectations over its seeds (every built-in scenario by default)", runCheck},
 		{"params", "list every knob with its unit, default and range, or show the knobs named in full", runParams},
 		{"plot", "draw the figures of a sweep folder (safety and liveness per knob, heatmaps)", runPlot},
+		{"serve", "step through runs in the browser: the classroom viewer on a local web server", runServe},
 		{"bench", "measure simulator speed against a real Redis testbed", runBench},
 		{"version", "print the version", runVersion},
 	}

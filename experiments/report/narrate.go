@@ -58,6 +58,16 @@ const (
 	lineWrite
 )
 
+// name is the TraceKinds name of a single kind.
+func (k lineKind) name() string {
+	for i := range TraceKinds {
+		if k == 1<<i {
+			return TraceKinds[i].Name
+		}
+	}
+	return ""
+}
+
 // ParseTraceKinds turns a list of TraceKinds names into a mask; an unknown name is an
 // *UnknownError.
 func parseTraceKinds(names []string) (lineKind, error) {
@@ -98,6 +108,7 @@ func parseTraceKinds(names []string) (lineKind, error) {
 type Narrator struct {
 	w        *world.World
 	out      io.Writer
+	lines    func(*Line) // instead of out, when set (NewLineNarrator)
 	from, to sim.Time
 	opts     TraceOptions
 	only     lineKind // 0: every kind
@@ -136,7 +147,33 @@ type line struct {
 	kind    lineKind
 	peers   [2]string // other actors the line is about
 	cleanup bool
-	viol    int // a violation line: its index in the oracle's list, plus one
+	viol    int    // a violation line: its index in the oracle's list, plus one
+	msg     uint64 // the network message the line is about (its id), 0 when none
+	notes   []string
+}
+
+// Line is one narrated line as data, for a reader that lays lines out itself (the
+// viewer): the columns of the text trace, with what the text leaves implicit spelled out.
+type Line struct {
+	At     sim.Time
+	Actor  string
+	Marker string // "!!" a fault, "**" a violation, "  " otherwise
+	Local  string // the actor's own clock reading, "[mono 0.002s]", or empty
+	Text   string
+	Kind   string // the TraceKinds name the line falls under
+	// Peers are the other actors the line is about (a command's sender, a violation's
+	// second client), empty when none.
+	Peers [2]string
+	// Cleanup marks cleanup traffic (TraceKinds' note).
+	Cleanup bool
+	// Violation is the line's index in the oracle's violations, -1 when it is none.
+	Violation int
+	// Msg is the network message id (network.Flight ids, as the deliver records carry
+	// them) the line is about: a reply received, a command run, a write judged, a message
+	// dropped; 0 when none.
+	Msg uint64
+	// Notes are the faults spelled out under a violation line, "[1] redis3 ...".
+	Notes []string
 }
 
 // clientTrack is what the Narrator follows of a client to tell its cleanup traffic.
@@ -158,9 +195,13 @@ type reqTrack struct {
 type queued struct {
 	cmd, from string
 	cleanup   bool
+	msg       uint64 // its network message id
 }
 
-type pendingWrite struct{ from, msg string }
+type pendingWrite struct {
+	from, msg string
+	id        uint64 // its network message id
+}
 
 // maxQueued bounds the commands remembered per node between delivery and exec (a node
 // runs them in order, so only a paused node keeps many waiting); maxReqs bounds the
@@ -170,6 +211,19 @@ const (
 	maxReqs   = 4096
 )
 
+// NewLineNarrator is NewNarrator for a reader that lays lines out itself: each line is
+// passed to emit, which must copy what it keeps, in place of being written as text.
+func NewLineNarrator(w *world.World, emit func(*Line), opts TraceOptions) (*Narrator, error) {
+	n, err := NewNarrator(w, io.Discard, 0, 0, opts)
+	if err != nil {
+		return nil, err
+	}
+	n.lines = emit
+	return n, nil
+}
+
+// NewNarrator returns the narration of w's run into out, of the lines in the true-time
+// window [from, to) (to = 0: to the end) that opts keep.
 func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOptions) (*Narrator, error) {
 	n := &Narrator{w: w, out: out, from: from, to: to, opts: opts,
 		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}, groupOf: map[string]string{},
@@ -281,7 +335,11 @@ func (n *Narrator) release() {
 		}
 	}
 	l.text += FaultRefs(nums)
+	l.notes = notes
 	n.write(l)
+	if n.lines != nil {
+		return
+	}
 	for _, note := range notes {
 		n.writeNote(note)
 	}
@@ -339,6 +397,12 @@ func (n *Narrator) shown(l *line) bool {
 func (n *Narrator) write(l *line) bool {
 	if !n.shown(l) {
 		return false
+	}
+	if n.lines != nil {
+		n.lines(&Line{At: l.at, Actor: l.actor, Marker: l.marker, Local: l.local, Text: l.text,
+			Kind: l.kind.name(), Peers: l.peers, Cleanup: l.cleanup, Violation: l.viol - 1, Msg: l.msg,
+			Notes: l.notes})
+		return true
 	}
 	b := n.buf[:0]
 	b = appendLeft(b, n.clock(l.at.Duration()), n.timeWidth())
@@ -434,7 +498,7 @@ func (n *Narrator) describe(r *sim.Record, l *line) bool {
 			if num(r, "accepted") == 0 {
 				verdict = "REJECTED"
 			}
-			l.kind, l.peers[0] = lineWrite, n.pending.from
+			l.kind, l.peers[0], l.msg = lineWrite, n.pending.from, n.pending.id
 			l.text = n.pending.from + ": " + n.pending.msg + " → " + verdict
 			n.pending = pendingWrite{}
 			return true
@@ -455,7 +519,7 @@ func (n *Narrator) describeNode(r *sim.Record, l *line) {
 		cmd, reply, hasReply := model.ExecParts(r.Fields)
 		l.text = cmd.String()
 		if q, ok := n.dequeue(r.Actor, l.text); ok {
-			l.peers[0], l.cleanup = q.from, q.cleanup
+			l.peers[0], l.cleanup, l.msg = q.from, q.cleanup, q.msg
 		}
 		if hasReply {
 			l.text += " → " + reply.String()
@@ -463,7 +527,7 @@ func (n *Narrator) describeNode(r *sim.Record, l *line) {
 	case model.RecDrop: // a command the node did not run: it is down, or its queue is full
 		if f := field(r, "cmd"); f != nil {
 			if q, ok := n.dequeue(r.Actor, string(f.AppendValue(nil))); ok {
-				l.peers[0], l.cleanup = q.from, q.cleanup
+				l.peers[0], l.cleanup, l.msg = q.from, q.cleanup, q.msg
 			}
 		}
 	case model.RecExpire:
@@ -535,6 +599,7 @@ func (n *Narrator) describeNet(r *sim.Record, l *line) bool {
 	}
 	l.peers = [2]string{from, to}
 	l.marker, l.kind = "!!", lineFault
+	l.msg = uint64(num(r, "id"))
 	switch r.Kind {
 	case network.RecDeliver:
 		return n.describeDeliver(from, to, id, msg, l)
@@ -576,10 +641,10 @@ func (n *Narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 		if len(q) == maxQueued { // commands a crash lost: the oldest are the likeliest
 			q = slices.Delete(q, 0, 1)
 		}
-		n.queued[to] = append(q, queued{cmd: msg, from: from, cleanup: cleanup})
+		n.queued[to] = append(q, queued{cmd: msg, from: from, cleanup: cleanup, msg: l.msg})
 		return false
 	case actorStorage:
-		n.pending = pendingWrite{from: from, msg: msg}
+		n.pending = pendingWrite{from: from, msg: msg, id: l.msg}
 		return false
 	case actorClient:
 		if n.kinds[from] == actorStorage { // acknowledgements nobody waits for

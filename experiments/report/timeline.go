@@ -25,32 +25,33 @@ const MaxTimelineItems = 1 << 20
 // Every time is true time from the start of the run. Spans still open at the end of the
 // run end at Duration.
 type Timeline struct {
-	Scenario string
-	Seed     uint64
-	Duration time.Duration // the run's simulated length
-	TTL      time.Duration
-	Quorum   int
-	Nodes    []NodeLane   // Redlock nodes in order; with replicas, every node of each group
-	Clients  []ClientLane // in client order; a client's index is its colour
+	Scenario string        `json:"scenario"`
+	Seed     uint64        `json:"seed"`
+	Duration time.Duration `json:"duration_ns"` // the run's simulated length
+	TTL      time.Duration `json:"ttl_ns"`
+	Quorum   int           `json:"quorum"`
+	Nodes    []NodeLane    `json:"nodes"`   // Redlock nodes in order; with replicas, every node of each group
+	Clients  []ClientLane  `json:"clients"` // in client order; a client's index is its colour
 	// NetFaults are the network's partitions and clogs, with the endpoints they cut.
-	NetFaults []NetFault
+	NetFaults []NetFault `json:"net_faults"`
 	// Violations are the run's violations (and fenced writes rejected), as in its Record.
-	Violations []oracle.Violation
+	Violations []oracle.Violation `json:"violations"`
 	// Truncated reports that MaxTimelineItems was reached and later items are missing.
-	Truncated bool
+	Truncated bool `json:"truncated"`
 }
 
 // Span is a true-time interval [From, To).
 type Span struct {
-	From, To time.Duration
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
 }
 
 // Mark is something that happened at one instant on a lane: a restart, a failover, a
 // clock jump, a crash. Kind is one of the Mark* constants; Text says it for a reader.
 type Mark struct {
-	At   time.Duration
-	Kind string
-	Text string
+	At   time.Duration `json:"at_ns"`
+	Kind string        `json:"kind"`
+	Text string        `json:"text"`
 }
 
 // The kinds of Mark.
@@ -76,61 +77,62 @@ const (
 // expired (on the node's own wall clock, converted to true time), was deleted or was lost.
 type KeySpan struct {
 	Span
-	Resource string
-	Client   int    // whose value it held: a client index, or -1 when no client's value
-	Value    string // the lock value
-	Ended    string // one of the Key* constants
+	Resource string `json:"resource"`
+	Client   int    `json:"client"` // whose value it held: a client index, or -1 when no client's value
+	Value    string `json:"value"`  // the lock value
+	Ended    string `json:"ended"`  // one of the Key* constants
 }
 
 // NodeLane is one redis-server process.
 type NodeLane struct {
-	Name   string // "redis3", or "redis1.0" for a node of a group with replicas
-	Group  string // "redis3", "redis1"
-	Keys   []KeySpan
-	Down   []Span // crashed, killed or shut down, until restart
-	Paused []Span // stalled (SIGSTOP, a VM pause)
-	Marks  []Mark // restarts, failovers (on the promoted node), clock jumps
+	Name   string    `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas
+	Group  string    `json:"group"` // "redis3", "redis1"
+	Keys   []KeySpan `json:"keys"`
+	Down   []Span    `json:"down"`   // crashed, killed or shut down, until restart
+	Paused []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
+	Marks  []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps
 }
 
 // ClientLane is one client process.
 type ClientLane struct {
-	Name     string
-	Attempts []Attempt
+	Name     string    `json:"name"`
+	Attempts []Attempt `json:"attempts"`
 	// Validity are the windows in which the client believed it held a lock: from acquire
 	// success to the earlier of its computed deadline and the start of its release (the
 	// oracle's validity window).
-	Validity []Span
-	Work     []Span // actually working on the resource, pauses included
-	Pauses   []Span // stop-the-world pauses
-	Writes   []Write
-	Marks    []Mark // crash, extensions, clock jumps
+	Validity []Span  `json:"validity"`
+	Work     []Span  `json:"work"`   // actually working on the resource, pauses included
+	Pauses   []Span  `json:"pauses"` // stop-the-world pauses
+	Writes   []Write `json:"writes"`
+	Marks    []Mark  `json:"marks"` // crash, extensions, clock jumps
 }
 
 // Attempt is one acquire attempt: from its start to its verdict.
 type Attempt struct {
 	Span
-	OKs    int    // nodes that said OK
-	Won    bool   // the attempt took the lock
-	Reason string // why it failed ("no-quorum", "validity-expired", ...); "none" when won
+	OKs    int    `json:"oks"`    // nodes that said OK
+	Won    bool   `json:"won"`    // the attempt took the lock
+	Reason string `json:"reason"` // why it failed ("no-quorum", "validity-expired", ...); "none" when won
 }
 
 // Write is one storage write: sent by the client at Sent, judged by the storage at At.
 type Write struct {
-	Sent     time.Duration
-	At       time.Duration // when the storage judged it; meaningful when Arrived
-	Arrived  bool          // false: lost, or still in the network at the end of the run
-	Resource string
-	Token    int64
-	Fenced   bool
-	Accepted bool
-	Stale    bool // accepted although another client had acquired the resource since
+	Sent     time.Duration `json:"sent_ns"`
+	At       time.Duration `json:"at_ns"`   // when the storage judged it; meaningful when Arrived
+	Arrived  bool          `json:"arrived"` // false: lost, or still in the network at the end of the run
+	Resource string        `json:"resource"`
+	Token    int64         `json:"token"`
+	Fenced   bool          `json:"fenced"`
+	Accepted bool          `json:"accepted"`
+	Stale    bool          `json:"stale"` // accepted although another client had acquired the resource since
 }
 
 // NetFault is one network fault with the true time it was in force.
 type NetFault struct {
 	Span
-	Kind string // "cut" (both ways), "block" (one way A → B), "isolate", "clog" (A → B), "split"
-	A, B string // endpoint names; B is empty for isolate, both for split
+	Kind string `json:"kind"` // "cut" (both ways), "block" (one way A → B), "isolate", "clog" (A → B), "split"
+	A    string `json:"a"`    // endpoint names; B is empty for isolate, both for split
+	B    string `json:"b"`
 	Text string // as a violation report says it
 }
 

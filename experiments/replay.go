@@ -1,0 +1,50 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// ReplayScenario runs sc with settings for seed as RunScenario does, but one kernel event
+// at a time, and returns the run's replay for the viewer (report.Replay: every narrated
+// line with the world's state just after it) with its record. It is the same run: the
+// same events in the same order, the same record and trace hash. ctx is checked every
+// few thousand events.
+func ReplayScenario(ctx context.Context, sc *scenarios.Scenario, settings []knobs.KV, seed uint64) (*report.Replay, *Record, error) {
+	w, err := AssembleScenario(sc, settings, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc, tc, err := report.AttachReplay(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	teeSink{rc, tc}.install(w.Sim)
+	end := sim.Time(w.Config.Duration)
+	for n := 1; ; n++ {
+		if at, ok := w.Sim.NextAt(); !ok || at > end || !w.Sim.Step() {
+			break
+		}
+		if err := w.Sim.Err(); err != nil {
+			return nil, nil, fmt.Errorf("run %s seed %d at %v: %w", sc.Name, seed, w.Sim.Now(), err)
+		}
+		rc.AfterEvent()
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if err := w.Sim.RunUntil(end); err != nil {
+		return nil, nil, fmt.Errorf("run %s seed %d at %v: %w", sc.Name, seed, w.Sim.Now(), err)
+	}
+	w.Oracle.Finish(end)
+	rec := record(w, sc.Name)
+	w.Oracle.ReleaseHistogram()
+	return rc.Finish(tc, rec.Scenario, rec.Seed), rec, nil
+}

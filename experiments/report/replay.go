@@ -1,0 +1,377 @@
+package report
+
+import (
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/experiments/world"
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// MaxReplaySteps bounds the steps a Replay keeps. The stories a class steps through have a
+// few hundred; the baseline's ten seconds of contention have about 31,000. Past this many
+// the replay stops recording steps and says so (Replay.Truncated); the run itself, its
+// record and its timeline still cover the whole duration.
+const MaxReplaySteps = 50_000
+
+// Replay is one run as the viewer steps through it: the timeline to draw, the messages as
+// arrows, one step per narrated line, and the state of every node, client and the storage
+// just after each step's event. Times are true time from the start of the run, in
+// nanoseconds (the _ns fields), as the timeline's are.
+type Replay struct {
+	Timeline *Timeline `json:"timeline"`
+	Messages []Message `json:"messages"`
+	Steps    []Step    `json:"steps"`
+	// States are the world's states after the events that made a line; steps of one event
+	// share one state (Step.State).
+	States []State `json:"states"`
+	// Truncated reports that MaxReplaySteps was reached: the steps (and the messages and
+	// states) stop there.
+	Truncated bool `json:"truncated"`
+}
+
+// Message is one network message: a command a client sent a node, its reply, a write to
+// the storage and its acknowledgement, or a replica's stream.
+type Message struct {
+	ID     uint64 `json:"id"` // the network's id; a duplicate shares its original's
+	From   string `json:"from"`
+	To     string `json:"to"`
+	SentNs int64  `json:"sent_ns"`
+	AtNs   int64  `json:"at_ns"` // delivered, dropped or held (Fate)
+	// Kind is "request" (client → node), "reply" (node → client), "write" (client →
+	// storage), "ack" (storage → client) or "replication" (node → node).
+	Kind string `json:"kind"`
+	// Text is the command, reply or write as redis-cli would show it.
+	Text string `json:"text"`
+	// Fate is "delivered", "dropped" (Reason says why) or "held" (a clogged link holds it).
+	Fate   string `json:"fate"`
+	Reason string `json:"reason,omitempty"`
+	// Pair is the index of a request's reply or a reply's request, -1 when none (yet).
+	Pair int `json:"pair"`
+}
+
+// Step is one narrated line: one event of the run as the text trace tells it.
+type Step struct {
+	AtNs   int64  `json:"at_ns"`
+	Actor  string `json:"actor"`
+	Marker string `json:"marker"` // "!!" a fault, "**" a violation, "" otherwise
+	Local  string `json:"local"`  // the actor's own clock reading
+	Text   string `json:"text"`
+	Kind   string `json:"kind"` // faults, violations, lock, commands or writes (TraceKinds)
+	// Peers are the other actors the line is about.
+	Peers   []string `json:"peers,omitempty"`
+	Cleanup bool     `json:"cleanup,omitempty"`
+	// Violation is the index in Timeline.Violations of the violation the line reports,
+	// -1 when none.
+	Violation int `json:"violation"`
+	// Msg is the index in Messages of the message the line is about, -1 when none.
+	Msg   int      `json:"msg"`
+	Notes []string `json:"notes,omitempty"`
+	State int      `json:"state"` // index in States
+}
+
+// State is the world just after an event, as each actor sees it.
+type State struct {
+	Nodes   []NodeState   `json:"nodes"`   // in Timeline.Nodes order
+	Clients []ClientState `json:"clients"` // in Timeline.Clients order
+	// Tokens are the highest fencing token the storage accepted per resource, 0 when none.
+	Tokens []int64 `json:"tokens"`
+}
+
+// NodeState is one redis-server at an instant.
+type NodeState struct {
+	Status string `json:"status"` // "up", "down" or "paused"
+	// WallNs is the node's wall clock, on which its keys expire, from its reading at the
+	// start of the run.
+	WallNs int64      `json:"wall_ns"`
+	Keys   []KeyState `json:"keys"` // the lock keys it holds, in resource order
+}
+
+// KeyState is one lock key a node holds.
+type KeyState struct {
+	Resource string `json:"resource"`
+	Value    string `json:"value"`
+	Client   int    `json:"client"` // whose value: a client index, -1 when unknown
+	// PTTLMs is what PTTL would answer on the node now: the TTL left on its own wall clock,
+	// -1 for a key without one.
+	PTTLMs int64 `json:"pttl_ms"`
+}
+
+// ClientState is one client process at an instant, as it believes.
+type ClientState struct {
+	// Status is "idle", "acquiring", "holding", "extending", "releasing" or "crashed".
+	Status   string `json:"status"`
+	Paused   bool   `json:"paused"`
+	Resource string `json:"resource,omitempty"`
+	MonoNs   int64  `json:"mono_ns"` // its monotonic clock
+	// ValidNs is the validity it believes it has left, on its own clock: negative when the
+	// deadline it computed has passed (it may not know: a paused client cannot look).
+	// Zero when it holds nothing.
+	ValidNs int64 `json:"valid_ns"`
+	Token   int64 `json:"token"` // its lock's fencing token, 0 when none
+}
+
+// ReplayCollector fills a Replay during a run stepped one event at a time. It is a sim.Sink
+// for the network's records and a client-event hook, and narrates through a line
+// Narrator; like the TimelineCollector it only reads, so the run is the same without it.
+type ReplayCollector struct {
+	w      *world.World
+	nar    *Narrator
+	rp     Replay
+	msgIdx map[uint64]int    // network id → latest message with it
+	reqs   map[reqPair]int   // (client, node, request id) → the request's message
+	clIdx  map[string]int    // client name → index
+	values map[string]int    // lock value → client
+	cl     []clientBelief    // per client
+	kinds  map[string]string // endpoint name → "client", "node", "storage"
+	dirty  int               // steps since the last state
+	full   bool
+}
+
+type reqPair struct {
+	client, node string
+	id           uint64
+}
+
+type clientBelief struct {
+	status   string
+	paused   bool
+	resource string
+	deadline time.Duration // mono
+	holding  bool
+	token    int64
+}
+
+// AttachReplay starts collecting w's replay, and the timeline it includes; the caller
+// installs the collector as the run's trace sink, calls AfterEvent after every kernel
+// event, and Finish at the end.
+func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) {
+	c := &ReplayCollector{w: w, msgIdx: map[uint64]int{}, reqs: map[reqPair]int{},
+		clIdx: map[string]int{}, values: map[string]int{}, kinds: map[string]string{}}
+	var err error
+	if c.nar, err = NewLineNarrator(w, c.line, TraceOptions{}); err != nil {
+		return nil, nil, err
+	}
+	tc := AttachTimeline(w)
+	for j, cl := range w.Clients {
+		c.clIdx[cl.Name()] = j
+		c.kinds[cl.Name()] = "client"
+		c.cl = append(c.cl, clientBelief{status: "idle"})
+	}
+	for _, g := range w.Groups {
+		c.kinds[g.Name()] = "node"
+		for i := range g.Len() {
+			c.kinds[g.Node(i).Name()] = "node"
+		}
+	}
+	c.kinds[w.Net.Name(w.Storage.Endpoint())] = "storage"
+	w.OnEvent(c.clientEvent)
+	return c, tc, nil
+}
+
+// Record takes a trace record: the network's tell the messages; every record is narrated.
+func (c *ReplayCollector) Record(r *sim.Record) {
+	if c.full {
+		return
+	}
+	if r.Actor == network.Actor {
+		c.netRecord(r)
+	}
+	c.nar.Record(r)
+}
+
+func (c *ReplayCollector) netRecord(r *sim.Record) {
+	fate := ""
+	switch r.Kind {
+	case network.RecDeliver:
+		fate = "delivered"
+	case network.RecDrop:
+		fate = "dropped"
+	case network.RecHold:
+		fate = "held"
+	case network.RecDup:
+		return // the copy is told by its own delivery
+	default:
+		return
+	}
+	from, to := str(r, "from"), str(r, "to")
+	id := uint64(num(r, "id"))
+	req, text := splitReq(str(r, "msg"))
+	at := r.At.Duration().Nanoseconds()
+	m := Message{ID: id, From: from, To: to, SentNs: at, AtNs: at, Text: text, Fate: fate,
+		Reason: str(r, "reason"), Pair: -1, Kind: c.msgKind(from, to)}
+	if f := field(r, "latency"); f != nil {
+		m.SentNs = at - f.Int
+	}
+	if i, ok := c.msgIdx[id]; ok && c.rp.Messages[i].Fate == "held" {
+		m.SentNs = c.rp.Messages[i].SentNs // released from a clog: one arrow, its whole way
+	}
+	i := len(c.rp.Messages)
+	switch m.Kind {
+	case "request":
+		c.reqs[reqPair{from, to, req}] = i
+	case "reply":
+		key := reqPair{to, from, req}
+		if j, ok := c.reqs[key]; ok {
+			m.Pair = j
+			c.rp.Messages[j].Pair = i
+			delete(c.reqs, key)
+		}
+	}
+	c.msgIdx[id] = i
+	c.rp.Messages = append(c.rp.Messages, m)
+}
+
+func (c *ReplayCollector) msgKind(from, to string) string {
+	switch [2]string{c.kinds[from], c.kinds[to]} {
+	case [2]string{"client", "node"}:
+		return "request"
+	case [2]string{"node", "client"}:
+		return "reply"
+	case [2]string{"client", "storage"}:
+		return "write"
+	case [2]string{"storage", "client"}:
+		return "ack"
+	}
+	return "replication"
+}
+
+// line takes one narrated line as a step.
+func (c *ReplayCollector) line(l *Line) {
+	if len(c.rp.Steps) >= MaxReplaySteps {
+		c.full, c.rp.Truncated = true, true
+		return
+	}
+	st := Step{AtNs: l.At.Duration().Nanoseconds(), Actor: l.Actor, Marker: l.Marker, Local: l.Local,
+		Text: l.Text, Kind: l.Kind, Cleanup: l.Cleanup, Violation: l.Violation, Msg: -1,
+		Notes: l.Notes, State: len(c.rp.States)}
+	if st.Marker == "  " {
+		st.Marker = ""
+	}
+	for _, p := range l.Peers {
+		if p != "" {
+			st.Peers = append(st.Peers, p)
+		}
+	}
+	if i, ok := c.msgIdx[l.Msg]; ok && l.Msg != 0 {
+		st.Msg = i
+	}
+	c.rp.Steps = append(c.rp.Steps, st)
+	c.dirty++
+}
+
+// clientEvent follows what each client believes.
+func (c *ReplayCollector) clientEvent(_ sim.Time, e *model.ClientEvent) {
+	j := e.Client.Index()
+	b := &c.cl[j]
+	if e.Lock != nil && e.Lock.Value != "" {
+		if _, seen := c.values[e.Lock.Value]; !seen {
+			c.values[e.Lock.Value] = j
+		}
+	}
+	switch e.Kind {
+	case model.EvAcquireStart:
+		b.status, b.resource = "acquiring", e.Resource
+	case model.EvAcquired:
+		b.status, b.holding, b.token = "holding", true, e.Token
+		if e.Lock != nil {
+			b.deadline = e.Lock.Deadline
+		}
+	case model.EvAcquireFailed:
+		b.status, b.holding = "idle", false
+	case model.EvExtendStart:
+		b.status = "extending"
+	case model.EvExtended:
+		b.status = "holding"
+		if e.Lock != nil {
+			b.deadline = e.Lock.Deadline
+		}
+	case model.EvExtendFailed:
+		b.status = "holding"
+	case model.EvLost:
+		b.holding = false
+	case model.EvReleaseStart:
+		b.status, b.holding = "releasing", false
+	case model.EvReleased:
+		b.status, b.token = "idle", 0
+	case model.EvPause:
+		b.paused = true
+	case model.EvResume:
+		b.paused = false
+	case model.EvCrash:
+		*b = clientBelief{status: "crashed"}
+	case model.EvRestart:
+		*b = clientBelief{status: "idle"}
+	}
+}
+
+// AfterEvent is called after every kernel event: when the event made lines, it records
+// the world's state for them.
+func (c *ReplayCollector) AfterEvent() {
+	c.nar.Finish() // a violation line waits for the faults the oracle lists in its event
+	if c.dirty == 0 {
+		return
+	}
+	c.dirty = 0
+	c.rp.States = append(c.rp.States, c.state(c.w.Sim.Now()))
+}
+
+// state reads the world at now, without side effects.
+func (c *ReplayCollector) state(now sim.Time) State {
+	w := c.w
+	var s State
+	for _, g := range w.Groups {
+		for i := range g.Len() {
+			n := g.Node(i)
+			ns := NodeState{Status: "up", WallNs: n.Clock().Wall(now).Nanoseconds()}
+			switch {
+			case !n.Up():
+				ns.Status = "down"
+			case n.Paused():
+				ns.Status = "paused"
+			}
+			for _, res := range w.Resources {
+				val, expMs, ok := n.Peek(res)
+				if !ok {
+					continue
+				}
+				k := KeyState{Resource: res, Value: val, Client: -1, PTTLMs: -1}
+				if j, ok := c.values[val]; ok {
+					k.Client = j
+				}
+				if expMs != model.NoExpiry {
+					k.PTTLMs = max(0, expMs-n.WallMs(now))
+				}
+				ns.Keys = append(ns.Keys, k)
+			}
+			s.Nodes = append(s.Nodes, ns)
+		}
+	}
+	for j, cl := range w.Clients {
+		b := &c.cl[j]
+		mono := cl.Clock().Mono(now)
+		cs := ClientState{Status: b.status, Paused: b.paused, Resource: b.resource,
+			MonoNs: mono.Nanoseconds(), Token: b.token}
+		if b.holding {
+			cs.ValidNs = (b.deadline - mono).Nanoseconds()
+			if cs.ValidNs == 0 {
+				cs.ValidNs = -1 // zero means "holds nothing"
+			}
+		}
+		s.Clients = append(s.Clients, cs)
+	}
+	for _, res := range w.Resources {
+		t, _ := w.Storage.Highest(res)
+		s.Tokens = append(s.Tokens, t)
+	}
+	return s
+}
+
+// Finish flushes the narration, finishes the timeline and returns the replay.
+func (c *ReplayCollector) Finish(tc *TimelineCollector, scenario string, seed uint64) *Replay {
+	c.nar.Finish()
+	c.AfterEvent()
+	c.rp.Timeline = tc.Finish(scenario, seed)
+	return &c.rp
+}

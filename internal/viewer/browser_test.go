@@ -1,0 +1,178 @@
+package viewer_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/internal/viewer"
+)
+
+var rewrite = flag.Bool("rewrite", false, "write the viewer's screenshots into docs/img")
+
+// chromium returns the path of a Chromium the test can drive, or skips the test (fails it
+// where REDLOCK_SIM_REQUIRE_CHROMIUM is set: CI installs Chromium, so it never skips there).
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("REDLOCK_SIM_REQUIRE_CHROMIUM") != "" {
+		t.Fatal("no Chromium on PATH, and REDLOCK_SIM_REQUIRE_CHROMIUM is set (Debian: apt-get install chromium)")
+	}
+	t.Skip("no Chromium on PATH: the viewer's browser test needs one (Debian: apt-get install chromium)")
+	return ""
+}
+
+// browser starts a headless Chromium with a 1280×720 window against a fresh viewer.
+func browser(t *testing.T) (context.Context, string) {
+	exe := chromium(t)
+	srv, err := viewer.New(nil)
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv) // a free loopback port
+	t.Cleanup(hs.Close)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.WindowSize(1280, 720),
+		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("font-render-hinting", "none"),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelA)
+	ctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	ctx, cancelC := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelC)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 720)))
+	return ctx, hs.URL
+}
+
+// ready waits until the viewer has shown its n-th run and no request is in flight.
+func ready(n int) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](`Number(document.body.dataset.ready || 0) >= `+strconv.Itoa(n)+` && !document.body.dataset.loading`,
+		chromedp.WithPollingTimeout(60*time.Second))
+}
+
+// shot takes a 1280×720 screenshot, checks its size, and keeps it in docs/img with -rewrite.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(buf))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1280, 720}, [2]int{cfg.Width, cfg.Height}, "screenshot %s", name)
+	dir := t.TempDir()
+	if *rewrite {
+		dir = filepath.Join("..", "..", "docs", "img")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
+}
+
+func text(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err, "text of %s", sel)
+	return s
+}
+
+func eval[T any](ctx context.Context, t *testing.T, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	require.NoError(t, err, "evaluating %s", js)
+	return v
+}
+
+// TestViewerInChromium drives the viewer as a teacher would: the gc-pause story to its
+// first violation, a what-if that makes it safe, and the shared link of that.
+func TestViewerInChromium(t *testing.T) {
+	ctx, url := browser(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=gc-pause&seed=1"), ready(1)))
+	assert.Equal(t, "gc-pause", eval[string](ctx, t, `document.getElementById("scenario").value`))
+	assert.Contains(t, text(ctx, t, "#story"), "client1 pauses (GC)")
+	assert.Contains(t, text(ctx, t, "#lock-verdict"), "UNSAFE (1 usage overlap)")
+	assert.Contains(t, text(ctx, t, "#resource-verdict"), "UNSAFE")
+	shot(t, ctx, "viewer-gc-pause.png")
+
+	// Stepping: forward and back move the cursor by one event.
+	cursor := func() int { return eval[int](ctx, t, `Number(document.body.dataset.cursor)`) }
+	require.Equal(t, 0, cursor())
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#fwd")), chromedp.Click(chromedp.CSS("#fwd"))))
+	assert.Equal(t, 2, cursor())
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#back"))))
+	assert.Equal(t, 1, cursor())
+
+	// The first reply: clicking its line shows the command in redis-cli form and the reply.
+	reply := eval[int](ctx, t, `Number([...document.querySelectorAll("#trace li[data-step]")].find(li => li.textContent.includes("← redis")).dataset.step)`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#trace li[data-step="`+strconv.Itoa(reply)+`"]`))))
+	assert.Equal(t, reply, cursor())
+	assert.Regexp(t, `^redis\d> SET lock \S+ NX PX 1000$`, text(ctx, t, "#msg-command"))
+	assert.Equal(t, "OK", text(ctx, t, "#msg-reply"))
+	assert.Equal(t, 2, eval[int](ctx, t, `document.querySelectorAll("#messages .msg.current").length`), "the reply and the request it answers are drawn highlighted")
+
+	// Step to the first violation: its line and its band are red, and the verdict panel
+	// names the two clients.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#violations button[data-violation="0"]`))))
+	assert.Contains(t, text(ctx, t, "#trace li.current"), "VIOLATION usage_overlap on lock: client1 and client2")
+	assert.True(t, eval[bool](ctx, t, `document.querySelector("#trace li.current").classList.contains("violation")`))
+	assert.Equal(t, "rgb(214, 39, 40)", eval[string](ctx, t, `getComputedStyle(document.querySelector("#trace li.current")).color`), "the violation's line is red")
+	assert.Equal(t, 1, eval[int](ctx, t, `document.querySelectorAll("#diagram .viol-band.active").length`), "the violation's band is highlighted")
+	v := text(ctx, t, "#violations button.active")
+	assert.Contains(t, v, "usage overlap: client1 and client2")
+	assert.Contains(t, text(ctx, t, "#clients"), "expired", "client1 still believes in a lock whose deadline passed")
+	violationAt := eval[int](ctx, t, `Number(document.body.dataset.cursor)`)
+	shot(t, ctx, "viewer-gc-pause-violation.png")
+
+	// What if the pause were shorter than the validity? The run is safe, and the cursor
+	// stays at the same time.
+	tBefore := eval[float64](ctx, t, `Number(new URLSearchParams(location.hash.slice(1)).get("t"))`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`input[data-knob="pause"]`), "500ms"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[data-knob="pause"]').dispatchEvent(new Event("change"))`),
+		ready(2)))
+	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
+	assert.Contains(t, text(ctx, t, "#resource-verdict"), "resource: SAFE")
+	assert.Contains(t, text(ctx, t, "#violations"), "No violation")
+	assert.True(t, eval[bool](ctx, t, `(() => { const s = view.run.replay.steps, T = `+strconv.FormatFloat(tBefore*1e9, 'f', 0, 64)+`;
+		return s[view.cursor].at_ns <= T && (view.cursor + 1 >= s.length || s[view.cursor + 1].at_ns > T); })()`),
+		"the cursor is on the last event at or before the time it was at")
+	shot(t, ctx, "viewer-gc-pause-whatif.png")
+
+	// The shared link reproduces the same state in a fresh page.
+	link := eval[string](ctx, t, `location.href`)
+	assert.Contains(t, link, "set=pause%3D500ms")
+	cur, ltext := cursor(), text(ctx, t, "#trace li.current")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(link), ready(1)))
+	assert.Equal(t, "500ms", eval[string](ctx, t, `document.querySelector('input[data-knob="pause"]').value`))
+	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
+	assert.Equal(t, cur, cursor())
+	assert.Equal(t, ltext, text(ctx, t, "#trace li.current"))
+	assert.NotEqual(t, violationAt, -1)
+}
+
+// TestViewerBadInput: a value without its unit is refused in the user's words, and the
+// previous run stays on screen.
+func TestViewerBadInput(t *testing.T) {
+	ctx, url := browser(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=clock-jump"), ready(1)))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`input[data-knob="ttl"]`), "5"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[data-knob="ttl"]').dispatchEvent(new Event("change"))`),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("error").hidden`, chromedp.WithPollingTimeout(30*time.Second))))
+	assert.Contains(t, text(ctx, t, "#error"), "ttl")
+	assert.Contains(t, text(ctx, t, "#error"), "needs a unit")
+	assert.Contains(t, text(ctx, t, "#story"), "clock-jump")
+}

@@ -1,0 +1,289 @@
+// Package viewer is the classroom viewer behind `redlock-sim serve`: an HTTP handler that
+// serves a single-page app embedded in the binary (no CDN, no build step) and runs the
+// scenarios it asks for through the same Go code as `redlock-sim run`.
+//
+// The runs happen in the server, not in WebAssembly: the simulator, the Lua VM and the
+// scenario catalogue would make a browser download tens of megabytes before the first
+// picture, a what-if rerun in native code takes milliseconds, and a run on the server is
+// the very run `redlock-sim run` gives for the same scenario, seed and knobs (same trace
+// hash), so a shared link and a command line can be checked against each other.
+package viewer
+
+import (
+	"compress/gzip"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+)
+
+//go:embed web
+var web embed.FS
+
+// MaxFileBytes bounds a scenario file sent by the browser; the built-in ones are under 2 kB.
+const MaxFileBytes = 64 << 10
+
+// CommonKnobs are the knobs the what-if panel offers for every scenario, besides the
+// scenario's own parameters: the ones the stories turn on.
+var CommonKnobs = []string{"ttl", "drift_factor", "fencing", "persistence", "nodes", "clients",
+	"latency", "variant", "stop_at_deadline", "preload_scripts"}
+
+// Server serves the viewer and runs scenarios for it. Its zero value is not usable: New.
+type Server struct {
+	files []*scenarios.Scenario // scenario files given to serve, after the built-ins
+	mux   *http.ServeMux
+}
+
+// New returns a viewer that offers the built-in scenarios and files, the user's scenario
+// files given to serve (each under its own name, which must not repeat another's).
+func New(files []*scenarios.Scenario) (*Server, error) {
+	s := &Server{mux: http.NewServeMux()}
+	seen := map[string]string{}
+	for _, sc := range scenarios.Scenarios() {
+		seen[sc.Name] = "the built-in scenario"
+	}
+	for _, f := range files {
+		if where, ok := seen[f.Name]; ok {
+			return nil, fmt.Errorf("scenario file %s: its name %q is taken by %s; rename it (the name: field)", f.File, f.Name, where)
+		}
+		seen[f.Name] = f.File
+		s.files = append(s.files, f)
+	}
+	static, err := fs.Sub(web, "web")
+	if err != nil {
+		return nil, err
+	}
+	s.mux.Handle("GET /", http.FileServerFS(static))
+	s.mux.HandleFunc("GET /api/scenarios", s.handleScenarios)
+	s.mux.HandleFunc("GET /api/run", s.handleRun)
+	s.mux.HandleFunc("POST /api/run", s.handleRun)
+	return s, nil
+}
+
+// ServeHTTP serves the viewer's pages and API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.mux.ServeHTTP(w, r)
+}
+
+// ScenarioInfo is a scenario as the picker and the what-if panel show it.
+type ScenarioInfo struct {
+	Name   string      `json:"name"`
+	Story  string      `json:"story"`
+	Source string      `json:"source"`
+	Expect string      `json:"expect"`
+	File   string      `json:"file"` // builtin/NAME.yaml, or the user's path
+	Params []ParamInfo `json:"params"`
+}
+
+// ParamInfo is one of a scenario's named parameters.
+type ParamInfo struct {
+	Name    string `json:"name"`
+	Default string `json:"default"`
+	Help    string `json:"help"`
+	Kind    string `json:"kind"` // "duration" or "whole number"
+}
+
+// KnobInfo is one common knob: the registry's description, and its choices when it has
+// a fixed set.
+type KnobInfo struct {
+	knobs.Param
+	Choices []string `json:"choices,omitempty"`
+}
+
+func info(sc *scenarios.Scenario) ScenarioInfo {
+	in := ScenarioInfo{Name: sc.Name, Story: sc.Story, Source: sc.Source, Expect: sc.Expect, File: sc.File,
+		Params: []ParamInfo{}}
+	for _, p := range sc.Params {
+		in.Params = append(in.Params, ParamInfo{Name: p.Name, Default: p.Default, Help: p.Help, Kind: p.Kind.String()})
+	}
+	return in
+}
+
+func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
+	var out struct {
+		Scenarios []ScenarioInfo `json:"scenarios"`
+		Knobs     []KnobInfo     `json:"knobs"`
+	}
+	for _, sc := range scenarios.Scenarios() {
+		out.Scenarios = append(out.Scenarios, info(&sc))
+	}
+	for _, f := range s.files {
+		out.Scenarios = append(out.Scenarios, info(f))
+	}
+	for _, name := range CommonKnobs {
+		p, err := knobs.LookupParam(name)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+		k := KnobInfo{Param: p}
+		if rest, ok := strings.CutPrefix(p.Allowed, "one of "); ok {
+			k.Choices = strings.Split(rest, ", ")
+		}
+		if p.Unit == "bool" {
+			k.Choices = []string{"false", "true"}
+		}
+		out.Knobs = append(out.Knobs, k)
+	}
+	writeJSON(w, r, &out)
+}
+
+// RunRequest asks for one run: a scenario by name, or a scenario file's text, with a seed
+// and knob settings as `run --set` takes them.
+type RunRequest struct {
+	Scenario string   `json:"scenario"`
+	File     string   `json:"file"` // a scenario file's YAML, instead of Scenario
+	Seed     uint64   `json:"seed"`
+	Set      []string `json:"set"`
+}
+
+// RunResponse is one run for the viewer: the scenario, the record `run --json` prints,
+// the verdicts in words, and the replay to step through.
+type RunResponse struct {
+	Scenario        ScenarioInfo        `json:"scenario"`
+	Seed            uint64              `json:"seed"`
+	Set             []string            `json:"set"`
+	Record          *experiments.Record `json:"record"`
+	LockVerdict     string              `json:"lock_verdict"`
+	ResourceVerdict string              `json:"resource_verdict"`
+	Replay          *report.Replay      `json:"replay"`
+}
+
+// userError is a request the user can fix: a bad knob, an unknown scenario, a file that
+// does not parse. It is answered with 400 and the message.
+type userError struct{ err error }
+
+func (e *userError) Error() string { return e.err.Error() }
+func (e *userError) Unwrap() error { return e.err }
+
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	req, err := readRequest(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	resp, err := s.Run(r.Context(), req)
+	var ue *userError
+	switch {
+	case errors.As(err, &ue):
+		writeError(w, http.StatusBadRequest, err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, r, resp)
+	}
+}
+
+// readRequest reads a RunRequest from a POST's JSON body or a GET's query string
+// (?scenario=gc-pause&seed=2&set=pause=500ms&set=ttl=2s).
+func readRequest(r *http.Request) (RunRequest, error) {
+	req := RunRequest{Seed: 1}
+	if r.Method == http.MethodPost {
+		dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, MaxFileBytes+16<<10))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return req, fmt.Errorf("the request is not a run request: %v", err)
+		}
+		return req, nil
+	}
+	q := r.URL.Query()
+	req.Scenario, req.Set = q.Get("scenario"), q["set"]
+	if v := q.Get("seed"); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return req, fmt.Errorf("seed %q: want a whole number from 0 to 18446744073709551615", v)
+		}
+		req.Seed = seed
+	}
+	return req, nil
+}
+
+// Run runs the scenario req asks for, as `redlock-sim run` would, and returns its replay.
+func (s *Server) Run(ctx context.Context, req RunRequest) (*RunResponse, error) {
+	sc, err := s.scenario(req)
+	if err != nil {
+		return nil, &userError{err}
+	}
+	var settings []knobs.KV
+	for _, set := range req.Set {
+		name, value, ok := strings.Cut(set, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, &userError{fmt.Errorf("setting %q: want name=value, e.g. ttl=250ms", set)}
+		}
+		settings = append(settings, knobs.KV{Name: name, Value: strings.TrimSpace(value)})
+	}
+	if err := experiments.CheckInert(sc, settings); err != nil {
+		return nil, &userError{err}
+	}
+	rp, rec, err := experiments.ReplayScenario(ctx, sc, settings, req.Seed)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &userError{err}
+	}
+	return &RunResponse{Scenario: info(sc), Seed: req.Seed, Set: slices.Clip(append([]string{}, req.Set...)),
+		Record: rec, LockVerdict: rec.Safety.LockVerdict(), ResourceVerdict: rec.Safety.ResourceVerdict(),
+		Replay: rp}, nil
+}
+
+// scenario finds the scenario req names, or parses the file it carries.
+func (s *Server) scenario(req RunRequest) (*scenarios.Scenario, error) {
+	if req.File != "" {
+		if req.Scenario != "" {
+			return nil, errors.New("give a scenario's name or a scenario file, not both")
+		}
+		if len(req.File) > MaxFileBytes {
+			return nil, fmt.Errorf("the scenario file is %d bytes; at most %d are accepted", len(req.File), MaxFileBytes)
+		}
+		return scenarios.ParseFile("your file", []byte(req.File))
+	}
+	if req.Scenario == "" {
+		req.Scenario = "baseline"
+	}
+	for _, f := range s.files {
+		if f.Name == req.Scenario {
+			return f, nil
+		}
+	}
+	return scenarios.LookupScenario(req.Scenario)
+}
+
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	var out io.Writer = w
+	var gz *gzip.Writer
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz = gzip.NewWriter(w)
+		out = gz
+	}
+	enc := json.NewEncoder(out)
+	if err := enc.Encode(v); err != nil {
+		return // the client went away
+	}
+	if gz != nil {
+		gz.Close()
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+}
