@@ -61,10 +61,22 @@ func browser(t *testing.T) (context.Context, string) {
 	return ctx, hs.URL
 }
 
-// ready waits until the viewer has shown its n-th run and no request is in flight.
-func ready(n int) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](`Number(document.body.dataset.ready || 0) >= `+strconv.Itoa(n)+` && !document.body.dataset.loading`,
-		chromedp.WithPollingTimeout(60*time.Second))
+// waitReady waits until the viewer has shown its n-th run and no request is in flight. It
+// asks again after an error: while a page loads, its JavaScript context can vanish under
+// a question ("Cannot find context with specified id").
+func waitReady(t *testing.T, ctx context.Context, n int) {
+	t.Helper()
+	expr := `Number(document.body && document.body.dataset.ready || 0) >= ` + strconv.Itoa(n) + ` && !document.body.dataset.loading`
+	deadline := time.Now().Add(60 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](expr)); err == nil && ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the viewer did not show run %d within a minute (last error: %v)", n, err)
 }
 
 // shot takes a 1280×720 screenshot, checks its size, and keeps it in docs/img with -rewrite.
@@ -100,7 +112,8 @@ func eval[T any](ctx context.Context, t *testing.T, js string) T {
 // first violation, a what-if that makes it safe, and the shared link of that.
 func TestViewerInChromium(t *testing.T) {
 	ctx, url := browser(t)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=gc-pause&seed=1"), ready(1)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=gc-pause&seed=1")))
+	waitReady(t, ctx, 1)
 	assert.Equal(t, "gc-pause", eval[string](ctx, t, `document.getElementById("scenario").value`))
 	assert.Contains(t, text(ctx, t, "#story"), "client1 pauses (GC)")
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "UNSAFE (1 usage overlap)")
@@ -141,8 +154,8 @@ func TestViewerInChromium(t *testing.T) {
 	tBefore := eval[float64](ctx, t, `Number(new URLSearchParams(location.hash.slice(1)).get("t"))`)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`input[data-knob="pause"]`), "500ms"),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[data-knob="pause"]').dispatchEvent(new Event("change"))`),
-		ready(2)))
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[data-knob="pause"]').dispatchEvent(new Event("change"))`)))
+	waitReady(t, ctx, 2)
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
 	assert.Contains(t, text(ctx, t, "#resource-verdict"), "resource: SAFE")
 	assert.Contains(t, text(ctx, t, "#violations"), "No violation")
@@ -155,7 +168,11 @@ func TestViewerInChromium(t *testing.T) {
 	link := eval[string](ctx, t, `location.href`)
 	assert.Contains(t, link, "set=pause%3D500ms")
 	cur, ltext := cursor(), text(ctx, t, "#trace li.current")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(link), ready(1)))
+	tab, closeTab := chromedp.NewContext(ctx) // a new tab, as a student opening the link
+	defer closeTab()
+	require.NoError(t, chromedp.Do(tab, chromedp.EmulateViewport(1280, 720), chromedp.Navigate(link)))
+	ctx = tab
+	waitReady(t, ctx, 1)
 	assert.Equal(t, "500ms", eval[string](ctx, t, `document.querySelector('input[data-knob="pause"]').value`))
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
 	assert.Equal(t, cur, cursor())
@@ -167,7 +184,8 @@ func TestViewerInChromium(t *testing.T) {
 // previous run stays on screen.
 func TestViewerBadInput(t *testing.T) {
 	ctx, url := browser(t)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=clock-jump"), ready(1)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=clock-jump")))
+	waitReady(t, ctx, 1)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`input[data-knob="ttl"]`), "5"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[data-knob="ttl"]').dispatchEvent(new Event("change"))`),

@@ -211,7 +211,7 @@ function renderVerdict() {
   const ul = el("ul", { id: "violations" });
   vs.forEach((v, k) => {
     const step = run.replay.steps.findIndex((s) => s.violation === k);
-    const label = v.kind.replace(/_/g, " ") + ": " + v.first + (v.second ? " and " + v.second : "") + " at " + v.start_s.toFixed(3) + " s";
+    const label = violationText(v) + " at " + v.start_s.toFixed(3) + " s";
     const b = el("button", { type: "button", "data-violation": String(k), title: (v.faults || []).join("\n") || "no fault in effect" }, label);
     b.addEventListener("click", () => { stop(); if (step >= 0) setCursor(step); });
     const li = el("li");
@@ -220,6 +220,16 @@ function renderVerdict() {
   });
   if (!vs.length) ul.append(el("li", {}, "No violation in this run."));
   box.append(ul);
+}
+
+// violationText says a violation in words: who overlapped with whom, or whose write was
+// stale because whom held the lock.
+function violationText(v) {
+  switch (v.kind) {
+    case "stale_write": return "stale write by " + v.first + " (" + v.second + " held the lock)";
+    case "fenced_write_rejected": return "fencing rejected " + v.first + "'s write (" + v.second + " held the lock)";
+    default: return v.kind.replace(/_/g, " ") + ": " + v.first + " and " + v.second;
+  }
 }
 
 function markActiveViolation() {
@@ -357,16 +367,21 @@ function renderWhatIf() {
   const pbox = $("params"), kbox = $("knobs");
   pbox.textContent = "";
   kbox.textContent = "";
-  if (run.scenario.params.length) pbox.append(el("h2", {}, "The story's parameters"));
+  if (!run.scenario.params.length) pbox.append(el("p", { class: "help" }, "This story has no parameters of its own; try the knobs."));
   for (const p of run.scenario.params) {
     const value = sets.has(p.name) ? sets.get(p.name) : p.default;
     pbox.append(control(p.name, value, p.default, null, p.help, sets.has(p.name)));
   }
-  kbox.append(el("h2", {}, "Knobs"));
+  const details = el("details", { id: "more-knobs" });
+  const changed = view.catalogue.knobs.some((k) => sets.has(k.name));
+  if (changed || kbox.dataset.open === "1") details.open = true;
+  details.addEventListener("toggle", () => { kbox.dataset.open = details.open ? "1" : ""; });
+  details.append(el("summary", {}, "Knobs (ttl, fencing, persistence, …)"));
   for (const k of view.catalogue.knobs) {
     const value = sets.has(k.name) ? sets.get(k.name) : run.record.config[k.name];
-    kbox.append(control(k.name, value, run.record.config[k.name], k.choices, k.help + " (" + k.allowed + ")", sets.has(k.name)));
+    details.append(control(k.name, value, run.record.config[k.name], k.choices, k.help + " (" + k.allowed + ")", sets.has(k.name)));
   }
+  kbox.append(details);
 }
 
 function control(name, value, initial, choices, help, changed) {
@@ -396,7 +411,7 @@ function whatIf(name, value) {
 
 // ---- the space-time diagram ----
 
-const MARGIN = { left: 92, right: 12, top: 30, bottom: 30 };
+const MARGIN = { left: 92, right: 200, top: 30, bottom: 30 };
 
 function window_() {
   const rp = view.run.replay, dur = rp.timeline.duration_ns;
@@ -463,7 +478,7 @@ function draw() {
     const g = sv("g", { class: "viol-band" + (active ? " active" : ""), "data-violation": String(k) }, svg);
     sv("rect", { class: "band", x: clampX(a), y: MARGIN.top - 14, width: Math.max(3, clampX(b) - clampX(a)), height: y - MARGIN.top + 14, fill: RED, "fill-opacity": 0.12 }, g);
     sv("rect", { x: clampX(a), y: MARGIN.top - 14, width: Math.max(3, clampX(b) - clampX(a)), height: 8, fill: RED }, g);
-    title(g, v.kind.replace(/_/g, " ") + ": " + v.first + " and " + v.second);
+    title(g, violationText(v));
     g.addEventListener("click", () => {
       const step = rp.steps.findIndex((s) => s.violation === k);
       if (step >= 0) { stop(); setCursor(step); }
@@ -520,6 +535,35 @@ function draw() {
     const related = i === curMsg || i === view.selected || (curMsg >= 0 && rp.messages[curMsg].pair === i);
     if (!showAll && !related) continue;
     drawMessage(g, rp.messages[i], i, x, mid, related);
+  }
+  // each lane's state at the cursor, in a column at the right: what a node holds and for
+  // how long on its own clock, what a client believes
+  if (st) {
+    const s = rp.states[st.state], cx = W - MARGIN.right + 8;
+    sv("rect", { x: W - MARGIN.right + 2, y: MARGIN.top - 18, width: MARGIN.right - 4, height: y - MARGIN.top + 20, fill: "#f6f6f4" }, svg);
+    sv("text", { x: cx, y: MARGIN.top - 5, "font-size": 13, fill: "#555" }, svg).textContent = "at the cursor";
+    view.lanes.forEach((l) => {
+      const ty = l.y + l.h / 2 + 5;
+      const g = sv("g", { class: "lane-state", "data-lane": l.name }, svg);
+      if (l.kind === "node") {
+        const ns = s.nodes[l.i], k = (ns.keys || [])[0];
+        if (ns.status !== "up") sv("text", { x: cx, y: ty, "font-size": 15, "font-style": "italic", fill: "#666" }, g).textContent = ns.status;
+        else if (!k) sv("text", { x: cx, y: ty, "font-size": 15, fill: "#999" }, g).textContent = "no key";
+        if (k) {
+          const c = clientColor(k.client), name = k.client >= 0 ? tl.clients[k.client].name : "?";
+          const x0 = ns.status === "up" ? cx : cx + 62;
+          sv("rect", { x: x0, y: l.y + 3, width: 70, height: l.h - 6, rx: 3, fill: c }, g);
+          sv("text", { x: x0 + 35, y: ty, "text-anchor": "middle", "font-size": 14, "font-weight": "bold", fill: inkOn(c) }, g).textContent = name;
+          sv("text", { x: x0 + 76, y: ty, "font-size": 14 }, g).textContent = k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms";
+        }
+      } else {
+        const cs = s.clients[l.i];
+        let text = cs.paused ? "PAUSED" : cs.status, warn = false;
+        if (cs.valid_ns > 0) text += " · " + ms(cs.valid_ns);
+        else if (cs.valid_ns < 0) { text += " · expired"; warn = true; }
+        sv("text", { x: cx, y: ty, "font-size": 14, "font-weight": warn ? "bold" : "normal", fill: warn ? RED : "#1a1a1a" }, g).textContent = text;
+      }
+    });
   }
   // the cursor
   if (st) {
