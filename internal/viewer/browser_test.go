@@ -194,3 +194,33 @@ func TestViewerBadInput(t *testing.T) {
 	assert.Contains(t, text(ctx, t, "#error"), "needs a unit")
 	assert.Contains(t, text(ctx, t, "#story"), "clock-jump")
 }
+
+// TestViewerStepsThroughEveryLesson opens each story of docs/teaching.md's lesson plan, and
+// a few with replicas, crashes and partitions, and moves the cursor over about 120 of its
+// events, every fault and every violation among them: the page must draw each instant
+// without a script error.
+func TestViewerStepsThroughEveryLesson(t *testing.T) {
+	ctx, url := browser(t)
+	var errs []string
+	for _, name := range []string{"gc-pause", "clock-jump", "restart-no-persistence", "split-brain-no-jitter",
+		"failover-race", "holder-crash", "partition-unavailability", "unsafe-release"} {
+		tab, closeTab := chromedp.NewContext(ctx)
+		require.NoError(t, chromedp.Do(tab, chromedp.EmulateViewport(1280, 720), chromedp.Navigate(url+"/#scenario="+name)))
+		waitReady(t, tab, 1)
+		assert.Contains(t, text(tab, t, "#story"), name+":")
+		assert.True(t, eval[bool](tab, t, `document.getElementById("error").hidden`), name)
+		n := eval[int](tab, t, `(() => {
+			const errors = [], steps = view.run.replay.steps, stride = Math.max(1, Math.floor(steps.length / 120));
+			for (let i = 0; i < steps.length; i++) {
+				if (i % stride && i !== steps.length - 1 && steps[i].violation < 0 && steps[i].marker !== "!!") continue;
+				try { setCursor(i); } catch (e) { errors.push(i + ": " + e.message); }
+			}
+			window.__errors = errors;
+			return steps.length; })()`)
+		assert.Greater(t, n, 30, name)
+		errs = append(errs, eval[[]string](tab, t, `window.__errors`)...)
+		assert.Equal(t, n-1, eval[int](tab, t, `Number(document.body.dataset.cursor)`), name)
+		closeTab()
+	}
+	assert.Empty(t, errs)
+}

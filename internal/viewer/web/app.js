@@ -123,6 +123,7 @@ function setup(t) {
   const run = view.run, rp = run.replay, tl = rp.timeline;
   stop();
   view.selected = -1;
+  view.runNo = (view.runNo || 0) + 1;
   // lanes: the nodes, then the clients
   view.lanes = [];
   view.laneOf = new Map();
@@ -207,6 +208,11 @@ function renderVerdict() {
   const lockSafe = run.lock_verdict.startsWith("SAFE"), resSafe = run.resource_verdict.startsWith("SAFE");
   box.append(el("div", { class: "v " + (lockSafe ? "safe" : "unsafe"), id: "lock-verdict" }, "lock: " + run.lock_verdict));
   box.append(el("div", { class: "v " + (resSafe ? "safe" : "unsafe"), id: "resource-verdict" }, "resource: " + run.resource_verdict));
+  const lv = run.record.liveness;
+  const live = [lv.acquired + " acquired in " + lv.attempts + " attempt" + (lv.attempts === 1 ? "" : "s")];
+  if (lv.acquire_latency_ms && lv.acquire_latency_ms.max !== null) live.push("slowest acquire " + lv.acquire_latency_ms.max + " ms");
+  live.push(lv.split_brain_rounds + " split-brain round" + (lv.split_brain_rounds === 1 ? "" : "s"));
+  box.append(el("div", { id: "liveness", class: "live" }, "liveness: " + live.join(" · ")));
   const vs = run.replay.timeline.violations || [];
   const ul = el("ul", { id: "violations" });
   vs.forEach((v, k) => {
@@ -239,9 +245,20 @@ function markActiveViolation() {
 
 // ---- the narrated trace ----
 
+// renderTrace shows the narrated lines around the cursor, the current one highlighted. It
+// renders a window of lines and only moves the highlight while the cursor stays inside it.
 function renderTrace() {
   const steps = view.run.replay.steps, ol = $("trace");
+  const w = view.trace || {};
+  if (w.run === view.runNo && view.cursor >= w.from + 20 && (view.cursor < w.to - 40 || w.to === steps.length)) {
+    const prev = ol.querySelector("li.current");
+    if (prev) prev.classList.remove("current");
+    const cur = ol.querySelector('li[data-step="' + view.cursor + '"]');
+    if (cur) { cur.classList.add("current"); scrollTrace(ol, cur); }
+    return;
+  }
   const from = Math.max(0, view.cursor - 60), to = Math.min(steps.length, view.cursor + 140);
+  view.trace = { run: view.runNo, from, to };
   ol.textContent = "";
   for (let i = from; i < to; i++) {
     const s = steps[i];
@@ -253,10 +270,20 @@ function renderTrace() {
     if (s.notes) for (const n of s.notes) ol.append(el("li", { class: "note" }, n));
   }
   const cur = ol.querySelector("li.current");
-  if (cur) {
-    const top = cur.offsetTop - ol.offsetTop - ol.clientHeight / 3;
-    ol.scrollTop = Math.max(0, top);
-  }
+  if (cur) scrollTrace(ol, cur);
+}
+
+// scrollTrace keeps the current line a third of the way down the list. It waits for the
+// next frame: reading a position right after changing the page makes the browser lay it
+// out again at once, on every step.
+function scrollTrace(ol, cur) {
+  if (view.scrollPending) return;
+  view.scrollPending = true;
+  requestAnimationFrame(() => {
+    view.scrollPending = false;
+    const c = ol.querySelector("li.current") || cur;
+    ol.scrollTop = Math.max(0, c.offsetTop - ol.offsetTop - ol.clientHeight / 3);
+  });
 }
 
 // ---- the state at the cursor ----
@@ -272,7 +299,7 @@ function renderState() {
   box.textContent = "";
   box.append(el("h2", {}, "At " + secs(st.at_ns)));
   const nt = el("table", { id: "nodes" });
-  nt.append(row("th", ["node", "state", "key held by", "PTTL"]));
+  nt.append(row("th", ["node", "state", "key held by", "PTTL", "clock"]));
   tl.nodes.forEach((n, i) => {
     const ns = s.nodes[i];
     const tr = el("tr", { "data-node": n.name });
@@ -287,11 +314,12 @@ function renderState() {
     }
     tr.append(held);
     tr.append(el("td", { class: "num" }, keys.map((k) => (k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms")).join(" ") || ""));
+    tr.append(skew(ns.wall_ns - st.at_ns - rp.states[0].nodes[i].wall_ns + rp.steps[0].at_ns));
     nt.append(tr);
   });
   box.append(nt);
   const ct = el("table", { id: "clients" });
-  ct.append(row("th", ["client", "state", "believes valid for", "token"]));
+  ct.append(row("th", ["client", "state", "believes valid for", "token", "clock"]));
   tl.clients.forEach((c, j) => {
     const cs = s.clients[j];
     const tr = el("tr", { "data-client": c.name });
@@ -305,12 +333,22 @@ function renderState() {
     else v.textContent = "—";
     tr.append(v);
     tr.append(el("td", { class: "num" }, cs.token ? String(cs.token) : "—"));
+    tr.append(skew(cs.mono_ns - st.at_ns - rp.states[0].clients[j].mono_ns + rp.steps[0].at_ns));
     ct.append(tr);
   });
   box.append(ct);
   const tokens = s.tokens || [];
   const highest = tokens.some((t) => t > 0) ? tokens.join(", ") : "none yet";
   box.append(el("p", { id: "storage" }, "Storage: highest fencing token accepted: " + highest));
+}
+
+// skew is a cell saying how far an actor's clock has run ahead of (or behind) true time
+// since the run began: drift, jumps and slews, which only the simulator can see.
+function skew(d) {
+  const td = el("td", { class: "num", title: "how far this clock has moved ahead of true time since the run began (drift, jumps, slews)" });
+  if (Math.abs(d) < 500000) td.textContent = "±0";
+  else { td.textContent = (d > 0 ? "+" : "−") + ms(Math.abs(d)); td.className += " warn"; }
+  return td;
 }
 
 function row(tag, cells) {
@@ -423,14 +461,18 @@ function window_() {
   return [a, a + z];
 }
 
+// draw draws the diagram. What does not depend on the cursor (lanes, keys, faults,
+// violations, the arrows when there are few enough to show) is drawn once per run, window
+// and size, in #static; the cursor, the state column and the highlighted messages are
+// redrawn in #dynamic on every step, so that stepping through a long run stays quick.
 function draw() {
   const svg = $("diagram");
-  const W = svg.clientWidth || 800, H = svg.clientHeight || 300;
-  svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-  svg.textContent = "";
-  if (!view.run) return;
+  if (!view.size) view.size = [svg.clientWidth || 800, svg.clientHeight || 300]; // read once: a read forces a layout
+  const [W, H] = view.size;
+  if (!view.run) { svg.textContent = ""; view.staticKey = ""; return; }
   const rp = view.run.replay, tl = rp.timeline;
   const [t0, t1] = window_();
+  const key = [view.runNo, t0, t1, W, H].join("|");
   const x = (t) => MARGIN.left + ((t - t0) / (t1 - t0)) * (W - MARGIN.left - MARGIN.right);
   const inView = (a, b) => b >= t0 && a <= t1;
   const clampX = (t) => x(Math.max(t0, Math.min(t1, t)));
@@ -445,12 +487,33 @@ function draw() {
     y += laneH;
   });
   const mid = (k) => view.lanes[k].y + view.lanes[k].h / 2;
+  const visible = [];
+  rp.messages.forEach((m, i) => {
+    if (inView(m.sent_ns, m.at_ns) && view.laneOf.has(m.from) && view.laneOf.has(m.to)) visible.push(i);
+  });
+  // Arrows shorter than a few pixels are only clutter: then only the current and the
+  // selected message (and its pair) are drawn; zoom in to see every one.
+  let px = 0;
+  for (const i of visible) px += x(rp.messages[i].at_ns) - x(rp.messages[i].sent_ns);
+  const showAll = visible.length <= 600 && visible.length > 0 && px / visible.length >= 4;
+  if (key !== view.staticKey) {
+    view.staticKey = key;
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.textContent = "";
+    drawStatic(sv("g", { id: "static" }, svg), { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visible, showAll });
+    sv("g", { id: "dynamic" }, svg);
+  }
+  drawDynamic(svg, { W, H, t0, t1, x, y, mid, visible, showAll });
+}
+
+function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visible, showAll }) {
+  const rp = view.run.replay, tl = rp.timeline;
   const defs = sv("defs", {}, svg);
   const hatch = sv("pattern", { id: "hatch", width: 8, height: 8, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
   sv("rect", { width: 8, height: 8, fill: "#d0d0d0" }, hatch);
   sv("line", { x1: 0, y1: 0, x2: 0, y2: 8, stroke: "#777", "stroke-width": 2 }, hatch);
   for (const [id, color] of [["arrow", "#444"], ["arrow-sel", "#000"]]) {
-    const m = sv("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, defs);
+    const m = sv("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 10, markerHeight: 10, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, defs);
     sv("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: color }, m);
   }
   // axis and grid
@@ -474,8 +537,7 @@ function draw() {
   (tl.violations || []).forEach((v, k) => {
     const a = v.start_s * 1e9, b = v.end_s * 1e9 > a ? v.end_s * 1e9 : a + (t1 - t0) / 400;
     if (!inView(a, b)) return;
-    const active = rp.steps[view.cursor] && rp.steps[view.cursor].violation === k;
-    const g = sv("g", { class: "viol-band" + (active ? " active" : ""), "data-violation": String(k) }, svg);
+    const g = sv("g", { class: "viol-band", "data-violation": String(k) }, svg);
     sv("rect", { class: "band", x: clampX(a), y: MARGIN.top - 14, width: Math.max(3, clampX(b) - clampX(a)), height: y - MARGIN.top + 14, fill: RED, "fill-opacity": 0.12 }, g);
     sv("rect", { x: clampX(a), y: MARGIN.top - 14, width: Math.max(3, clampX(b) - clampX(a)), height: 8, fill: RED }, g);
     title(g, violationText(v));
@@ -516,25 +578,41 @@ function draw() {
       for (const m of cl.marks || []) drawMark(svg, m, x, inView, ly, h);
     }
   });
-  // messages: drawn when the window is narrow enough to tell them apart
+  if (showAll) {
+    const g = sv("g", { id: "messages" }, svg);
+    for (const i of visible) drawMessage(g, rp.messages[i], i, x, mid);
+  }
+  // click empty diagram space: move the cursor to that time
+  svg.ownerSVGElement.onclick = (ev) => {
+    if (ev.target.closest(".msg, .viol-band")) return;
+    const r = svg.ownerSVGElement.getBoundingClientRect();
+    const px = ((ev.clientX - r.left) / r.width) * W;
+    if (px < MARGIN.left || px > W - MARGIN.right) return;
+    const t = t0 + ((px - MARGIN.left) / (W - MARGIN.left - MARGIN.right)) * (t1 - t0);
+    let c = 0;
+    for (let i = 0; i < rp.steps.length && rp.steps[i].at_ns <= t; i++) c = i;
+    stop();
+    setCursor(c);
+  };
+}
+
+function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
+  const rp = view.run.replay, tl = rp.timeline;
+  const old = root.querySelector("#dynamic");
+  const svg = sv("g", { id: "dynamic" });
   const st = rp.steps[view.cursor];
   const curMsg = st ? st.msg : -1;
-  const visible = [];
-  rp.messages.forEach((m, i) => {
-    if (!inView(m.sent_ns, m.at_ns)) return;
-    if (!view.laneOf.has(m.from) || !view.laneOf.has(m.to)) return;
-    visible.push(i);
-  });
-  // Arrows shorter than a few pixels are only clutter: then only the current and the
-  // selected message (and its pair) are drawn; zoom in to see every one.
-  let px = 0;
-  for (const i of visible) px += x(rp.messages[i].at_ns) - x(rp.messages[i].sent_ns);
-  const showAll = visible.length <= 600 && visible.length > 0 && px / visible.length >= 4;
-  const g = sv("g", { id: "messages" }, svg);
-  for (const i of visible) {
-    const related = i === curMsg || i === view.selected || (curMsg >= 0 && rp.messages[curMsg].pair === i);
-    if (!showAll && !related) continue;
-    drawMessage(g, rp.messages[i], i, x, mid, related);
+  const related = (i) => i === curMsg || i === view.selected || (curMsg >= 0 && rp.messages[curMsg].pair === i);
+  root.querySelectorAll(".viol-band").forEach((g) => g.classList.toggle("active", !!st && Number(g.dataset.violation) === st.violation));
+  if (showAll) {
+    root.querySelectorAll("#messages .msg.current, #messages .msg.selected").forEach((g) => g.classList.remove("current", "selected"));
+    for (const i of [curMsg, view.selected, curMsg >= 0 ? rp.messages[curMsg].pair : -1]) {
+      const g = i >= 0 && root.querySelector('#messages .msg[data-msg="' + i + '"]');
+      if (g) g.classList.add(i === view.selected ? "selected" : "current");
+    }
+  } else {
+    const g = sv("g", { id: "messages" }, svg);
+    for (const i of visible) if (related(i)) drawMessage(g, rp.messages[i], i, x, mid, true);
   }
   // each lane's state at the cursor, in a column at the right: what a node holds and for
   // how long on its own clock, what a client believes
@@ -570,18 +648,7 @@ function draw() {
     sv("line", { id: "cursor", x1: x(st.at_ns), x2: x(st.at_ns), y1: MARGIN.top - 16, y2: H - MARGIN.bottom, stroke: "#e69f00", "stroke-width": 2.5 }, svg);
     sv("text", { x: Math.min(W - 60, x(st.at_ns) + 4), y: 13, "font-size": 13, fill: "#8a5a00" }, svg).textContent = secs(st.at_ns);
   }
-  // click empty diagram space: move the cursor to that time
-  svg.onclick = (ev) => {
-    if (ev.target.closest(".msg, .viol-band")) return;
-    const r = svg.getBoundingClientRect();
-    const px = ((ev.clientX - r.left) / r.width) * W;
-    if (px < MARGIN.left) return;
-    const t = t0 + ((px - MARGIN.left) / (W - MARGIN.left - MARGIN.right)) * (t1 - t0);
-    let c = 0;
-    for (let i = 0; i < rp.steps.length && rp.steps[i].at_ns <= t; i++) c = i;
-    stop();
-    setCursor(c);
-  };
+  old.replaceWith(svg);
 }
 
 function drawMark(svg, m, x, inView, ly, h) {
@@ -593,7 +660,7 @@ function drawMark(svg, m, x, inView, ly, h) {
 
 function drawMessage(g, m, i, x, mid, related) {
   const a = view.laneOf.get(m.from), b = view.laneOf.get(m.to);
-  const cls = "msg" + (i === view.selected ? " selected" : related ? " current" : "");
+  const cls = "msg" + (!related ? "" : i === view.selected ? " selected" : " current");
   const mg = sv("g", { class: cls, "data-msg": String(i) }, g);
   const x1 = x(m.sent_ns), y1 = mid(a), x2 = x(m.at_ns), y2 = mid(b);
   const color = m.kind === "reply" || m.kind === "ack" ? "#777" : "#333";
@@ -602,7 +669,7 @@ function drawMessage(g, m, i, x, mid, related) {
   sv("line", { class: "arrow", x1, y1, x2, y2, stroke: color, "stroke-width": 1.3, "stroke-dasharray": dash, "marker-end": m.fate === "dropped" ? "" : "url(#arrow)" }, mg);
   if (m.fate === "dropped") sv("path", { d: "M " + (x2 - 5) + " " + (y2 - 5) + " l 10 10 m 0 -10 l -10 10", stroke: RED, "stroke-width": 2.5 }, mg);
   title(mg, m.from + " → " + m.to + ": " + m.text);
-  mg.addEventListener("click", (ev) => { ev.stopPropagation(); view.selected = i; renderMessage(); draw(); });
+  mg.addEventListener("click", (ev) => { ev.stopPropagation(); view.selected = i; renderMessage(); draw(); writeHash(); });
 }
 
 function niceStep(raw) {
@@ -647,7 +714,7 @@ async function main() {
   $("play").addEventListener("click", togglePlay);
   $("scrub").addEventListener("input", () => { stop(); setCursor(Number($("scrub").value)); });
   $("zoom").addEventListener("change", () => { draw(); writeHash(); });
-  window.addEventListener("resize", () => view.run && draw());
+  window.addEventListener("resize", () => { view.size = null; if (view.run) draw(); });
   document.addEventListener("keydown", (ev) => {
     if (!view.run || ev.target.closest("input, select, textarea")) return;
     if (ev.key === "ArrowRight") { stop(); setCursor(view.cursor + 1); ev.preventDefault(); }

@@ -1,0 +1,102 @@
+package viewer_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/internal/viewer"
+)
+
+// TestLessonPlan holds docs/teaching.md's lesson plan to what the viewer shows: each
+// lesson's story, the instant it says to step to, and the verdict of each what-if.
+func TestLessonPlan(t *testing.T) {
+	srv, err := viewer.New(nil)
+	require.NoError(t, err)
+	run := func(scenario string, set ...string) *viewer.RunResponse {
+		t.Helper()
+		out, err := srv.Run(context.Background(), viewer.RunRequest{Scenario: scenario, Seed: 1, Set: set})
+		require.NoError(t, err, "%s %v", scenario, set)
+		return out
+	}
+	safe := func(r *viewer.RunResponse) bool { return r.Record.Safety.LockSafe() }
+	at := func(r *viewer.RunResponse, ns int64) int { // the cursor at a time: the last step at or before it
+		i := 0
+		for j, s := range r.Replay.Steps {
+			if s.AtNs <= ns {
+				i = j
+			}
+		}
+		return i
+	}
+
+	// 1. gc-pause: at the first violation (1.214 s) client1 is paused past its deadline and
+	// every node holds client2's key; pause=500ms is safe; fencing=one keeps the resource safe.
+	gc := run("gc-pause")
+	first := -1
+	for i, s := range gc.Replay.Steps {
+		if s.Violation == 0 {
+			first = i
+			break
+		}
+	}
+	require.GreaterOrEqual(t, first, 0)
+	assert.Equal(t, int64(1214), gc.Replay.Steps[first].AtNs/1e6)
+	st := gc.Replay.States[gc.Replay.Steps[first].State]
+	assert.True(t, st.Clients[0].Paused)
+	assert.Negative(t, st.Clients[0].ValidNs)
+	for _, n := range st.Nodes {
+		require.Len(t, n.Keys, 1)
+		assert.Equal(t, 1, n.Keys[0].Client)
+	}
+	assert.True(t, safe(run("gc-pause", "pause=500ms")))
+	fenced := run("gc-pause", "fencing=one")
+	assert.False(t, fenced.Record.Safety.LockSafe())
+	assert.True(t, fenced.Record.Safety.ResourceSafe())
+	assert.Equal(t, int64(2), fenced.Record.Safety.FencedWritesRejected)
+
+	// 2. clock-jump: redis3's clock jumps 2 s at 0.150 s; two holders at 0.300 s; a 1 s
+	// jump is safe and a 1.5 s one is not.
+	cj := run("clock-jump")
+	var jumped bool
+	for _, m := range cj.Replay.Timeline.Nodes[2].Marks {
+		jumped = jumped || (m.Kind == "clock-jump" && m.At.Milliseconds() == 150 && m.Text == "clock +2s")
+	}
+	assert.True(t, jumped, "redis3's jump at 150 ms")
+	assert.Equal(t, 0.3, cj.Record.Violations[0].StartS)
+	after := cj.Replay.States[cj.Replay.Steps[at(cj, 300e6)].State]
+	before := cj.Replay.States[0]
+	assert.InDelta(t, 2e9, float64(after.Nodes[2].WallNs-before.Nodes[2].WallNs-(cj.Replay.Steps[at(cj, 300e6)].AtNs-cj.Replay.Steps[0].AtNs)), 1e6, "the clock column reads +2000 ms")
+	assert.True(t, safe(run("clock-jump", "jump=1s")))
+	assert.False(t, safe(run("clock-jump", "jump=1500ms")))
+
+	// 3. restart-no-persistence: redis3 crashes at 0.110 s and restarts at 0.120 s with no
+	// keys; at 0.300 s it holds client2's key while client1 believes in its lock.
+	rn := run("restart-no-persistence")
+	n3 := rn.Replay.Timeline.Nodes[2]
+	require.NotEmpty(t, n3.Down)
+	assert.Equal(t, [2]int64{110, 120}, [2]int64{n3.Down[0].From.Milliseconds(), n3.Down[0].To.Milliseconds()})
+	var restart string
+	for _, m := range n3.Marks {
+		if m.Kind == "restart" {
+			restart = m.Text
+		}
+	}
+	assert.Equal(t, "restart, 0 keys", restart)
+	s300 := rn.Replay.States[rn.Replay.Steps[at(rn, 300e6+999e3)].State]
+	require.Len(t, s300.Nodes[2].Keys, 1)
+	assert.Equal(t, 1, s300.Nodes[2].Keys[0].Client)
+	assert.Positive(t, s300.Clients[0].ValidNs)
+	assert.False(t, safe(rn))
+	assert.True(t, safe(run("restart-no-persistence", "down=2100ms")))
+	assert.True(t, safe(run("restart-no-persistence", "persistence=aof-always")))
+
+	// 4. split-brain-no-jitter: 10 split-brain rounds; 2 with 1 ms of jitter, 1 with 100 ms.
+	assert.Equal(t, int64(10), int64(run("split-brain-no-jitter").Record.Liveness.SplitBrainRounds))
+	assert.Equal(t, int64(2), int64(run("split-brain-no-jitter", "retry_jitter=1ms").Record.Liveness.SplitBrainRounds))
+	assert.Equal(t, int64(1), int64(run("split-brain-no-jitter", "retry_jitter=100ms").Record.Liveness.SplitBrainRounds))
+	assert.True(t, strings.Contains(run("split-brain-no-jitter").Scenario.Story, "lockstep"))
+}
