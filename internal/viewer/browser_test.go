@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/internal/viewer"
 )
 
@@ -223,4 +224,46 @@ func TestViewerStepsThroughEveryLesson(t *testing.T) {
 		closeTab()
 	}
 	assert.Empty(t, errs)
+}
+
+// TestViewerScenarioFile: a scenario file opened from the disk runs, and its link carries
+// the file, so the link alone reproduces it.
+func TestViewerScenarioFile(t *testing.T) {
+	ctx, url := browser(t)
+	path, err := filepath.Abs("../../examples/scenarios/kill-not-power-loss.yaml")
+	require.NoError(t, err)
+	sc, err := scenarios.LoadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=baseline")))
+	waitReady(t, ctx, 1)
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{path})))
+	waitReady(t, ctx, 2)
+	assert.Contains(t, text(ctx, t, "#story"), sc.Name+": "+sc.Story)
+	assert.Equal(t, sc.Name+" (your file)", eval[string](ctx, t, `document.querySelector("#scenario option:checked").textContent`))
+	hash := eval[string](ctx, t, `view.run.record.trace_hash`)
+	link := eval[string](ctx, t, `location.href`)
+	assert.Contains(t, link, "#file=")
+
+	tab, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(link)))
+	waitReady(t, tab, 1)
+	assert.Equal(t, hash, eval[string](tab, t, `view.run.record.trace_hash`))
+	assert.Contains(t, text(tab, t, "#story"), sc.Story)
+}
+
+// TestViewerLatestWhatIfWins: what-ifs changed faster than the server answers end on the
+// last one asked, never on an older answer that arrived late.
+func TestViewerLatestWhatIfWins(t *testing.T) {
+	ctx, url := browser(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=gc-pause")))
+	waitReady(t, ctx, 1)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const input = document.querySelector('input[data-knob="pause"]');
+		for (const v of ["500ms", "600ms", "1400ms", "700ms"]) { input.value = v; input.dispatchEvent(new Event("change")); }
+	})()`)))
+	waitReady(t, ctx, 2)
+	assert.Equal(t, []string{"pause=700ms"}, eval[[]string](ctx, t, `view.req.set`))
+	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
+	assert.Contains(t, eval[string](ctx, t, `location.hash`), "set=pause%3D700ms")
 }

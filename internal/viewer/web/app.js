@@ -17,8 +17,7 @@ const view = {
   playing: null,        // interval id
   laneOf: new Map(),    // actor name -> lane index
   lanes: [],            // {name, kind, y, h}
-  pendingT: null,       // cursor time (ns) to restore after a rerun
-  loading: 0,           // requests in flight
+  inflight: null,       // the AbortController of the run request in flight
 };
 
 function clientColor(j) { return j < 0 ? "#969696" : CLIENT_COLORS[j % CLIENT_COLORS.length]; }
@@ -81,30 +80,38 @@ function writeHash() {
 
 // ---- talking to the server ----
 
-async function api(path, body) {
-  const res = await fetch(path, body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+async function api(path, body, signal) {
+  const init = body === undefined ? { signal } : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), signal };
+  const res = await fetch(path, init);
   const data = await res.json().catch(() => ({ error: "the server's answer was not JSON (HTTP " + res.status + ")" }));
   if (!res.ok) throw new Error(data.error || "HTTP " + res.status);
   return data;
 }
 
+// load asks the server for a run and shows it, the cursor at time keepT (by default the
+// cursor's time now). A newer request cancels an older one still in flight (the server
+// stops simulating it), so quick what-ifs never show an outdated run.
 async function load(req, keepT) {
   const t = keepT !== undefined ? keepT : (view.run && view.run.replay.steps.length ? view.run.replay.steps[view.cursor].at_ns : null);
-  view.loading++;
+  if (view.inflight) view.inflight.abort();
+  const ctl = new AbortController();
+  view.inflight = ctl;
   document.body.dataset.loading = "1";
   $("status").textContent = "simulating…";
   try {
-    const run = await api("/api/run", req);
+    const run = await api("/api/run", req, ctl.signal);
+    if (view.inflight !== ctl) return;
     view.req = req;
     view.run = run;
     showError(null);
     setup(t);
   } catch (err) {
+    if (view.inflight !== ctl) return;
     showError(err.message);
     if (!view.run) $("story").textContent = "";
   } finally {
-    view.loading--;
-    if (!view.loading) {
+    if (view.inflight === ctl) {
+      view.inflight = null;
       delete document.body.dataset.loading;
       $("status").textContent = view.run ? view.run.replay.steps.length + " events · trace " + view.run.record.trace_hash : "";
     }
