@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,19 +15,6 @@ import (
 	"github.com/redlock-sim/redlock-sim/internal/viewer"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // TestServe: serve prints the URL to open, answers on it, and stops cleanly when told.
 func TestServe(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -36,7 +22,7 @@ func TestServe(t *testing.T) {
 	srv, err := viewer.New(nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out bytes.Buffer // read only after serve returned
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, ln, srv, &out) }()
 	url := "http://" + ln.Addr().String() + "/"

@@ -203,7 +203,7 @@ function togglePlay() {
   view.playing = setInterval(() => {
     if (view.cursor >= view.run.replay.steps.length - 1) { stop(); return; }
     setCursor(view.cursor + 1);
-  }, 350);
+  }, Number($("speed").value));
 }
 
 // ---- the verdict panel ----
@@ -217,7 +217,7 @@ function renderVerdict() {
   box.append(el("div", { class: "v " + (resSafe ? "safe" : "unsafe"), id: "resource-verdict" }, "resource: " + run.resource_verdict));
   const lv = run.record.liveness;
   const live = [lv.acquired + " acquired in " + lv.attempts + " attempt" + (lv.attempts === 1 ? "" : "s")];
-  if (lv.acquire_latency_ms && lv.acquire_latency_ms.max !== null) live.push("slowest acquire " + lv.acquire_latency_ms.max + " ms");
+  if (lv.acquire_latency_ms && lv.acquire_latency_ms.max !== null) live.push("slowest acquire " + ms(lv.acquire_latency_ms.max * 1e6));
   live.push(lv.split_brain_rounds + " split-brain round" + (lv.split_brain_rounds === 1 ? "" : "s"));
   box.append(el("div", { id: "liveness", class: "live" }, "liveness: " + live.join(" · ")));
   const vs = run.replay.timeline.violations || [];
@@ -316,8 +316,10 @@ function renderState() {
     const held = el("td");
     if (!keys.length) held.textContent = "—";
     for (const k of keys) {
-      const who = k.client >= 0 ? tl.clients[k.client].name : k.value;
-      held.append(clientChip(k.client, (keys.length > 1 ? k.resource + ": " : "") + who));
+      const who = k.client >= 0 ? tl.clients[k.client].name : "?";
+      const chip = clientChip(k.client, (keys.length > 1 ? k.resource + ": " : "") + who);
+      chip.title = "GET " + k.resource + " → " + k.value;
+      held.append(chip, el("span", { class: "value", title: k.value }, " " + k.value.slice(0, 6) + "…"));
     }
     tr.append(held);
     tr.append(el("td", { class: "num" }, keys.map((k) => (k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms")).join(" ") || ""));
@@ -721,6 +723,7 @@ async function main() {
   $("play").addEventListener("click", togglePlay);
   $("scrub").addEventListener("input", () => { stop(); setCursor(Number($("scrub").value)); });
   $("zoom").addEventListener("change", () => { draw(); writeHash(); });
+  $("speed").addEventListener("change", () => { if (view.playing) { stop(); togglePlay(); } });
   window.addEventListener("resize", () => { view.size = null; if (view.run) draw(); });
   document.addEventListener("keydown", (ev) => {
     if (!view.run || ev.target.closest("input, select, textarea")) return;
