@@ -94,13 +94,42 @@ func scenarioConfig(sc *scenarios.Scenario, settings []knobs.KV) (knobs.Config, 
 		return knobs.Config{}, scenarios.Values{}, nil, err
 	}
 	cfg := knobs.DefaultConfig()
-	if err := cfg.Apply(sc.Knobs); err != nil {
+	// A client profile is the base of everything else, the scenario's knobs included: a
+	// story keeps its timing (its ttl, its pauses) whichever library it is told with.
+	if err := cfg.Apply(clientOnly(sc.Knobs, rest)); err != nil {
+		return knobs.Config{}, scenarios.Values{}, nil, err
+	}
+	if err := cfg.Apply(withoutClient(sc.Knobs)); err != nil {
 		return knobs.Config{}, scenarios.Values{}, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	if err := cfg.Apply(rest); err != nil {
+	if err := cfg.Apply(withoutClient(rest)); err != nil {
 		return knobs.Config{}, scenarios.Values{}, nil, err
 	}
 	return cfg, params, rest, nil
+}
+
+// clientOnly returns the `client` settings of each list, in order.
+func clientOnly(lists ...[]knobs.KV) []knobs.KV {
+	var out []knobs.KV
+	for _, l := range lists {
+		for _, kv := range l {
+			if kv.Name == "client" {
+				out = append(out, kv)
+			}
+		}
+	}
+	return out
+}
+
+// withoutClient returns kvs without its `client` settings.
+func withoutClient(kvs []knobs.KV) []knobs.KV {
+	out := make([]knobs.KV, 0, len(kvs))
+	for _, kv := range kvs {
+		if kv.Name != "client" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // RunKnobs runs one world for the sweep engine: knobs may include the pseudo-knob

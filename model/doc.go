@@ -132,7 +132,7 @@
 // keys with PX 50-200 ms read after real waits. The sequences include scripts in the
 // shapes lock libraries use, run in the Lua VM, with their error texts. Two more tests
 // drive the same server: each lock library's own scripts, byte for byte at a named
-// version (testdata/libscripts), on random keyspaces (libscripts_test.go), and small
+// version (redlock/resp/libscripts), on random keyspaces (libscripts_test.go), and small
 // generated Lua programs over every modelled command (luagen_test.go); both compare
 // every reply and the keys after each script.
 //

@@ -79,11 +79,11 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 func (e *Engine) Len() int { return e.ks.len() }
 
 // ScriptLoaded reports whether the standard script s is in the script cache.
-func (e *Engine) ScriptLoaded(s resp.Script) bool { return s != 0 && s < 8 && e.scripts&(1<<s) != 0 }
+func (e *Engine) ScriptLoaded(s resp.Script) bool { return s.Standard() && e.scripts&(1<<s) != 0 }
 
 // LoadScript puts the standard script s in the script cache, as SCRIPT LOAD does.
 func (e *Engine) LoadScript(s resp.Script) {
-	if s != 0 && s < 8 && s.SHA() != "" {
+	if s.Standard() {
 		e.scripts |= 1 << s
 	}
 }
@@ -157,12 +157,15 @@ func (e *Engine) exec(c *resp.Command, nowMs int64) resp.Reply {
 	case resp.OpIncr:
 		return e.incr(c.Key, nowMs)
 	case resp.OpEval:
-		if c.Script.SHA() == "" {
-			return e.Do(c.Args(), nowMs) // not a standard script: the Lua VM's
+		if !c.Script.Standard() {
+			return e.Do(c.Args(), nowMs) // a library's script: the Lua VM's
 		}
 		e.LoadScript(c.Script)
 		return e.runScript(c.Script, cmdArgs(c), nowMs)
 	case resp.OpEvalSHA:
+		if !c.Script.Standard() {
+			return e.Do(c.Args(), nowMs)
+		}
 		if !e.ScriptLoaded(c.Script) {
 			return errNoScript
 		}
@@ -197,7 +200,7 @@ func setExpiry(c *resp.Command, nowMs int64) (int64, resp.Reply) {
 // cmdArgs gives a script its KEYS[1], ARGV[1] and ARGV[2] as Command.Args renders them.
 func cmdArgs(c *resp.Command) scriptArgs {
 	a := scriptArgs{k1: strArg(c.Key), a1: strArg(c.Value)}
-	if c.Script != resp.ScriptRelease {
+	if c.Script.TTLArg() {
 		a.a2 = optArg{n: c.TTL.Milliseconds(), kind: argInt}
 	}
 	return a

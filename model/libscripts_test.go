@@ -13,7 +13,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
-// libScript is one lock library's own script (testdata/libscripts, provenance in
+// libScript is one lock library's own script (redlock/resp/libscripts, provenance in
 // SOURCES.md there) and how the library calls it: which keys, and which arguments.
 type libScript struct {
 	file string
@@ -126,7 +126,7 @@ func TestLibraryScriptsAgainstRealRedis(t *testing.T) {
 	rc := startRedis(t)
 	srcs := make([]string, len(libScripts))
 	for i, ls := range libScripts {
-		b, err := os.ReadFile(filepath.Join("testdata", "libscripts", ls.file))
+		b, err := os.ReadFile(filepath.Join("..", "redlock", "resp", "libscripts", ls.file))
 		require.NoError(t, err)
 		srcs[i] = string(b)
 	}

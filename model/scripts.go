@@ -108,7 +108,7 @@ func scriptErr(s resp.Script, r resp.Reply) resp.Reply {
 
 // scriptBySource returns the standard script whose exact source is src, or ScriptNone.
 func scriptBySource(src string) resp.Script {
-	for s := resp.ScriptRelease; s.SHA() != ""; s++ {
+	for s := resp.ScriptRelease; s.Standard(); s++ {
 		if s.Source() == src {
 			return s
 		}

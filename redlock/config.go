@@ -111,6 +111,48 @@ func (f *Fencing) UnmarshalText(b []byte) (err error) { *f, err = ParseFencing(s
 // storage of the model and the oracle use it too, so it is defined once, here.
 func FenceKey(resource string) string { return resource + ":fence" }
 
+// Dialect says whose wire behaviour the machine reproduces where lock libraries that
+// implement the same algorithm differ without a knob of their own: the scripts they send,
+// how they spell SET's expiry, and what their fail-fast counts. The algorithm's knobs
+// (ttl, drift, retries, timeouts, ...) stay separate; a client profile (the `client` knob
+// of the simulator) sets both.
+type Dialect uint8
+
+// The dialects.
+const (
+	// DialectSpec is the Redlock page: SET NX PX, the page's compare-and-delete and
+	// compare-and-pexpire scripts, and a fail-fast that ends a round as soon as its
+	// outcome cannot change (enough successes, or too many failures of any kind, timeouts
+	// and error replies included, for a quorum to remain possible).
+	DialectSpec Dialect = iota
+	// DialectRedsync is redsync v4.17.0 over go-redis v9: SET NX EX when the TTL is whole
+	// seconds (go-redis's SetNX), else PX; redsync's own delete, touch and touch-with-SET-NX
+	// scripts byte for byte (EVALSHA, then EVAL on NOSCRIPT); and redsync's fail-fast,
+	// which ends a round once a quorum said yes or a quorum refused ("taken"), never
+	// counting timeouts or error replies, and which applies to every round: unlock,
+	// extension and the cleanup after a lost attempt too.
+	DialectRedsync
+)
+
+var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync"}
+
+// Dialects returns every dialect, in declaration order.
+func Dialects() []Dialect { return []Dialect{DialectSpec, DialectRedsync} }
+
+func (d Dialect) String() string { return enumName(dialectNames[:], int(d), "dialect") }
+
+// ParseDialect returns the dialect with the given name.
+func ParseDialect(s string) (Dialect, error) {
+	i, err := parseEnum(dialectNames[:], "dialect", s)
+	return Dialect(i), err
+}
+
+// MarshalText lets configuration files spell the dialect by name.
+func (d Dialect) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses the dialect's name.
+func (d *Dialect) UnmarshalText(b []byte) (err error) { *d, err = ParseDialect(string(b)); return err }
+
 // Variant names a version of the algorithm. All but VariantRedlock are the correct machine
 // with one deliberate, named deviation, kept for teaching: each shows one way real
 // implementations went wrong.
@@ -242,6 +284,12 @@ type Config struct {
 	// timeout (3 s by default) and a stopped node stalls the whole round.
 	Timeout       time.Duration
 	TimeoutFactor float64
+	// ExtendTimeout and ReleaseTimeout are the per-node waits of an extension and of a
+	// release, when they differ from the acquire's (0: NodeTimeout). redsync bounds its
+	// acquire and the cleanup after a lost attempt by its context timeout but its Extend
+	// and Unlock only by the driver's own read timeout.
+	ExtendTimeout  time.Duration
+	ReleaseTimeout time.Duration
 	// FailFast stops waiting for replies once the quorum outcome is decided: enough OKs, or
 	// too many failures for a quorum to remain possible.
 	FailFast bool
@@ -251,6 +299,8 @@ type Config struct {
 	// WithSetNXOnExtend), using ScriptExtendOrSet.
 	SetNXOnExtend bool
 	Fencing       Fencing
+	// Dialect is whose scripts, SET spelling and fail-fast rule the machine uses.
+	Dialect Dialect
 }
 
 // DefaultConfig returns the Redlock page's algorithm with the common library defaults:
@@ -305,6 +355,24 @@ func (c Config) NodeTimeout() time.Duration {
 	return max(d, 1)
 }
 
+// ExtendNodeTimeout returns how long an extension waits for a node's reply: ExtendTimeout,
+// or NodeTimeout when it is zero.
+func (c Config) ExtendNodeTimeout() time.Duration {
+	if c.ExtendTimeout > 0 {
+		return c.ExtendTimeout
+	}
+	return c.NodeTimeout()
+}
+
+// ReleaseNodeTimeout returns how long a release waits for a node's reply: ReleaseTimeout,
+// or NodeTimeout when it is zero.
+func (c Config) ReleaseNodeTimeout() time.Duration {
+	if c.ReleaseTimeout > 0 {
+		return c.ReleaseTimeout
+	}
+	return c.NodeTimeout()
+}
+
 // Validate returns a *ParamError for the first knob out of range, in field order.
 func (c Config) Validate() error {
 	c = c.Effective()
@@ -331,10 +399,16 @@ func (c Config) Validate() error {
 		return badParam("timeout", c.Timeout, fmt.Sprintf("[0s, %v] (0: ttl × timeout_factor)", MaxDelay))
 	case c.Timeout == 0 && !(c.TimeoutFactor > 0 && c.TimeoutFactor <= MaxTimeoutFactor):
 		return badParam("timeout_factor", c.TimeoutFactor, fmt.Sprintf("(0, %g] when timeout = 0", MaxTimeoutFactor))
+	case c.ExtendTimeout < 0 || c.ExtendTimeout > MaxDelay:
+		return badParam("extend_timeout", c.ExtendTimeout, fmt.Sprintf("[0s, %v] (0: as timeout)", MaxDelay))
+	case c.ReleaseTimeout < 0 || c.ReleaseTimeout > MaxDelay:
+		return badParam("release_timeout", c.ReleaseTimeout, fmt.Sprintf("[0s, %v] (0: as timeout)", MaxDelay))
 	case c.MaxExtensions < 0 || c.MaxExtensions > MaxExtensions:
 		return badParam("max_extensions", c.MaxExtensions, fmt.Sprintf("[0, %d]", MaxExtensions))
 	case c.Fencing >= Fencing(len(fencingNames)):
 		return badParam("fencing", c.Fencing, "one of "+strings.Join(fencingNames[:], ", "))
+	case c.Dialect >= Dialect(len(dialectNames)):
+		return badParam("dialect", c.Dialect, "one of "+strings.Join(dialectNames[:], ", "))
 	}
 	return nil
 }
@@ -343,8 +417,8 @@ func (c Config) Validate() error {
 // bad-input errors use, so a sweep spec, an error message and `redlock-sim params` agree.
 func Knobs() []string {
 	return []string{"variant", "nodes", "ttl", "drift_factor", "drift_pad", "retry_delay",
-		"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "fail_fast",
-		"max_extensions", "set_nx_on_extend", "fencing"}
+		"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
+		"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "fencing", "dialect"}
 }
 
 // Set parses value into the knob called name (durations like 10s, plain numbers, true or
@@ -374,6 +448,10 @@ func (c *Config) Set(name, value string) error {
 		c.Timeout, err = parseDuration(name, value)
 	case "timeout_factor":
 		c.TimeoutFactor, err = parseFloat(name, value)
+	case "extend_timeout":
+		c.ExtendTimeout, err = parseDuration(name, value)
+	case "release_timeout":
+		c.ReleaseTimeout, err = parseDuration(name, value)
 	case "fail_fast":
 		c.FailFast, err = parseBool(name, value)
 	case "max_extensions":
@@ -382,6 +460,8 @@ func (c *Config) Set(name, value string) error {
 		c.SetNXOnExtend, err = parseBool(name, value)
 	case "fencing":
 		c.Fencing, err = ParseFencing(value)
+	case "dialect":
+		c.Dialect, err = ParseDialect(value)
 	default:
 		return fmt.Errorf("redlock: unknown knob %q (known: %s)", name, strings.Join(Knobs(), ", "))
 	}

@@ -51,15 +51,25 @@ type round struct {
 	oks      int  // nodes whose answer counts as success
 	replies  int  // nodes that answered at all
 	need     int  // successes that decide the round in our favour
+	refused  int  // nodes that answered no (not an error): redsync's "taken"
 	failFast bool // end as soon as the outcome is decided
+	// takenRule: fail fast the way redsync does, once `need` nodes refused, rather than
+	// once a quorum is out of reach whatever the failures were.
+	takenRule bool
 }
 
 func (r *round) over() bool {
-	if r.done == r.targets {
+	switch {
+	case r.done == r.targets:
 		return true
+	case !r.failFast:
+		return false
+	case r.oks >= r.need:
+		return true
+	case r.takenRule:
+		return r.refused >= r.need
 	}
-	decided := r.oks >= r.need || r.done-r.oks > r.targets-r.need
-	return r.failFast && decided
+	return r.done-r.oks > r.targets-r.need
 }
 
 // check asserts the round's counters are in step: no node answers twice, nobody succeeds
@@ -80,7 +90,22 @@ func (r *round) finish(rep resp.Reply, ok bool) {
 	}
 	if ok {
 		r.oks++
+	} else if r.takenRule && refusal(rep) {
+		r.refused++
 	}
+}
+
+// refusal reports whether a reply that did not succeed is a no rather than a failure:
+// redsync counts a node as taken when SET NX answered nil or a script answered 0, but not
+// for an error reply, a timeout, or its delete script's -1 (the key had already expired).
+func refusal(rep resp.Reply) bool {
+	switch rep.Kind {
+	case resp.ReplyNone, resp.ReplyError:
+		return false
+	case resp.ReplyInt:
+		return rep.Int >= 0
+	}
+	return true
 }
 
 // Machine is the Redlock client algorithm for one lock at a time, as a deterministic state
@@ -96,6 +121,9 @@ type Machine struct {
 	quorum  int
 	drift   time.Duration
 	timeout time.Duration
+	// extendTimeout and releaseTimeout are the per-node waits of extensions and releases.
+	extendTimeout, releaseTimeout time.Duration
+	takenRule                     bool // the dialect's fail-fast counts refusals only
 
 	state       State
 	now         time.Duration // the latest input's reading
@@ -158,6 +186,10 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 		quorum:  cfg.Quorum(),
 		drift:   cfg.Drift(),
 		timeout: cfg.NodeTimeout(),
+
+		extendTimeout:  cfg.ExtendNodeTimeout(),
+		releaseTimeout: cfg.ReleaseNodeTimeout(),
+		takenRule:      cfg.Dialect == DialectRedsync,
 		slots:   make([]slot, cfg.Nodes),
 		out:     make([]lock.Output, 0, 2*cfg.Nodes+4),
 	}
@@ -248,13 +280,9 @@ func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 	m.state = StateExtending
 	m.opStart = now
 	m.newDeadline = now + m.cfg.TTL - m.drift
-	script := resp.ScriptExtend
-	if m.cfg.SetNXOnExtend {
-		script = resp.ScriptExtendOrSet
-	}
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
-	m.sendAll(resp.EvalSHA(script, m.resource, m.value, m.cfg.TTL))
-	m.arm(m.timeout)
+	m.sendAll(resp.EvalSHA(m.extendScript(), m.resource, m.value, m.cfg.TTL))
+	m.arm(m.extendTimeout)
 	return m.out, nil
 }
 
@@ -291,7 +319,7 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 		m.endRound(now)
 		return m.out, nil
 	}
-	m.arm(m.timeout)
+	m.arm(m.releaseTimeout)
 	return m.out, nil
 }
 
@@ -395,11 +423,30 @@ func (m *Machine) sendNextSet() {
 
 // setCommand is SET NX PX ttl, or for VariantSetNXThenExpire (its deviation) SET NX with no
 // expiry, to be followed by a separate PEXPIRE.
+//
+// DialectRedsync spells the expiry as go-redis's SetNX does: EX in seconds when the TTL is
+// whole seconds, PX otherwise. Redis keeps the key for the same time either way.
 func (m *Machine) setCommand() resp.Command {
 	if m.cfg.Variant == VariantSetNXThenExpire {
 		return resp.Set(m.resource, m.value, resp.CondNX, 0)
 	}
-	return resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
+	c := resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
+	c.InSecs = m.cfg.Dialect == DialectRedsync && m.cfg.TTL%time.Second == 0
+	return c
+}
+
+// extendScript is the dialect's compare-and-pexpire, or its extend-or-set with
+// set_nx_on_extend.
+func (m *Machine) extendScript() resp.Script {
+	switch {
+	case m.cfg.Dialect == DialectRedsync && m.cfg.SetNXOnExtend:
+		return resp.ScriptRedsyncTouchSetNX
+	case m.cfg.Dialect == DialectRedsync:
+		return resp.ScriptRedsyncTouch
+	case m.cfg.SetNXOnExtend:
+		return resp.ScriptExtendOrSet
+	}
+	return resp.ScriptExtend
 }
 
 // releaseCommand is compare-and-delete, or for VariantUnsafeRelease (its deviation) a plain
@@ -411,6 +458,9 @@ func (m *Machine) releaseCommand() resp.Command {
 		return resp.Command{Op: resp.OpDel, Key: m.resource}
 	case VariantGetThenDel:
 		return resp.Command{Op: resp.OpGet, Key: m.resource}
+	}
+	if m.cfg.Dialect == DialectRedsync {
+		return resp.EvalSHA(resp.ScriptRedsyncDelete, m.resource, m.value, 0)
 	}
 	return resp.EvalSHA(resp.ScriptRelease, m.resource, m.value, 0)
 }
@@ -553,7 +603,11 @@ func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 // that answered OK. It reports false when it sent nothing.
 func (m *Machine) releaseRound() bool {
 	if m.locked == nil {
-		m.newRound(m.n, m.n, false)
+		if m.takenRule { // redsync's unlock and cleanup fail fast like its acquire
+			m.newRound(m.n, m.quorum, m.cfg.FailFast)
+		} else {
+			m.newRound(m.n, m.n, false)
+		}
 		m.sendAll(m.releaseCommand())
 		return true
 	}
@@ -639,7 +693,7 @@ func (m *Machine) outcome(kind lock.EventKind, reason lock.Reason, now, deadline
 
 func (m *Machine) newRound(targets, need int, failFast bool) {
 	m.clearSlots()
-	m.round = round{targets: targets, need: need, failFast: failFast}
+	m.round = round{targets: targets, need: need, failFast: failFast, takenRule: m.takenRule}
 }
 
 func (m *Machine) clearSlots() { clear(m.slots) }

@@ -37,6 +37,7 @@ const (
 type Config struct {
 	Duration time.Duration // simulated run length
 
+	Client    string         // the client profile the knobs started from (see Profile)
 	Algorithm string         // the lock algorithm the clients run, by its registered name
 	Lock      redlock.Config // Redlock's knobs, nodes included
 	Replicas  int            // replicas behind each Redlock node, asynchronously replicated (see replicas())
@@ -88,6 +89,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Duration:      60 * time.Second,
+		Client:        "spec",
 		Algorithm:     "redlock",
 		Lock:          redlock.DefaultConfig(),
 		Clients:       3,
@@ -129,12 +131,16 @@ type knob struct {
 	get func(c *Config) string
 }
 
-// registry returns every knob in its fixed order: the order of `params`, of records'
-// config, of CSV columns. It is rebuilt per call, so there is no package state to mutate.
 // knobTable is the registry, built once: it is read-only after package initialisation, and
 // rebuilding it (closures, formatted ranges) on every Set and Get was a tenth of the cost
-// of a short run in a sweep.
-var knobTable = registry()
+// of a short run in a sweep. It is built in init, not in its declaration, because the
+// client knob's setter sets other knobs through the table.
+var knobTable []knob
+
+func init() { knobTable = registry() }
+
+// registry returns every knob in its fixed order: the order of `params`, of records'
+// config, of CSV columns.
 
 func registry() []knob {
 	ks := []knob{
@@ -150,6 +156,11 @@ func registry() []knob {
 		intKnob("resources", "world", "distinct locks (lock, or lock1..lockK); clients take them round-robin", 1, MaxResources, "",
 			func(c *Config) *int { return &c.Resources }),
 	}
+	ks = append(ks, knob{Param: Param{Name: "client", Group: "algorithm", Unit: "enum",
+		Allowed: oneOf(profileNames()),
+		Help:    "the lock library the clients behave as: its defaults and semantics (docs/clients.md); knobs set after it override its values"},
+		set: func(c *Config, v string) error { return c.setClient(v) },
+		get: func(c *Config) string { return c.Client }})
 	ks = append(ks, knob{Param: Param{Name: "algorithm", Group: "algorithm", Unit: "enum",
 		Allowed: oneOf(algorithmNames(algorithmTable)),
 		Help:    "the lock algorithm the clients run"},
@@ -285,6 +296,10 @@ func lockKnobs() []knob {
 			func(c *Config) string { return c.Lock.Timeout.String() }),
 		lockKnob("timeout_factor", "algorithm", "number", fmt.Sprintf("(0, %g]", redlock.MaxTimeoutFactor), "the reply timeout as a fraction of ttl, when timeout = 0",
 			func(c *Config) string { return formatFloat(c.Lock.TimeoutFactor) }),
+		lockKnob("extend_timeout", "algorithm", "duration", delay+" (0 = as timeout)", "how long an extension waits for one node's reply",
+			func(c *Config) string { return c.Lock.ExtendTimeout.String() }),
+		lockKnob("release_timeout", "algorithm", "duration", delay+" (0 = as timeout)", "how long a release waits for one node's reply",
+			func(c *Config) string { return c.Lock.ReleaseTimeout.String() }),
 		lockKnob("fail_fast", "algorithm", "bool", "true or false", "stop waiting once the quorum outcome is decided",
 			func(c *Config) string { return strconv.FormatBool(c.Lock.FailFast) }),
 		lockKnob("max_extensions", "algorithm", "count", fmt.Sprintf("[0, %d]", redlock.MaxExtensions), "extensions allowed per acquired lock",
@@ -294,6 +309,9 @@ func lockKnobs() []knob {
 		lockKnob("fencing", "algorithm", "enum", oneOf(enumNames(redlock.Fencings())),
 			"take a fencing token (INCR on node 0, or on a majority) and send it with storage writes",
 			func(c *Config) string { return c.Lock.Fencing.String() }),
+		lockKnob("dialect", "algorithm", "enum", oneOf(enumNames(redlock.Dialects())),
+			"whose scripts, SET spelling and fail-fast rule the clients use (a client profile sets it)",
+			func(c *Config) string { return c.Lock.Dialect.String() }),
 	}
 }
 
@@ -538,9 +556,10 @@ func (c *Config) Knobs() []KV {
 	return out
 }
 
-// Apply sets each knob in order, stopping at the first error.
+// Apply sets each knob in order, a client profile first wherever it is named, stopping at
+// the first error.
 func (c *Config) Apply(kvs []KV) error {
-	for _, kv := range kvs {
+	for _, kv := range ClientFirst(kvs) {
 		if err := c.Set(kv.Name, kv.Value); err != nil {
 			return err
 		}

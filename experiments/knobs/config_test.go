@@ -148,6 +148,8 @@ func TestDistSyntax(t *testing.T) {
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
 		"algorithm":   {"redlock"},
+		"client":      {"spec", "redsync"},
+		"dialect":     enumNames(redlock.Dialects()),
 		"variant":     enumNames(redlock.Variants()),
 		"mode":        enumNames(redlock.Modes()),
 		"fencing":     enumNames(redlock.Fencings()),

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"crypto/sha1"
+	"embed"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -44,12 +45,13 @@ const (
 	CondXX        // only if the key exists
 )
 
-// Script names one of the standard Redlock scripts. Redis runs them as Lua; the simulated
-// node has no Lua interpreter and recognises them by SHA1 instead, which is why the exact
-// source text lives here, once, and both sides derive the digest from it.
+// Script names a Lua script a lock client sends: one of the standard Redlock scripts, or a
+// lock library's own script, byte for byte as that library sends it. The exact source text
+// lives here, once, and everything else (the simulated node, the real driver, traces)
+// derives the digest and the argv from it.
 type Script uint8
 
-// The standard scripts. ARGV[1] is the lock value, ARGV[2] (when used) the TTL in ms.
+// The scripts. ARGV[1] is the lock value, ARGV[2] (when the script takes one) the TTL in ms.
 const (
 	ScriptNone Script = iota
 	// ScriptRelease deletes the key only if it holds our value (compare-and-delete).
@@ -58,63 +60,104 @@ const (
 	ScriptExtend
 	// ScriptExtendOrSet extends like ScriptExtend, or takes the key with SET NX PX when it
 	// is missing, in the spirit of redsync's WithSetNXOnExtend. It is not redsync's script
-	// byte for byte: redsync tries the SET NX whenever the value does not match (which can
-	// only succeed when the key is missing, so the keys end the same) and then answers 1,
-	// where this script answers SET's OK; the machine counts both as extended.
+	// byte for byte (ScriptRedsyncTouchSetNX is): redsync tries the SET NX whenever the
+	// value does not match (which can only succeed when the key is missing, so the keys end
+	// the same) and then answers 1, where this script answers SET's OK; the machine counts
+	// both as extended.
 	ScriptExtendOrSet
+	// ScriptRedsyncDelete is redsync v4.17.0's release (deleteScript): DEL's 1 when the
+	// value is ours, 0 when another value is there, -1 when the key is missing.
+	ScriptRedsyncDelete
+	// ScriptRedsyncTouch is redsync v4.17.0's extension (touchScript): PEXPIRE when the
+	// value is ours, else 0.
+	ScriptRedsyncTouch
+	// ScriptRedsyncTouchSetNX is redsync v4.17.0's extension with WithSetNXOnExtend
+	// (touchWithSetNXScript): PEXPIRE when the value is ours, else SET NX PX, answering 1
+	// when that took the key and 0 otherwise.
+	ScriptRedsyncTouchSetNX
+	scriptEnd
 )
 
-var scriptSources = [...]string{
-	ScriptRelease: `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`,
-	ScriptExtend:  `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`,
-	ScriptExtendOrSet: `local v = redis.call("GET", KEYS[1]) ` +
-		`if v == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) ` +
-		`elseif v == false then return redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") ` +
-		`else return 0 end`,
+// libscripts holds the lock libraries' scripts, each file exactly the bytes its library
+// sends (provenance and digests in libscripts/SOURCES.md).
+//
+//go:embed libscripts/*.lua
+var libscripts embed.FS
+
+// script describes one Script: its source, its name in traces, whether its ARGV carries
+// the TTL, and its digest.
+type script struct {
+	src, name string
+	ttlArg    bool
+	sha       string
 }
 
-var scriptNames = [...]string{ScriptRelease: "release", ScriptExtend: "extend", ScriptExtendOrSet: "extend-or-set"}
-
-// scriptSHAs is computed once from scriptSources, so the digest can never disagree with the
-// text that real Redis hashes.
-var scriptSHAs = func() (shas [len(scriptSources)]string) {
-	for i, src := range scriptSources {
-		if src != "" {
-			sum := sha1.Sum([]byte(src))
-			shas[i] = hex.EncodeToString(sum[:])
+var scripts = func() (t [scriptEnd]script) {
+	lib := func(file string) string {
+		b, err := libscripts.ReadFile("libscripts/" + file)
+		if err != nil {
+			panic("resp: a library script is missing from the binary: " + err.Error())
+		}
+		return string(b)
+	}
+	t[ScriptRelease] = script{name: "release",
+		src: `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`}
+	t[ScriptExtend] = script{name: "extend", ttlArg: true,
+		src: `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`}
+	t[ScriptExtendOrSet] = script{name: "extend-or-set", ttlArg: true,
+		src: `local v = redis.call("GET", KEYS[1]) ` +
+			`if v == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) ` +
+			`elseif v == false then return redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") ` +
+			`else return 0 end`}
+	t[ScriptRedsyncDelete] = script{name: "redsync-delete", src: lib("redsync-v4.17.0-delete.lua")}
+	t[ScriptRedsyncTouch] = script{name: "redsync-touch", ttlArg: true, src: lib("redsync-v4.17.0-touch.lua")}
+	t[ScriptRedsyncTouchSetNX] = script{name: "redsync-touch-setnx", ttlArg: true, src: lib("redsync-v4.17.0-touch-setnx.lua")}
+	for i := range t {
+		if t[i].src != "" {
+			sum := sha1.Sum([]byte(t[i].src))
+			t[i].sha = hex.EncodeToString(sum[:])
 		}
 	}
-	return shas
+	return t
 }()
+
+// Standard reports whether s is one of the standard Redlock scripts, which the simulated
+// node runs on a native fast path held to the Lua VM's answers; a library's script runs in
+// the VM.
+func (s Script) Standard() bool { return s >= ScriptRelease && s <= ScriptExtendOrSet }
+
+// TTLArg reports whether the script takes the TTL in milliseconds as ARGV[2].
+func (s Script) TTLArg() bool { return s < scriptEnd && scripts[s].ttlArg }
 
 // Source returns the Lua text of the script, as sent by EVAL or SCRIPT LOAD.
 func (s Script) Source() string {
-	if int(s) < len(scriptSources) {
-		return scriptSources[s]
+	if s < scriptEnd {
+		return scripts[s].src
 	}
 	return ""
 }
 
 // SHA returns the lowercase hex SHA1 of the script's source, as Redis computes it.
 func (s Script) SHA() string {
-	if int(s) < len(scriptSHAs) {
-		return scriptSHAs[s]
+	if s < scriptEnd {
+		return scripts[s].sha
 	}
 	return ""
 }
 
 func (s Script) String() string {
-	if int(s) < len(scriptNames) && scriptNames[s] != "" {
-		return scriptNames[s]
+	if s < scriptEnd && scripts[s].name != "" {
+		return scripts[s].name
 	}
 	return "script(" + strconv.Itoa(int(s)) + ")"
 }
 
-// ScriptBySHA returns the standard script with the given digest, or ScriptNone.
+// ScriptBySHA returns the standard script with the given digest, or ScriptNone: the
+// scripts the simulated node may answer on its fast path.
 func ScriptBySHA(sha string) Script {
-	for i, s := range scriptSHAs {
-		if s != "" && strings.EqualFold(s, sha) {
-			return Script(i)
+	for s := ScriptRelease; s.Standard(); s++ {
+		if strings.EqualFold(scripts[s].sha, sha) {
+			return s
 		}
 	}
 	return ScriptNone
@@ -173,7 +216,7 @@ func (c Command) Args() []string {
 			head = c.Script.Source()
 		}
 		args := []string{c.Op.String(), head, "1", c.Key, c.Value}
-		if c.Script != ScriptRelease {
+		if c.Script.TTLArg() {
 			args = append(args, ms)
 		}
 		return args

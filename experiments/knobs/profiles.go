@@ -1,0 +1,114 @@
+package knobs
+
+import "slices"
+
+// Profile is a lock library as the simulated clients run it: the values of its defaults
+// and the semantics it implements, as settings of the knobs that carry them (the dialect
+// knob among them: whose scripts, SET spelling and fail-fast rule). It is the value of the
+// `client` knob, and docs/clients.md documents each one beside its library's source.
+type Profile struct {
+	Name    string
+	Library string // the library and the version modelled
+	Help    string
+	// Sets holds the profile's value of every knob in ProfileKnobs, so that choosing a
+	// profile leaves nothing from another one behind.
+	Sets []KV
+}
+
+// ProfileKnobs are the knobs a profile sets: everything in which the libraries differ.
+// Choosing a profile sets them all; knobs set after it (or in a scenario's knobs, which
+// apply after the profile whatever their order) override its values.
+var ProfileKnobs = []string{"algorithm", "ttl", "drift_factor", "drift_pad", "retry_delay",
+	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
+	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect"}
+
+// profileTable is the registry of client profiles, read-only after package
+// initialisation. spec comes first: it is the default.
+var profileTable = []Profile{
+	{Name: "spec", Library: "the Redlock page (redis.io, Distributed Locks with Redis)",
+		Help: "the page's algorithm with the common library defaults: ttl 10s, drift 0.01 × ttl + 2ms, " +
+			"retry 200ms ± 100ms, 10 tries, per-node timeout 0.05 × ttl",
+		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
+			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "10", "mode", "multiplexed",
+			"timeout", "0s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec")},
+	{Name: "redsync", Library: "redsync v4.17.0 (github.com/go-redsync/redsync) over go-redis v9.23.0 with its default options",
+		Help: "expiry 8s, drift 0.01 × ttl, retry uniform in [50ms, 250ms), 32 tries; every node " +
+			"wait is go-redis's 5s read timeout (redsync's 0.05 × ttl context timeout needs " +
+			"ContextTimeoutEnabled); no extension limit; redsync's scripts and fail-fast",
+		Sets: kvs("algorithm", "redlock", "ttl", "8s", "drift_factor", "0.01", "drift_pad", "0s",
+			"retry_delay", "150ms", "retry_jitter", "100ms", "tries", "32", "mode", "multiplexed",
+			"timeout", "5s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync")},
+}
+
+func kvs(pairs ...string) []KV {
+	out := make([]KV, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, KV{pairs[i], pairs[i+1]})
+	}
+	return out
+}
+
+// Profiles returns the registered client profiles, in table order.
+func Profiles() []Profile {
+	out := slices.Clone(profileTable)
+	for i := range out {
+		out[i].Sets = slices.Clone(out[i].Sets)
+	}
+	return out
+}
+
+func profileNames() []string {
+	out := make([]string, len(profileTable))
+	for i, p := range profileTable {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// LookupProfile returns the profile named name.
+func LookupProfile(name string) (Profile, error) {
+	for _, p := range profileTable {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	names := profileNames()
+	return Profile{}, asValueError("client", name, oneOf(names), unknownChoice(name, names))
+}
+
+// setClient applies profile name: every knob it sets, then the name itself. On error the
+// config is unchanged.
+func (c *Config) setClient(name string) error {
+	p, err := LookupProfile(name)
+	if err != nil {
+		return err
+	}
+	next := *c
+	for _, kv := range p.Sets {
+		if err := next.Set(kv.Name, kv.Value); err != nil {
+			return err // a bad table entry: TestProfilesSetEveryProfileKnob catches it
+		}
+	}
+	next.Client = name
+	*c = next
+	return nil
+}
+
+// ClientFirst returns kvs with every `client` setting moved to the front, in order, so
+// that a profile is the base the other settings override wherever it was named.
+func ClientFirst(kvs []KV) []KV {
+	out := make([]KV, 0, len(kvs))
+	for _, kv := range kvs {
+		if kv.Name == "client" {
+			out = append(out, kv)
+		}
+	}
+	for _, kv := range kvs {
+		if kv.Name != "client" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
