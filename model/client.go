@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,50 @@ const (
 type Pause struct {
 	At  sim.Time      // true time it starts
 	For time.Duration // how long the process is frozen, in true time
+}
+
+// Connection says whether a client's connection to a node outlives a request that timed
+// out on it: what a lock library's Redis driver does, which decides whether requests sent
+// to a stalled node still run there when it continues.
+type Connection uint8
+
+// The connection semantics.
+const (
+	// ConnQueued is one connection per node that outlives timeouts (ioredis; the Redlock
+	// page assumes nothing else): a request sent to a stalled node waits in its queue and
+	// runs when the node continues, whether or not the client still waits for the reply,
+	// and a NOSCRIPT that comes back late is still answered with EVAL.
+	ConnQueued Connection = iota
+	// ConnDrop is go-redis v9: a connection whose read timed out is closed. A request
+	// already written to it still runs when the node continues (its bytes are in the
+	// node's socket) but its reply is never read; the next request to that node opens a
+	// new connection and is sent only once the handshake is answered, which a stalled node
+	// does not do: if the lock algorithm gives up first, the request never reaches the
+	// node. A process connects on first use, so its first request to each node waits for
+	// a handshake too.
+	ConnDrop
+)
+
+var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop"}
+
+func (c Connection) String() string {
+	if int(c) < len(connectionNames) {
+		return connectionNames[c]
+	}
+	return "connection(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Connections returns every connection semantics, in declaration order.
+func Connections() []Connection { return []Connection{ConnQueued, ConnDrop} }
+
+// ParseConnection returns the connection semantics with the given name.
+func ParseConnection(s string) (Connection, error) {
+	for i, n := range connectionNames {
+		if n == s {
+			return Connection(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown connection semantics %q", s)
 }
 
 // ClientConfig configures one client process: its clock, the lock algorithm it drives,
@@ -75,6 +120,9 @@ type ClientConfig struct {
 	CrashRate    float64
 	RestartAfter dist.Dist
 	MaxCycles    int // start no more than this many acquires; 0: unlimited
+	// Connection is what the process's connection to a node does after a timed-out
+	// request (the lock algorithm's lock.OutAbandon).
+	Connection Connection
 }
 
 // ClientEventKind says what a client did.
@@ -151,6 +199,7 @@ type ClientStats struct {
 	Stray         uint64 // messages it had no use for (storage acknowledgements, after a crash, replies to an earlier life)
 	Crashes       uint64
 	Restarts      uint64
+	Connects      uint64 // connection handshakes sent (ConnDrop)
 }
 
 // The client's kernel event kinds.
@@ -185,6 +234,22 @@ const (
 	csThinking
 	csDead
 )
+
+// conn is a client's connection to one node under ConnDrop.
+type conn struct {
+	open bool
+	hs   uint64 // the handshake awaited (its request id without the life bits); 0: none
+}
+
+// parkedReq is a request waiting for its connection's handshake.
+type parkedReq struct {
+	req lock.Req
+	cmd resp.Command
+}
+
+// hsFlag marks a request id as a connection handshake, not a lock algorithm's request
+// (whose ids never come near it).
+const hsFlag = 1 << (lifeShift - 1)
 
 // heldItem is a timer or message that reached a paused client, run when it resumes.
 type heldItem struct {
@@ -229,6 +294,11 @@ type Client struct {
 	nodeOf                []int32 // endpoint → node index, -1 for other endpoints
 	lastReq               []lock.Req
 	lastCmd               []resp.Command
+	// conns and parked model ConnDrop's connections (nil under ConnQueued): each node's
+	// connection state, and the request waiting for its new connection's handshake.
+	conns  []conn
+	parked []parkedReq
+	hsSeq  uint64
 
 	state    clientState
 	gen      uint64 // bumped at each acquire; events of an older cycle are stale
@@ -355,6 +425,10 @@ func (c *Client) mapNodes() {
 	}
 	c.lastReq = make([]lock.Req, len(c.cfg.Nodes))
 	c.lastCmd = make([]resp.Command, len(c.cfg.Nodes))
+	if c.cfg.Connection == ConnDrop {
+		c.conns = make([]conn, len(c.cfg.Nodes))
+		c.parked = make([]parkedReq, len(c.cfg.Nodes))
+	}
 }
 
 func (c *Client) schedule() error {
@@ -516,6 +590,10 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 		return
 	}
 	req := lock.Req(m.ReqID & (1<<lifeShift - 1))
+	if req&hsFlag != 0 {
+		c.handshaken(node, uint64(req))
+		return
+	}
 	if c.retryAsEval(node, req, m.Reply) {
 		return
 	}
@@ -559,7 +637,15 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 			if c.lastCmd[o.Node].Op = o.Command.Op; o.Command.Op == resp.OpEvalSHA {
 				c.lastCmd[o.Node] = o.Command // only an EVALSHA is ever resent (retryAsEval)
 			}
+			if c.conns != nil && !c.conns[o.Node].open {
+				c.park(o.Node, o.Req, o.Command)
+				continue
+			}
 			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req)|c.life<<lifeShift, o.Command))
+		case lock.OutAbandon:
+			if c.conns != nil {
+				c.abandon(o.Node, o.Req)
+			}
 		case lock.OutSetTimer:
 			c.s.Cancel(c.timerEv)
 			c.timerID = o.Timer
@@ -572,6 +658,48 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 		case lock.OutEvent:
 			c.outcome(now, &o.Event)
 		}
+	}
+}
+
+// park holds a request until its node's connection is open, opening one (a PING
+// handshake) if none is on its way. A request parked earlier for that node belongs to a
+// round that is over; the new one takes its place.
+func (c *Client) park(node int, req lock.Req, cmd resp.Command) {
+	c.parked[node] = parkedReq{req: req, cmd: cmd}
+	if c.conns[node].hs != 0 {
+		return
+	}
+	c.hsSeq++
+	c.conns[node].hs = hsFlag | c.hsSeq
+	c.stats.Connects++
+	c.net.Send(c.ep, c.cfg.Nodes[node], Request(c.conns[node].hs|c.life<<lifeShift, resp.Command{Op: resp.OpPing}))
+}
+
+// handshaken opens node's connection when hs answers the handshake it awaits, and sends
+// the request parked on it. A handshake the client gave up on is stray.
+func (c *Client) handshaken(node int32, hs uint64) {
+	if c.conns == nil || c.conns[node].hs != hs {
+		c.stats.Stray++
+		return
+	}
+	c.conns[node] = conn{open: true}
+	if p := c.parked[node]; p.req != 0 {
+		c.parked[node] = parkedReq{}
+		c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(p.req)|c.life<<lifeShift, p.cmd))
+	}
+}
+
+// abandon closes node's connection when the algorithm gives up on request req: go-redis
+// closes a connection whose read timed out, and a handshake that timed out leaves none.
+// The request, if it was still parked, is never sent; one already sent may still run, but
+// its reply (a NOSCRIPT too) is never read.
+func (c *Client) abandon(node int, req lock.Req) {
+	c.conns[node] = conn{}
+	if c.parked[node].req == req {
+		c.parked[node] = parkedReq{}
+	}
+	if c.lastReq[node] == req {
+		c.lastReq[node] = 0
 	}
 }
 
@@ -830,6 +958,8 @@ func (c *Client) restart(now sim.Time) {
 	c.m, c.life = m, c.life+1
 	clear(c.lastReq)
 	clear(c.lastCmd)
+	clear(c.conns) // a new process connects anew
+	clear(c.parked)
 	c.timerID, c.ackID, c.token, c.validUntil = 0, 0, 0, 0
 	c.state = csIdle
 	c.stats.Restarts++

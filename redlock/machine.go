@@ -386,6 +386,8 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 	// still land there later, which is why a lost attempt releases on all nodes.
 	for i := range m.slots {
 		if m.slots[i].req != 0 {
+			o := m.push(lock.OutAbandon)
+			o.Node, o.Req = i, m.slots[i].req
 			m.slots[i] = slot{}
 			m.round.done++
 		}

@@ -53,6 +53,9 @@ type Config struct {
 	// holder's: a stale write the workload made, not the lock).
 	ReleaseAfterAck bool
 	MaxCycles       int
+	// Connection is what a client's connection to a node does after a timed-out request
+	// (a client profile sets its driver's).
+	Connection model.Connection
 
 	ClientDriftPPM, NodeDriftPPM float64       // each process draws its drift in [−v, +v]
 	ClientOffset, NodeOffset     time.Duration // and its wall-clock offset in [−v, +v]
@@ -176,6 +179,19 @@ func registry() []knob {
 		},
 		get: func(c *Config) string { return c.Algorithm }})
 	ks = append(ks, lockKnobs()...)
+	ks = append(ks, knob{Param: Param{Name: "connection", Group: "algorithm", Unit: "enum",
+		Allowed: oneOf(enumNames(model.Connections())),
+		Help:    "after a request to a node times out, the connection is kept and the request still runs when the node continues (queued), or closed, and requests wait for a new connection's handshake (drop: go-redis)"},
+		set: func(c *Config, v string) error {
+			conn, err := model.ParseConnection(v)
+			if err != nil {
+				names := enumNames(model.Connections())
+				return asValueError("connection", v, oneOf(names), unknownChoice(v, names))
+			}
+			c.Connection = conn
+			return nil
+		},
+		get: func(c *Config) string { return c.Connection.String() }})
 	ks = append(ks,
 		distKnob("hold", "workload", "work per hold, on the client's monotonic clock",
 			func(c *Config) *dist.Dist { return &c.Hold }),

@@ -150,6 +150,7 @@ func TestEnumKnobsAllowedListsTable(t *testing.T) {
 		"algorithm":   {"redlock"},
 		"client":      {"spec", "redsync"},
 		"dialect":     enumNames(redlock.Dialects()),
+		"connection":  {"queued", "drop"},
 		"variant":     enumNames(redlock.Variants()),
 		"mode":        enumNames(redlock.Modes()),
 		"fencing":     enumNames(redlock.Fencings()),

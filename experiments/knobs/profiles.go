@@ -20,7 +20,7 @@ type Profile struct {
 // apply after the profile whatever their order) override its values.
 var ProfileKnobs = []string{"algorithm", "ttl", "drift_factor", "drift_pad", "retry_delay",
 	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
-	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect"}
+	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect", "connection"}
 
 // profileTable is the registry of client profiles, read-only after package
 // initialisation. spec comes first: it is the default.
@@ -31,15 +31,18 @@ var profileTable = []Profile{
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "10", "mode", "multiplexed",
 			"timeout", "0s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
-			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec")},
+			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec",
+			"connection", "queued")},
 	{Name: "redsync", Library: "redsync v4.17.0 (github.com/go-redsync/redsync) over go-redis v9.23.0 with its default options",
 		Help: "expiry 8s, drift 0.01 × ttl, retry uniform in [50ms, 250ms), 32 tries; every node " +
 			"wait is go-redis's 5s read timeout (redsync's 0.05 × ttl context timeout needs " +
-			"ContextTimeoutEnabled); no extension limit; redsync's scripts and fail-fast",
+			"ContextTimeoutEnabled); no extension limit; redsync's scripts and fail-fast; go-redis " +
+			"drops a connection whose read timed out",
 		Sets: kvs("algorithm", "redlock", "ttl", "8s", "drift_factor", "0.01", "drift_pad", "0s",
 			"retry_delay", "150ms", "retry_jitter", "100ms", "tries", "32", "mode", "multiplexed",
 			"timeout", "5s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
-			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync")},
+			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync",
+			"connection", "drop")},
 }
 
 func kvs(pairs ...string) []KV {

@@ -195,7 +195,8 @@ func (w *World) planClients(po *planOptions) error {
 			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
 			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: cfg.ExtendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
-			CrashRate: cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,
+			Connection: cfg.Connection,
+			CrashRate:  cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,
 		})
 	}
 	return nil

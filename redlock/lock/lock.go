@@ -91,14 +91,18 @@ const (
 	OutCancelTimer
 	// OutEvent reports an Event: the result of an operation, or a step an observer needs.
 	OutEvent
+	// OutAbandon says the algorithm stopped waiting for the reply to Req from Node: it
+	// timed out. A driver whose connection cannot outlive a timed-out read (go-redis
+	// closes it) drops that connection; one that queues (ioredis) may ignore it.
+	OutAbandon
 )
 
 // Output is one thing an algorithm asks of its caller or tells it. It is a tagged struct,
 // not an interface, so that the outbox is a reusable slice and emitting allocates nothing.
 type Output struct {
 	Kind    OutputKind
-	Node    int           // OutSend: the server, 0..n-1
-	Req     Req           // OutSend
+	Node    int           // OutSend, OutAbandon: the server, 0..n-1
+	Req     Req           // OutSend, OutAbandon
 	Command resp.Command  // OutSend
 	Timer   TimerID       // OutSetTimer, OutCancelTimer
 	After   time.Duration // OutSetTimer
@@ -118,6 +122,8 @@ func (o Output) String() string {
 		return "cancel-timer id=" + strconv.FormatUint(uint64(o.Timer), 10)
 	case OutEvent:
 		return o.Event.String()
+	case OutAbandon:
+		return "abandon node=" + strconv.Itoa(o.Node) + " req=" + strconv.FormatUint(uint64(o.Req), 10)
 	default:
 		return "output(" + strconv.Itoa(int(o.Kind)) + ")"
 	}

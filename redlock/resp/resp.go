@@ -23,10 +23,13 @@ const (
 	OpIncr                  // INCR key (fencing counters)
 	OpEval                  // EVAL <script source> 1 key argv...
 	OpEvalSHA               // EVALSHA <sha1> 1 key argv...
+	// OpPing is PING: the round trip a client that opens a new connection waits for
+	// before it sends a command on it (go-redis's HELLO handshake).
+	OpPing
 )
 
 var opNames = [...]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpPExpire: "PEXPIRE",
-	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA"}
+	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA", OpPing: "PING"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -210,6 +213,8 @@ func (c Command) Args() []string {
 		return args
 	case OpPExpire:
 		return []string{"PEXPIRE", c.Key, ms}
+	case OpPing:
+		return []string{"PING"}
 	case OpEval, OpEvalSHA:
 		head := c.Script.SHA()
 		if c.Op == OpEval {

@@ -1,0 +1,503 @@
+package conformance_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis"
+	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+	"github.com/redlock-sim/redlock-sim/internal/redistest"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
+)
+
+// faultScript is one situation both sides are put in. Every script starts with warm
+// connections (a lock, extend and unlock cycle on all nodes first, as a long-running
+// service has them), then stops some servers with SIGSTOP, locks, optionally extends,
+// unlocks if it got the lock, and continues the stopped servers.
+type faultScript struct {
+	name     string
+	stopped  []int // the servers stopped before Lock and continued after Unlock
+	tries    int   // 0: the library's default
+	failFast bool
+	extend   bool
+	// retryDelay fixes the delay between attempts on both sides (redsync's
+	// WithRetryDelay): its default draws from math/rand, which a test cannot seed.
+	retryDelay time.Duration
+}
+
+// outcome is what a user of the library sees, plus what the servers ran.
+type outcome struct {
+	acquired                         bool
+	lockTook, extendTook, unlockTook time.Duration
+	validity                         time.Duration
+	extended, unlocked               bool
+	// commands are the lock commands each server ran, in order, in a canonical form (see
+	// canon); leftover says whether the lock's key is still there just after the stopped
+	// servers continued.
+	commands [][]string
+	leftover []bool
+}
+
+const (
+	nodes = 5
+	// early and late bound how much shorter and longer a duration measured on the real
+	// side may be than the simulated one. A loaded machine only ever makes the real side
+	// slower (goroutines, sockets, timers firing late), so late is generous and early is
+	// not: the figures that matter differ by seconds (a driver's 5s timeout against
+	// redsync's 400ms context), far beyond either.
+	early = 50 * time.Millisecond
+	late  = time.Second
+)
+
+// near asserts that the real duration is within [sim − early, sim + late].
+func near(t *testing.T, what string, real, simulated time.Duration) {
+	t.Helper()
+	assert.True(t, real >= simulated-early && real <= simulated+late,
+		"%s: real %v, simulated %v (allowed: %v shorter to %v longer)", what, real, simulated, early, late)
+}
+
+var redsyncScripts = []faultScript{
+	{name: "all-up", extend: true},
+	{name: "2-of-5-stopped", stopped: []int{0, 1}, extend: true},
+	{name: "3-of-5-stopped", stopped: []int{0, 1, 2}, tries: 2, retryDelay: 150 * time.Millisecond},
+	{name: "3-of-5-stopped-fail-fast", stopped: []int{0, 1, 2}, tries: 2, failFast: true, retryDelay: 150 * time.Millisecond},
+}
+
+// TestRedsyncConformance runs each fault script against redsync v4.17.0 with go-redis
+// v9.23.0 (their default options) on five real redis-servers, and through the simulator
+// with client=redsync, and requires them to agree.
+func TestRedsyncConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stopped-server scripts wait on go-redis's 5s timeouts for a minute: not in -short")
+	}
+	redistest.Path(t)
+	for _, fs := range redsyncScripts {
+		t.Run(fs.name, func(t *testing.T) {
+			t.Parallel()
+			real := runRedsync(t, fs)
+			simd := runSimulated(t, fs)
+			t.Logf("real:      %s", real)
+			t.Logf("simulated: %s", simd)
+			assert.Equal(t, real.acquired, simd.acquired, "acquired")
+			near(t, "time Lock took", real.lockTook, simd.lockTook)
+			if real.acquired && simd.acquired {
+				// What the lock spent acquiring, validity no longer has: late on the
+				// real side is validity short.
+				near(t, "validity returned (negated)", -real.validity, -simd.validity)
+				assert.Equal(t, real.unlocked, simd.unlocked, "Unlock reported success")
+				near(t, "time Unlock took", real.unlockTook, simd.unlockTook)
+				if fs.extend {
+					assert.Equal(t, real.extended, simd.extended, "Extend reported success")
+					near(t, "time Extend took", real.extendTook, simd.extendTook)
+				}
+			}
+			for i := range nodes {
+				assert.Equal(t, real.commands[i], simd.commands[i], "commands server %d ran", i)
+			}
+			assert.Equal(t, real.leftover, simd.leftover, "servers whose lock key outlived the unlock")
+		})
+	}
+}
+
+func (o outcome) String() string {
+	return fmt.Sprintf("acquired=%v lock=%v validity=%v extend=%v/%v unlock=%v/%v leftover=%v commands=%q",
+		o.acquired, o.lockTook.Round(time.Millisecond), o.validity.Round(time.Millisecond),
+		o.extended, o.extendTook.Round(time.Millisecond), o.unlocked, o.unlockTook.Round(time.Millisecond),
+		o.leftover, o.commands)
+}
+
+// runRedsync plays the script against real servers and the real library.
+func runRedsync(t *testing.T, fs faultScript) outcome {
+	servers := make([]*redistest.Server, nodes)
+	pools := make([]redis.Pool, nodes)
+	for i := range servers {
+		servers[i] = redistest.Start(t)
+		c := goredis.NewClient(&goredis.Options{Addr: servers[i].Addr()})
+		t.Cleanup(func() { c.Close() })
+		pools[i] = redsyncgoredis.NewPool(c)
+	}
+	rs := redsync.New(pools...)
+	warm := rs.NewMutex("lock")
+	require.NoError(t, warm.Lock())
+	_, err := warm.Extend()
+	require.NoError(t, err)
+	_, err = warm.Unlock()
+	require.NoError(t, err)
+
+	monitors := make([]*monitor, nodes)
+	for i, s := range servers {
+		monitors[i] = startMonitor(t, s.Addr())
+	}
+	var opts []redsync.Option
+	if fs.tries > 0 {
+		opts = append(opts, redsync.WithTries(fs.tries))
+	}
+	if fs.failFast {
+		opts = append(opts, redsync.WithFailFast(true))
+	}
+	if fs.retryDelay > 0 {
+		opts = append(opts, redsync.WithRetryDelay(fs.retryDelay))
+	}
+	for _, i := range fs.stopped {
+		require.NoError(t, servers[i].Pause())
+	}
+	continued := false
+	defer func() {
+		if !continued {
+			for _, i := range fs.stopped {
+				_ = servers[i].Resume()
+			}
+		}
+	}()
+	m := rs.NewMutex("lock", opts...)
+	var o outcome
+	start := time.Now()
+	err = m.Lock()
+	o.lockTook = time.Since(start)
+	o.acquired = err == nil
+	if o.acquired {
+		o.validity = time.Until(m.Until())
+		if fs.extend {
+			start = time.Now()
+			o.extended, _ = m.Extend()
+			o.extendTook = time.Since(start)
+		}
+		start = time.Now()
+		o.unlocked, _ = m.Unlock()
+		o.unlockTook = time.Since(start)
+	}
+	for _, i := range fs.stopped {
+		require.NoError(t, servers[i].Resume())
+	}
+	continued = true
+	time.Sleep(300 * time.Millisecond) // the continued servers run what waited in their sockets
+	value := m.Value()
+	if value == "" {
+		value = monitors[0].valueOrEmpty()
+	}
+	o.commands = make([][]string, nodes)
+	o.leftover = make([]bool, nodes)
+	for i, s := range servers {
+		lines := monitors[i].stop()
+		if value == "" {
+			value = valueIn(lines)
+		}
+		for _, argv := range lines {
+			if c, ok := canon(argv, value); ok {
+				o.commands[i] = append(o.commands[i], c)
+			}
+		}
+		got, err := s.Client().Get(context.Background(), "lock").Result()
+		o.leftover[i] = err == nil && got == value
+	}
+	return o
+}
+
+// runSimulated plays the script through the simulator with client=redsync. Client1's
+// first cycle (lock, extend, unlock; all servers up) warms its connections; the servers
+// stop at 6.5s; its second cycle, at 7.01s, is the one compared.
+func runSimulated(t *testing.T, fs faultScript) outcome {
+	const stopAt, resumeAt = 6500 * time.Millisecond, 40 * time.Second
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: conformance-%s\nstory: the conformance script %s\n", fs.name, fs.name)
+	b.WriteString("knobs:\n  client: redsync\n  clients: 1\n  max_cycles: 2\n  hold: const(6s)\n  think: const(1s)\n  max_extensions: 1\n")
+	fmt.Fprintf(&b, "  duration: %v\n", resumeAt+500*time.Millisecond)
+	if fs.extend {
+		b.WriteString("  extend_every: 1ms\n")
+	}
+	if fs.tries > 0 {
+		fmt.Fprintf(&b, "  tries: %d\n", fs.tries)
+	}
+	if fs.failFast {
+		b.WriteString("  fail_fast: true\n")
+	}
+	if fs.retryDelay > 0 {
+		fmt.Fprintf(&b, "  retry_delay: %v\n  retry_jitter: 0s\n", fs.retryDelay)
+	}
+	b.WriteString("start: {client1: 10ms}\n")
+	if len(fs.stopped) > 0 {
+		b.WriteString("schedule:\n")
+		for _, i := range fs.stopped {
+			fmt.Fprintf(&b, "  - at: %v\n    pause_node: {node: redis%d, for: %v}\n", stopAt, i+1, resumeAt-stopAt)
+		}
+	}
+	sc, err := scenarios.ParseFile(fs.name+".yaml", []byte(b.String()))
+	require.NoError(t, err, b.String())
+	rp, _, err := experiments.ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+
+	var o outcome
+	// The second cycle's events, on client1's lane.
+	at := func(text string, from int64) (int64, int) {
+		for i, s := range rp.Steps {
+			if s.Actor == "client1" && s.AtNs >= from && strings.HasPrefix(s.Text, text) {
+				return s.AtNs, i
+			}
+		}
+		return -1, -1
+	}
+	cycle := int64(stopAt)
+	acqStart, _ := at("acquire-start", cycle)
+	require.GreaterOrEqual(t, acqStart, cycle, "the second cycle starts after the stop")
+	if ok, i := at("acquired", acqStart); ok >= 0 {
+		o.acquired = true
+		o.lockTook = time.Duration(ok - acqStart)
+		o.validity = time.Duration(rp.States[rp.Steps[i].State].Clients[0].ValidNs)
+	} else if failed, _ := at("acquire-failed", acqStart); failed >= 0 {
+		o.lockTook = time.Duration(failed - acqStart)
+	}
+	if o.acquired {
+		if fs.extend {
+			s, _ := at("extend-start", acqStart)
+			if e, _ := at("extended", s); e >= 0 {
+				o.extended, o.extendTook = true, time.Duration(e-s)
+			} else if e, _ := at("extend-failed", s); e >= 0 {
+				o.extendTook = time.Duration(e - s)
+			}
+		}
+		s, _ := at("release-start", acqStart)
+		e, i := at("released", s)
+		require.GreaterOrEqual(t, e, s)
+		o.unlockTook = time.Duration(e - s)
+		o.unlocked = strings.Contains(rp.Steps[i].Text, "oks=") && oksAtLeast(rp.Steps[i].Text, nodes/2+1)
+	}
+	// The lock value of the second cycle: the first SET after the stop.
+	value := ""
+	for _, m := range rp.Messages {
+		if m.Kind == "request" && m.SentNs >= acqStart && strings.HasPrefix(m.Text, "SET ") {
+			value = strings.Fields(m.Text)[2]
+			break
+		}
+	}
+	require.NotEmpty(t, value)
+	o.commands = make([][]string, nodes)
+	for _, m := range rp.Messages {
+		if m.Kind != "request" || m.Fate != "delivered" || m.SentNs < acqStart {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(m.To, "redis"))
+		require.NoError(t, err, m.To)
+		if c, ok := canon(strings.Fields(m.Text), value); ok {
+			o.commands[n-1] = append(o.commands[n-1], c)
+		}
+	}
+	last := rp.States[len(rp.States)-1]
+	o.leftover = make([]bool, nodes)
+	for i, n := range last.Nodes {
+		o.leftover[i] = slices.ContainsFunc(n.Keys, func(k report.KeyState) bool { return k.Value == value })
+	}
+	return o
+}
+
+// oksAtLeast reads the oks= field of a released line: redsync's Unlock reports success
+// when a quorum deleted its key.
+func oksAtLeast(text string, q int) bool {
+	for _, f := range strings.Fields(text) {
+		if v, ok := strings.CutPrefix(f, "oks="); ok {
+			n, _ := strconv.Atoi(v)
+			return n >= q
+		}
+	}
+	return false
+}
+
+// canon returns a lock command in one spelling for both sides: the command's name in
+// capitals, SET's options in a fixed order, a script by its name, the lock's value as $v.
+// Connection handshakes (HELLO, CLIENT, PING) and other commands report false.
+func canon(argv []string, value string) (string, bool) {
+	if len(argv) == 0 {
+		return "", false
+	}
+	name := strings.ToUpper(argv[0])
+	arg := func(a string) string {
+		if a == value {
+			return "$v"
+		}
+		return a
+	}
+	switch name {
+	case "SET":
+		if len(argv) < 3 {
+			return "", false
+		}
+		out := []string{"SET", argv[1], arg(argv[2])}
+		var cond, exp []string
+		for i := 3; i < len(argv); i++ {
+			switch o := strings.ToUpper(argv[i]); o {
+			case "NX", "XX":
+				cond = append(cond, o)
+			case "EX", "PX":
+				if i+1 < len(argv) {
+					exp = append(exp, o, argv[i+1])
+					i++
+				}
+			}
+		}
+		return strings.Join(append(append(out, cond...), exp...), " "), true
+	case "EVAL", "EVALSHA":
+		if len(argv) < 2 {
+			return "", false
+		}
+		script := argv[1]
+		if !strings.HasPrefix(script, "<") {
+			script = "<" + scriptName(name == "EVALSHA", script) + ">"
+		}
+		out := []string{name, script}
+		for _, a := range argv[2:] {
+			out = append(out, arg(a))
+		}
+		return strings.Join(out, " "), true
+	case "GET", "DEL", "PEXPIRE", "PTTL", "INCR":
+		out := []string{name}
+		for _, a := range argv[1:] {
+			out = append(out, arg(a))
+		}
+		return strings.Join(out, " "), true
+	}
+	return "", false
+}
+
+// scriptName names the script with digest or source s among the ones the simulator
+// knows, or "unknown".
+func scriptName(bySHA bool, s string) string {
+	for sc := resp.Script(1); sc.SHA() != ""; sc++ {
+		if (bySHA && strings.EqualFold(sc.SHA(), s)) || (!bySHA && sc.Source() == s) {
+			return sc.String()
+		}
+	}
+	return "unknown"
+}
+
+// valueIn returns the value of the first SET among lines, or "".
+func valueIn(lines [][]string) string {
+	for _, argv := range lines {
+		if len(argv) >= 3 && strings.EqualFold(argv[0], "set") {
+			return argv[2]
+		}
+	}
+	return ""
+}
+
+// monitor reads a server's MONITOR stream: every command it runs, as argv.
+type monitor struct {
+	conn  net.Conn
+	mu    sync.Mutex
+	lines [][]string
+	done  chan struct{}
+}
+
+func startMonitor(t *testing.T, addr string) *monitor {
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	m := &monitor{conn: conn, done: make(chan struct{})}
+	_, err = conn.Write([]byte("MONITOR\r\n"))
+	require.NoError(t, err)
+	r := bufio.NewReader(conn)
+	first, err := r.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "+OK\r\n", first)
+	go func() {
+		defer close(m.done)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if argv, ok := parseMonitorLine(strings.TrimRight(line, "\r\n")); ok {
+				m.mu.Lock()
+				m.lines = append(m.lines, argv)
+				m.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { conn.Close() })
+	return m
+}
+
+func (m *monitor) valueOrEmpty() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return valueIn(m.lines)
+}
+
+// stop closes the stream and returns what it read.
+func (m *monitor) stop() [][]string {
+	m.conn.Close()
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lines
+}
+
+// parseMonitorLine reads `+1700000000.123456 [0 127.0.0.1:5555] "set" "k" "v"` into its
+// quoted arguments, undoing Redis's escapes (\" \\ \n \r \t \a \b \xHH). A command a
+// script ran (`[0 lua]`) reports false: the script's own line stands for it.
+func parseMonitorLine(line string) ([]string, bool) {
+	i := strings.Index(line, "] ")
+	if i < 0 || strings.HasSuffix(line[:i], " lua") {
+		return nil, false
+	}
+	s := line[i+2:]
+	var argv []string
+	for len(s) > 0 {
+		if s[0] == ' ' {
+			s = s[1:]
+			continue
+		}
+		if s[0] != '"' {
+			return nil, false
+		}
+		var b strings.Builder
+		j := 1
+		for ; j < len(s) && s[j] != '"'; j++ {
+			if s[j] != '\\' || j+1 >= len(s) {
+				b.WriteByte(s[j])
+				continue
+			}
+			j++
+			switch s[j] {
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'a':
+				b.WriteByte('\a')
+			case 'b':
+				b.WriteByte('\b')
+			case 'x':
+				if j+2 < len(s) {
+					v, err := strconv.ParseUint(s[j+1:j+3], 16, 8)
+					if err == nil {
+						b.WriteByte(byte(v))
+						j += 2
+						continue
+					}
+				}
+				b.WriteByte('x')
+			default:
+				b.WriteByte(s[j])
+			}
+		}
+		argv = append(argv, b.String())
+		s = s[min(j+1, len(s)):]
+	}
+	return argv, len(argv) > 0
+}
