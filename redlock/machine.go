@@ -190,8 +190,8 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 		extendTimeout:  cfg.ExtendNodeTimeout(),
 		releaseTimeout: cfg.ReleaseNodeTimeout(),
 		takenRule:      cfg.Dialect == DialectRedsync,
-		slots:   make([]slot, cfg.Nodes),
-		out:     make([]lock.Output, 0, 2*cfg.Nodes+4),
+		slots:          make([]slot, cfg.Nodes),
+		out:            make([]lock.Output, 0, 2*cfg.Nodes+4),
 	}
 	if cfg.Variant == VariantReleaseLockedOnly {
 		m.locked = make([]bool, cfg.Nodes)
