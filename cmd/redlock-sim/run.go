@@ -274,9 +274,22 @@ const distNote = "distributions: " + knobs.DistSyntax + "; latency also takes ta
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("params", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the knobs as a JSON array of {name, group, unit, default, allowed, help}")
+	client := fs.String("client", "", "show the knobs a client profile sets (redsync, ...), beside the defaults")
 	setUsage(fs, stderr, "[KNOB ...]")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if *client != "" {
+		p, err := knobs.LookupProfile(*client)
+		if err != nil {
+			return fmt.Errorf("%w: --client: %w", errUsage, err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(p)
+		}
+		return writeProfile(stdout, p)
 	}
 	params := knobs.Params()
 	if fs.NArg() > 0 {
@@ -298,6 +311,31 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 		return writeParamsInFull(stdout, params)
 	}
 	return writeParamsTable(stdout, params)
+}
+
+// writeProfile writes what a client profile models and every knob it sets, beside the
+// knob's default (the spec profile's value), marking those that differ.
+func writeProfile(w io.Writer, p knobs.Profile) error {
+	fmt.Fprintf(w, "client %s: %s\n  %s\n\n", p.Name, p.Library, p.Help)
+	def := knobs.DefaultConfig()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KNOB	VALUE	DEFAULT	")
+	for _, kv := range p.Sets {
+		canon, err := knobs.Canonical(kv.Name, kv.Value)
+		if err != nil {
+			return err
+		}
+		mark := ""
+		if d := def.Get(kv.Name); d != canon {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kv.Name, canon, def.Get(kv.Name), mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\n* differs from the default. Knobs set after --set client=... override the profile's values; docs/clients.md says where each value comes from.")
+	return err
 }
 
 // writeParamsInFull writes each knob with nothing cut: its unit, default, allowed values

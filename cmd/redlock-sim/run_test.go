@@ -309,3 +309,25 @@ func TestInertKnobExitsTwo(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "there are no replicas")
 }
+
+// TestParamsShowsAClientProfile: `params --client` lists every knob the profile sets,
+// with its value and the default, and marks the ones that differ.
+func TestParamsShowsAClientProfile(t *testing.T) {
+	code, out, errOut := cli("params", "--client", "redsync")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "redsync v4.17.0")
+	for _, line := range []string{"ttl               8s           10s          *",
+		"dialect           redsync      spec         *", "connection        drop         queued       *",
+		"drift_factor      0.01         0.01         \n"} {
+		assert.Contains(t, out, line)
+	}
+	p, err := knobs.LookupProfile("redsync")
+	require.NoError(t, err)
+	for _, kv := range p.Sets {
+		assert.Contains(t, out, "\n"+kv.Name+" ")
+	}
+
+	code, _, errOut = cli("params", "--client", "redsink")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "client = redsink: not a known value; did you mean redsync?")
+}
