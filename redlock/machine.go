@@ -73,12 +73,12 @@ func (r *round) over() bool {
 }
 
 // check asserts the round's counters are in step: no node answers twice, nobody succeeds
-// without answering, and no more nodes are asked than the round has. (A SET NX whose
+// or refuses without answering, and no more nodes are asked than the round has. (A SET NX whose
 // separate PEXPIRE is awaited counts its OK before its node is done, so successes are
 // bounded by replies, not by nodes done.)
 func (r *round) check() {
 	if !(r.sent <= r.targets && r.done <= r.targets && r.oks <= r.replies &&
-		r.replies <= r.targets && r.need <= r.targets) {
+		r.replies <= r.targets && r.need <= r.targets && r.oks+r.refused <= r.replies) {
 		invariant.Check(false, "redlock: round counters out of step: %+v", *r)
 	}
 }

@@ -1,0 +1,76 @@
+package experiments
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+)
+
+// stoppedServers is redsync's Lock, Extend and Unlock with two of five servers stopped
+// (SIGSTOP) after a first cycle warmed the connections, continued at 30s.
+const stoppedServers = `name: stopped-servers
+story: two of five servers stopped while client1 locks, extends and unlocks
+knobs: {client: redsync, clients: 1, max_cycles: 2, hold: const(6s), think: const(1s), extend_every: 1ms, max_extensions: 1, duration: 30500ms}
+start: {client1: 10ms}
+schedule:
+  - at: 6500ms
+    pause_node: {node: redis1, for: 23500ms}
+  - at: 6500ms
+    pause_node: {node: redis2, for: 23500ms}
+`
+
+// TestConnectionSemantics holds the connection knob to its promise. Under drop (go-redis),
+// a stopped server runs the SET written on its warm connection when it continues, but never
+// the extension or the release, which wait for a new connection's handshake that it does
+// not answer: it keeps a stale key. Under queued, it runs all three, and the key is gone.
+func TestConnectionSemantics(t *testing.T) {
+	sc, err := scenarios.ParseFile("stopped-servers.yaml", []byte(stoppedServers))
+	require.NoError(t, err)
+	ran := func(connection string) (cmds []string, leftover bool) {
+		rp, _, err := ReplayScenario(context.Background(), sc, []knobs.KV{{Name: "connection", Value: connection}}, 1)
+		require.NoError(t, err)
+		for _, m := range rp.Messages {
+			if m.Kind == "request" && m.To == "redis1" && m.SentNs >= 6_500_000_000 && m.Fate == "delivered" {
+				cmds = append(cmds, strings.Fields(m.Text)[0])
+			}
+		}
+		last := rp.States[len(rp.States)-1]
+		return cmds, len(last.Nodes[0].Keys) > 0
+	}
+	cmds, leftover := ran("drop")
+	assert.Equal(t, []string{"SET", "PING", "PING"}, cmds, "the SET, and two handshakes (extension, release) it answers only when it continues")
+	assert.True(t, leftover, "the SET that timed out leaves its key")
+	cmds, leftover = ran("queued")
+	assert.Equal(t, []string{"SET", "EVALSHA", "EVALSHA"}, cmds, "the SET, the extension and the release (scripts loaded by the first cycle)")
+	assert.False(t, leftover)
+}
+
+// TestDropConnectsOnFirstUse: under drop a fresh process's first request to each server
+// waits for a handshake, one round trip, as go-redis's pool dials on first use.
+func TestDropConnectsOnFirstUse(t *testing.T) {
+	rp, _, err := ReplayScenario(context.Background(), mustScenario(t, "baseline"),
+		[]knobs.KV{{Name: "client", Value: "redsync"}, {Name: "clients", Value: "1"}, {Name: "max_cycles", Value: "2"}}, 1)
+	require.NoError(t, err)
+	var toRedis3 []string
+	for _, m := range rp.Messages {
+		if m.Kind == "request" && m.To == "redis3" {
+			toRedis3 = append(toRedis3, strings.Fields(m.Text)[0])
+		}
+	}
+	require.GreaterOrEqual(t, len(toRedis3), 3)
+	assert.Equal(t, []string{"PING", "SET"}, toRedis3[:2])
+	assert.NotContains(t, toRedis3[2:], "PING", "one connection, kept while nothing times out")
+}
+
+func mustScenario(t *testing.T, name string) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.LookupScenario(name)
+	require.NoError(t, err)
+	return sc
+}
