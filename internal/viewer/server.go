@@ -37,7 +37,7 @@ const MaxFileBytes = 64 << 10
 
 // CommonKnobs are the knobs the what-if panel offers for every scenario, besides the
 // scenario's own parameters: the ones the stories turn on.
-var CommonKnobs = []string{"ttl", "drift_factor", "fencing", "persistence", "nodes", "clients",
+var CommonKnobs = []string{"client", "ttl", "drift_factor", "fencing", "persistence", "nodes", "clients",
 	"latency", "variant", "stop_at_deadline", "preload_scripts"}
 
 // Server serves the viewer and runs scenarios for it. Its zero value is not usable: New.

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/internal/viewer"
 )
@@ -80,6 +83,32 @@ func TestScenariosAPI(t *testing.T) {
 	assert.Equal(t, []string{"false", "true"}, byName["stop_at_deadline"].Choices)
 	assert.Nil(t, byName["ttl"].Choices)
 	assert.Equal(t, "duration", byName["ttl"].Unit)
+}
+
+// TestRunAPIWithAClientProfile: the what-if panel's client knob tells the story with a
+// library's profile, and the story keeps its own timing (its ttl) over the profile's.
+func TestRunAPIWithAClientProfile(t *testing.T) {
+	hs := server(t)
+	var out viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=gc-pause&set=client%3Dredsync", &out))
+	rec, err := experiments.Run(context.Background(), "gc-pause", []knobs.KV{{Name: "client", Value: "redsync"}}, 1, experiments.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, rec.TraceHash, out.Record.TraceHash)
+	base, err := experiments.Run(context.Background(), "gc-pause", nil, 1, experiments.Options{})
+	require.NoError(t, err)
+	assert.NotEqual(t, base.TraceHash, rec.TraceHash, "another library, another run")
+	cfg := map[string]string{}
+	for _, kv := range rec.Config {
+		cfg[kv.Name] = kv.Value
+	}
+	assert.Equal(t, "redsync", cfg["client"])
+	assert.Equal(t, "redsync", cfg["dialect"])
+	assert.Equal(t, "1s", cfg["ttl"], "the story's ttl, not redsync's 8s")
+	first := func(text string) int {
+		return slices.IndexFunc(out.Replay.Steps, func(s report.Step) bool { return strings.Contains(s.Text, text) })
+	}
+	require.GreaterOrEqual(t, first("PING"), 0)
+	assert.Less(t, first("PING"), first("SET lock"), "go-redis connects on first use, before its first SET")
 }
 
 // TestRunAPI: a run through the viewer is the run `redlock-sim run` makes: same record,
