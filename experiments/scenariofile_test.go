@@ -67,6 +67,8 @@ func TestScheduleNamesAreCheckedAgainstTheWorld(t *testing.T) {
 		{"  - at: 1s\n    clock_step: {node: nosuch, by: 1s}\n", "clock_step: node = nosuch"},
 		{"  - at: 1s\n    failover: {node: redis1}\n", "failover: node redis1 has no replica to promote (set the replicas knob)"},
 		{"  - at: 1s\n    drop: {from: client1, to: redis7, count: 1}\n", `drop: no endpoint "redis7"`},
+		{"  - at: 1s\n    outside_lock: {node: redis1, ttl: 1s, resource: lock9}\n", `outside_lock: no resource "lock9" in this world; it has lock`},
+		{"  - at: 1s\n    outside_lock: {node: redis5, ttl: 1s}\n", "node = redis5: out of range"},
 	} {
 		_, err := runFile(t, head+c.step)
 		require.Error(t, err, c.step)
@@ -84,6 +86,19 @@ func TestScheduleNamesAreCheckedAgainstTheWorld(t *testing.T) {
 	var pe *sim.ParamError
 	require.True(t, errors.As(err, &pe), "%T %v", err, err)
 	assert.ErrorContains(t, err, "d = fast: not a duration")
+}
+
+// TestOutsideLock: a key taken by a client outside the world on a majority keeps the
+// world's clients out until it expires on the nodes' clocks, and nobody's release deletes it.
+func TestOutsideLock(t *testing.T) {
+	steps := ""
+	for _, n := range []string{"redis1", "redis2", "redis3"} {
+		steps += "  - at: 0s\n    outside_lock: {node: " + n + ", ttl: 700ms}\n"
+	}
+	rec, err := runFile(t, "name: x\nstory: y\nknobs: {clients: 1, max_cycles: 1, retry_delay: 100ms, retry_jitter: 0s, tries: 20, duration: 2s}\nstart: {client1: 10ms}\nschedule:\n"+steps)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), rec.Liveness.Acquired)
+	assert.Equal(t, int64(8), rec.Liveness.Attempts, "seven attempts, from 10ms to about 620ms, are refused; the eighth, past 700ms, wins")
 }
 
 // TestAFileOfOnesOwn is a story the catalogue does not tell, written from scratch: with

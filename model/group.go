@@ -116,11 +116,22 @@ func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	g.nodes[g.master].enqueue(now, from, m)
 }
 
+// Submit delivers c to the group's master now, from a client outside the world whose
+// reply goes nowhere: another process on the same Redis (a scenario's outside_lock). Like
+// any command it waits in the queue of a paused master and is lost by a stopped one.
+func (g *Group) Submit(now sim.Time, c resp.Command) {
+	m := Request(0, c)
+	g.nodes[g.master].enqueue(now, NoEndpoint, &m)
+}
+
 // reply sends r back to the requester. Through the transport interface, a call to the
 // network's Send goes through Go's wrapper for the generic method, which copies the
 // 104-byte message once more and calls again; a direct call skips both, one reply per
 // command.
 func (g *Group) reply(to network.Endpoint, id uint64, r resp.Reply) {
+	if to == NoEndpoint { // an outside client's command (Submit)
+		return
+	}
 	m := Message{Kind: MsgReply, ReqID: id, Reply: r}
 	if g.net != nil {
 		g.net.Send(g.ep, to, m)

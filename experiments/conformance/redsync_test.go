@@ -39,6 +39,10 @@ type faultScript struct {
 	// retryDelay fixes the delay between attempts on both sides (redsync's
 	// WithRetryDelay): its default draws from math/rand, which a test cannot seed.
 	retryDelay time.Duration
+	// held are servers where another client holds the lock's key for heldFor, taken just
+	// before Lock.
+	held    []int
+	heldFor time.Duration
 }
 
 // outcome is what a user of the library sees, plus what the servers ran.
@@ -77,6 +81,8 @@ var redsyncScripts = []faultScript{
 	{name: "2-of-5-stopped", stopped: []int{0, 1}, extend: true},
 	{name: "3-of-5-stopped", stopped: []int{0, 1, 2}, tries: 2, retryDelay: 150 * time.Millisecond},
 	{name: "3-of-5-stopped-fail-fast", stopped: []int{0, 1, 2}, tries: 2, failFast: true, retryDelay: 150 * time.Millisecond},
+	{name: "3-of-5-held-650ms", held: []int{0, 1, 2}, heldFor: 650 * time.Millisecond, retryDelay: 100 * time.Millisecond},
+	{name: "2-of-5-held-650ms-fail-fast", held: []int{0, 1}, heldFor: 650 * time.Millisecond, failFast: true},
 }
 
 // TestRedsyncConformance runs each fault script against redsync v4.17.0 with go-redis
@@ -166,6 +172,11 @@ func runRedsync(t *testing.T, fs faultScript) outcome {
 		}
 	}()
 	m := rs.NewMutex("lock", opts...)
+	for _, i := range fs.held {
+		ok, err := servers[i].Client().SetNX(context.Background(), "lock", scenarios.OutsideValue, fs.heldFor).Result()
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
 	var o outcome
 	start := time.Now()
 	err = m.Lock()
@@ -231,11 +242,14 @@ func runSimulated(t *testing.T, fs faultScript) outcome {
 		fmt.Fprintf(&b, "  retry_delay: %v\n  retry_jitter: 0s\n", fs.retryDelay)
 	}
 	b.WriteString("start: {client1: 10ms}\n")
-	if len(fs.stopped) > 0 {
+	if len(fs.stopped)+len(fs.held) > 0 {
 		b.WriteString("schedule:\n")
-		for _, i := range fs.stopped {
-			fmt.Fprintf(&b, "  - at: %v\n    pause_node: {node: redis%d, for: %v}\n", stopAt, i+1, resumeAt-stopAt)
-		}
+	}
+	for _, i := range fs.stopped {
+		fmt.Fprintf(&b, "  - at: %v\n    pause_node: {node: redis%d, for: %v}\n", stopAt, i+1, resumeAt-stopAt)
+	}
+	for _, i := range fs.held {
+		fmt.Fprintf(&b, "  - on: {event: acquire-start, client: client1, nth: 2}\n    outside_lock: {node: redis%d, ttl: %v}\n", i+1, fs.heldFor)
 	}
 	sc, err := scenarios.ParseFile(fs.name+".yaml", []byte(b.String()))
 	require.NoError(t, err, b.String())
@@ -333,7 +347,7 @@ func canon(argv []string, value string) (string, bool) {
 	}
 	switch name {
 	case "SET":
-		if len(argv) < 3 {
+		if len(argv) < 3 || argv[2] == scenarios.OutsideValue { // the outside client's
 			return "", false
 		}
 		out := []string{"SET", argv[1], arg(argv[2])}

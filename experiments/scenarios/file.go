@@ -117,6 +117,8 @@ type Action struct {
 	RatePPM  float64    // clock_slew: the slew's rate (0: ntpd's 500 ppm); clock_drift: the rate change
 	Count    Value      // drop: how many messages
 	Latency  string     // slow_link: the link's latency while it lasts, as the latency knob takes it, or $parameter (its By then names the parameter)
+	TTL      Value      // outside_lock: the outside client's PX
+	Resource string     // outside_lock: the lock whose key it takes ("" : the world's first)
 }
 
 // The actions a step can take, with the fields each accepts and which of those it needs.
@@ -138,6 +140,7 @@ var actions = []struct {
 	{"drop", []string{"from", "to", "count"}, []string{"from", "to", "count"}, "drop the next count messages on each link from some endpoints to others"},
 	{"failover", []string{"node"}, []string{"node"}, "promote a node's most up-to-date replica now, as SENTINEL FAILOVER does, whatever its master's state"},
 	{"partition", []string{"sides", "for"}, []string{"sides"}, "split the endpoints into sides that cannot reach each other (those not named form one more side), for a duration or to the end"},
+	{"outside_lock", []string{"node", "ttl", "resource"}, []string{"node", "ttl"}, "a client outside the world takes a lock's key on a node (SET NX PX ttl with its own value), as the command reaches the node: queued while it is paused"},
 	{"slow_link", []string{"from", "to", "latency", "for"}, []string{"from", "to", "latency", "for"}, "give the links from some endpoints to others another latency (as the latency knob takes it) for a duration"},
 	{"clock_step", []string{"node", "by"}, []string{"node", "by"}, "jump a node's or a client's wall clock by a duration (negative: back); at a time only"},
 	{"clock_slew", []string{"node", "by", "rate_ppm"}, []string{"node", "by"}, "correct a node's or a client's clocks gradually (NTP slew) by a duration at rate_ppm (default 500); at a time only"},
@@ -751,6 +754,13 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 			}
 		case "by":
 			a.By, err = p.duration(f.Val, what, false)
+		case "ttl":
+			a.TTL, err = p.duration(f.Val, what, false)
+			if err == nil && a.TTL.Param == "" && (a.TTL.Dur < time.Millisecond || a.TTL.Dur%time.Millisecond != 0) {
+				err = p.wrap(f.Val.Line, sim.BadParam(what, f.Val.Value, "whole milliseconds from 1ms (SET PX cannot say less)"))
+			}
+		case "resource":
+			a.Resource, err = p.scalar(f.Val, what)
 		case "count":
 			a.Count, err = p.count(f.Val, what)
 		case "sides":

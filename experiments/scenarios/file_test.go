@@ -119,6 +119,9 @@ func TestBadFilesNameLineValueAndWhatIsAllowed(t *testing.T) {
 		{"schedule:\n  - at: 1s\n    slow_link: {from: client1, to: redis1, latency: 30, for: 1s}\n", 5, "slow_link: latency = 30"},
 		{"schedule:\n  - at: 1s\n    slow_link: {from: client1, to: redis1, latency: $slow, for: 1s}\n", 5, `slow_link: latency: no parameter "slow" is declared`},
 		{"schedule:\n  - on: {event: acquired, client: client1}\n    clock_slew: {node: redis1, by: 1s}\n", 5, "clock_slew is planned into the clock before the run"},
+		{"schedule:\n  - at: 1s\n    outside_lock: {node: redis1, ttl: 650}\n", 5, "outside_lock: ttl = 650: a duration needs a unit"},
+		{"schedule:\n  - at: 1s\n    outside_lock: {node: redis1, ttl: 1500us}\n", 5, "whole milliseconds from 1ms"},
+		{"schedule:\n  - at: 1s\n    outside_lock: {node: redis1}\n", 5, `outside_lock: missing "ttl"`},
 	} {
 		_, err := ParseFile("f.yaml", []byte(head+c.body))
 		require.Error(t, err, c.body)

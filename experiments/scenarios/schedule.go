@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/internal/yamltree"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -284,6 +286,13 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 			return nil
 		}
 		return w.Do(at, f)
+	case "outside_lock":
+		g, res := group(w, a.Node), a.Resource
+		if res == "" {
+			res = w.Resources[0]
+		}
+		cmd := resp.Set(res, OutsideValue, resp.CondNX, v.dur(a.TTL))
+		return w.Do(at, func(now sim.Time) { g.Submit(now, cmd) })
 	case "crash_node", "kill_node", "shutdown_node", "pause_node":
 		f := model.Fault{Node: model.CurrentMaster}
 		switch a.Kind {
@@ -363,6 +372,10 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 	return fmt.Errorf("action %s cannot be taken here", a.Kind)
 }
 
+// OutsideValue is the value an outside_lock step's client writes: no client of the world
+// ever generates it (theirs are 24 characters of base64), so no release can match it.
+const OutsideValue = "outside"
+
 // check resolves every name a step uses against the world.
 func (sc *Scenario) check(w *world.World, st Step) error {
 	a := st.Action
@@ -375,8 +388,10 @@ func (sc *Scenario) check(w *world.World, st Step) error {
 		if w.Client(a.Client) == nil {
 			err = fmt.Errorf("%s: %w", a.Kind, noClient(w, a.Client))
 		}
-	case "crash_node", "kill_node", "shutdown_node", "pause_node", "failover":
+	case "crash_node", "kill_node", "shutdown_node", "pause_node", "failover", "outside_lock":
 		switch g := group(w, a.Node); {
+		case a.Kind == "outside_lock" && a.Resource != "" && !slices.Contains(w.Resources, a.Resource):
+			err = fmt.Errorf("outside_lock: no resource %q in this world; it has %s", a.Resource, strings.Join(w.Resources, ", "))
 		case g == nil:
 			err = fmt.Errorf("%s: %w", a.Kind, noNode(w, a.Node))
 		case a.Kind == "failover" && g.Len() < 2:
