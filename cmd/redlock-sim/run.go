@@ -334,7 +334,7 @@ func writeProfile(w io.Writer, p knobs.Profile) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\n* differs from the default. Knobs set after --set client=... override the profile's values; docs/clients.md says where each value comes from.")
+	_, err := fmt.Fprintln(w, "\n* differs from the default. Other knobs given with client=... (in any order) override its values; docs/clients.md says where each value comes from.")
 	return err
 }
 

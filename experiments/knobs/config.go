@@ -161,7 +161,7 @@ func registry() []knob {
 	}
 	ks = append(ks, knob{Param: Param{Name: "client", Group: "algorithm", Unit: "enum",
 		Allowed: oneOf(profileNames()),
-		Help:    "the lock library the clients behave as: its defaults and semantics (docs/clients.md); knobs set after it override its values"},
+		Help:    "the lock library the clients behave as: its defaults and semantics (docs/clients.md); other knobs given with it, in any order, override its values"},
 		set: func(c *Config, v string) error { return c.setClient(v) },
 		get: func(c *Config) string { return c.Client }})
 	ks = append(ks, knob{Param: Param{Name: "algorithm", Group: "algorithm", Unit: "enum",

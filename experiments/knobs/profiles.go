@@ -16,8 +16,8 @@ type Profile struct {
 }
 
 // ProfileKnobs are the knobs a profile sets: everything in which the libraries differ.
-// Choosing a profile sets them all; knobs set after it (or in a scenario's knobs, which
-// apply after the profile whatever their order) override its values.
+// Choosing a profile sets them all; the other knobs of the same settings (Apply moves the
+// profile first, whatever the order) and a scenario's knobs override its values.
 var ProfileKnobs = []string{"algorithm", "ttl", "drift_factor", "drift_pad", "retry_delay",
 	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
 	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect", "connection"}
