@@ -78,6 +78,8 @@ type Config struct {
 	FailoverAfter  time.Duration
 	NodeCrashRate  float64 // power losses of a node per node per second
 	NodeDown       dist.Dist
+	NodePauseRate  float64 // stalls (SIGSTOP) of a node per node per second
+	NodePauseLen   dist.Dist
 	PauseRate      float64 // stop-the-world pauses per client per second
 	PauseLen       dist.Dist
 	// ClientCrashRate is client crashes per client per second; each crashed client
@@ -111,6 +113,7 @@ func DefaultConfig() Config {
 		ReplDelay:     time.Millisecond,
 		FailoverAfter: 5 * time.Second,
 		NodeDown:      dist.Constant(time.Second),
+		NodePauseLen:  dist.Constant(time.Second),
 		PauseLen:      dist.Exponential(0, 100*time.Millisecond),
 		ClientDown:    dist.Constant(time.Second),
 	}
@@ -271,6 +274,10 @@ func registry() []knob {
 			func(c *Config) *float64 { return &c.NodeCrashRate }),
 		distKnob("node_down", "faults", "how long a crashed node stays down before it restarts",
 			func(c *Config) *dist.Dist { return &c.NodeDown }),
+		floatKnob("node_pause_rate", "faults", "1/s", "stalls of each Redlock node's master per simulated second (Poisson): SIGSTOP, a long fork, swapping; it keeps its connections and queue and answers late", 0, MaxFaultRate,
+			func(c *Config) *float64 { return &c.NodePauseRate }),
+		distKnob("node_pause_len", "faults", "how long each random stall of a node lasts",
+			func(c *Config) *dist.Dist { return &c.NodePauseLen }),
 		floatKnob("pause_rate", "faults", "1/s", "stop-the-world pauses per client per simulated second (Poisson)", 0, model.MaxPauseRate,
 			func(c *Config) *float64 { return &c.PauseRate }),
 		distKnob("pause_len", "faults", "length of each random pause", func(c *Config) *dist.Dist { return &c.PauseLen }),

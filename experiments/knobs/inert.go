@@ -55,6 +55,10 @@ func (c *Config) Inert(name string) string {
 		if c.NodeCrashRate == 0 {
 			return rate("it is how long a randomly crashed node stays down", "node_crash_rate")
 		}
+	case "node_pause_len":
+		if c.NodePauseRate == 0 {
+			return rate("it is how long a randomly stalled node stays stopped", "node_pause_rate")
+		}
 	case "client_down":
 		if c.ClientCrashRate == 0 {
 			return rate("it is how long a randomly crashed client stays down", "client_crash_rate")

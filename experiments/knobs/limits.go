@@ -77,6 +77,7 @@ func (c *Config) checkLimits() error {
 	}{
 		{"node_clock_jump_rate", c.NodeJumpRate, MaxJumps, "clock jumps per node"},
 		{"node_crash_rate", c.NodeCrashRate, MaxCrashes, "crashes per node"},
+		{"node_pause_rate", c.NodePauseRate, MaxCrashes, "stalls per node"},
 	} {
 		if exp := r.rate * secs; exp > float64(r.max)/2 {
 			return &LimitError{Knobs: []KV{{r.name, formatFloat(r.rate)}, dur}, What: r.what,

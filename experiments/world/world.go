@@ -247,21 +247,35 @@ func (w *World) Build() error {
 }
 
 // scheduleCrashes draws each group's random power losses (node_crash_rate) from the
-// stream "<group>/crashes"; each hits the master of the moment and lasts node_down.
+// stream "<group>/crashes", each hitting the master of the moment for node_down, and its
+// random stalls (node_pause_rate) from "<group>/pauses", each lasting node_pause_len (a
+// stall that begins while the node is stalled already is absorbed by it).
 func (w *World) scheduleCrashes() error {
-	if w.Config.NodeCrashRate == 0 {
-		return nil
-	}
-	down, err := dist.NewSampler(w.Config.NodeDown, "node_down")
-	if err != nil {
-		return err
-	}
-	for _, g := range w.Groups {
-		r := w.Sim.Rand(g.Name() + "/crashes")
-		for _, at := range poisson(r, w.Config.NodeCrashRate, w.Config.Duration, knobs.MaxCrashes) {
-			f := model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, For: min(down.Draw(r), model.MaxDowntime)}
-			if err := w.NodeFault(g, at, f); err != nil {
-				return err
+	for _, r := range []struct {
+		rate   float64
+		length dist.Dist
+		knob   string
+		stream string
+		kind   model.FaultKind
+		max    time.Duration
+	}{
+		{w.Config.NodeCrashRate, w.Config.NodeDown, "node_down", "/crashes", model.FaultCrash, model.MaxDowntime},
+		{w.Config.NodePauseRate, w.Config.NodePauseLen, "node_pause_len", "/pauses", model.FaultPause, model.MaxDowntime},
+	} {
+		if r.rate == 0 {
+			continue
+		}
+		length, err := dist.NewSampler(r.length, r.knob)
+		if err != nil {
+			return err
+		}
+		for _, g := range w.Groups {
+			rng := w.Sim.Rand(g.Name() + r.stream)
+			for _, at := range poisson(rng, r.rate, w.Config.Duration, knobs.MaxCrashes) {
+				f := model.Fault{Kind: r.kind, Node: model.CurrentMaster, For: min(length.Draw(rng), r.max)}
+				if err := w.NodeFault(g, at, f); err != nil {
+					return err
+				}
 			}
 		}
 	}
