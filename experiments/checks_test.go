@@ -30,6 +30,8 @@ func TestLimitsAreCheckedBeforeTheRun(t *testing.T) {
 			[]string{"partition_rate = 5, clog_rate = 5", "36000", "together"}},
 		{[]knobs.KV{{Name: "duration", Value: "10000h"}, {Name: "node_crash_rate", Value: "1"}},
 			[]string{"node_crash_rate = 1", "crashes per node", "4096"}},
+		{[]knobs.KV{{Name: "duration", Value: "10000h"}, {Name: "node_pause_rate", Value: "1"}},
+			[]string{"node_pause_rate = 1", "stalls per node", "4096"}},
 		{[]knobs.KV{{Name: "duration", Value: "10000h"}, {Name: "node_clock_jump_rate", Value: "1"}},
 			[]string{"node_clock_jump_rate = 1", "clock jumps per node", "4096"}},
 		{[]knobs.KV{{Name: "latency", Value: "10s"}, {Name: "ttl", Value: "100ms"}, {Name: "retry_delay", Value: "0s"}, {Name: "clients", Value: "64"}},

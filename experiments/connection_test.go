@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 )
 
@@ -73,4 +74,33 @@ func mustScenario(t *testing.T, name string) *scenarios.Scenario {
 	sc, err := scenarios.LookupScenario(name)
 	require.NoError(t, err)
 	return sc
+}
+
+// TestRandomNodeStalls: node_pause_rate stalls each node's master at random, for
+// node_pause_len, from the node's own stream: the same seed stalls the same nodes at the
+// same times, and a stall is a pause the node answers late from (no request lost).
+func TestRandomNodeStalls(t *testing.T) {
+	settings := []knobs.KV{{Name: "node_pause_rate", Value: "0.5"}, {Name: "node_pause_len", Value: "const(300ms)"}, {Name: "duration", Value: "20s"}}
+	stalls := func() (pauses, resumes int, hash string) {
+		var b strings.Builder
+		rec, err := Run(context.Background(), "", settings, 3, Options{Trace: &b, Narrate: report.TraceOptions{Only: []string{"faults"}}})
+		require.NoError(t, err)
+		for _, line := range strings.Split(b.String(), "\n") {
+			switch {
+			case !strings.Contains(line, "!! redis"):
+			case strings.Contains(line, " pause queued="):
+				pauses++
+			case strings.Contains(line, " resume queued="):
+				resumes++
+			}
+		}
+		return pauses, resumes, rec.TraceHash
+	}
+	p1, r1, h1 := stalls()
+	p2, r2, h2 := stalls()
+	assert.Equal(t, h1, h2)
+	assert.Equal(t, p1, p2)
+	assert.Greater(t, p1, 20, "about 0.5/s × 20s × 5 nodes = 50 stalls, fewer where they overlap")
+	assert.Equal(t, p1, r1, "every stall ends")
+	assert.Equal(t, p2, r2)
 }
