@@ -44,8 +44,9 @@ type Connection uint8
 
 // The connection semantics.
 const (
-	// ConnQueued is one connection per node that outlives timeouts (ioredis; the Redlock
-	// page assumes nothing else): a request sent to a stalled node waits in its queue and
+	// ConnQueued is one connection per node that outlives timeouts (what the Redlock page
+	// assumes; whether ioredis, under node-redlock, behaves so is for its profile to
+	// check): a request sent to a stalled node waits in its queue and
 	// runs when the node continues, whether or not the client still waits for the reply,
 	// and a NOSCRIPT that comes back late is still answered with EVAL.
 	ConnQueued Connection = iota

@@ -93,7 +93,7 @@ const (
 	OutEvent
 	// OutAbandon says the algorithm stopped waiting for the reply to Req from Node: it
 	// timed out. A driver whose connection cannot outlive a timed-out read (go-redis
-	// closes it) drops that connection; one that queues (ioredis) may ignore it.
+	// closes it) drops that connection; one whose connection outlives timeouts ignores it.
 	OutAbandon
 )
 
