@@ -99,4 +99,11 @@ func TestLessonPlan(t *testing.T) {
 	assert.Equal(t, int64(2), int64(run("split-brain-no-jitter", "retry_jitter=1ms").Record.Liveness.SplitBrainRounds))
 	assert.Equal(t, int64(1), int64(run("split-brain-no-jitter", "retry_jitter=100ms").Record.Liveness.SplitBrainRounds))
 	assert.True(t, strings.Contains(run("split-brain-no-jitter").Scenario.Story, "lockstep"))
+
+	// 5. restart-no-persistence told with redsync: safe, because nobody acquires (go-redis's
+	// 5 s read timeout against the 2 s TTL); with redsync's own 100 ms timeout, unsafe again.
+	rs := run("restart-no-persistence", "client=redsync")
+	assert.True(t, safe(rs))
+	assert.Equal(t, int64(0), rs.Record.Liveness.Acquired)
+	assert.False(t, safe(run("restart-no-persistence", "client=redsync", "timeout=100ms")))
 }
