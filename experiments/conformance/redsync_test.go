@@ -515,3 +515,94 @@ func parseMonitorLine(line string) ([]string, bool) {
 	}
 	return argv, len(argv) > 0
 }
+
+// TestRedsyncContention is the script with all servers up and two clients: client1 locks
+// and holds for 600ms; client2 starts 100ms later and retries every 200ms until client1's
+// unlock lets it in, on its fourth attempt about 600ms after it started, on both sides.
+// The unlock falls midway between client2's third and fourth attempts: 100ms either way
+// for a loaded machine's delays.
+func TestRedsyncContention(t *testing.T) {
+	redistest.Path(t)
+	const (
+		hold       = 600 * time.Millisecond
+		lag        = 100 * time.Millisecond
+		retryDelay = 200 * time.Millisecond
+	)
+	// The real side: two processes' worth of go-redis clients on the same five servers.
+	servers := make([]*redistest.Server, nodes)
+	for i := range servers {
+		servers[i] = redistest.Start(t)
+	}
+	mutex := func() *redsync.Mutex {
+		pools := make([]redis.Pool, nodes)
+		for i, s := range servers {
+			c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
+			t.Cleanup(func() { c.Close() })
+			pools[i] = redsyncgoredis.NewPool(c)
+		}
+		return redsync.New(pools...).NewMutex("lock", redsync.WithRetryDelay(retryDelay))
+	}
+	m1, m2 := mutex(), mutex()
+	mon := startMonitor(t, servers[0].Addr())
+	type result struct {
+		took time.Duration
+		err  error
+	}
+	second := make(chan result, 1)
+	start := time.Now()
+	require.NoError(t, m1.Lock())
+	go func() {
+		time.Sleep(lag - time.Since(start))
+		s := time.Now()
+		err := m2.Lock()
+		second <- result{time.Since(s), err}
+	}()
+	time.Sleep(hold - time.Since(start))
+	_, err := m1.Unlock()
+	require.NoError(t, err)
+	r := <-second
+	require.NoError(t, r.err)
+	_, err = m2.Unlock()
+	require.NoError(t, err)
+	realAttempts := 0
+	for _, argv := range mon.stop() {
+		if len(argv) >= 3 && strings.EqualFold(argv[0], "set") && argv[2] == m2.Value() {
+			realAttempts++
+		}
+	}
+
+	// The simulated side: the same two clients, client1 at 10ms, client2 at 60ms.
+	yaml := fmt.Sprintf(`name: conformance-contention
+story: client1 holds for %v; client2 starts %v later and retries every %v
+knobs: {client: redsync, clients: 2, max_cycles: 1, hold: const(%v), retry_delay: %v, retry_jitter: 0s, duration: 3s}
+start: {client1: 10ms, client2: %v}
+`, hold, lag, retryDelay, hold, retryDelay, 10*time.Millisecond+lag)
+	sc, err := scenarios.ParseFile("contention.yaml", []byte(yaml))
+	require.NoError(t, err)
+	rp, _, err := experiments.ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	var began, got int64 = -1, -1
+	simAttempts := 0
+	for _, s := range rp.Steps {
+		if s.Actor != "client2" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(s.Text, "acquire-start") && began < 0:
+			began = s.AtNs
+		case strings.HasPrefix(s.Text, "acquired") && got < 0:
+			got = s.AtNs
+		}
+	}
+	for _, m := range rp.Messages {
+		if m.Kind == "request" && m.From == "client2" && m.To == "redis1" && strings.HasPrefix(m.Text, "SET ") {
+			simAttempts++
+		}
+	}
+	require.True(t, began >= 0 && got > began, "client2 acquires in the simulation")
+	simTook := time.Duration(got - began)
+	t.Logf("client2: real %d attempts in %v; simulated %d attempts in %v", realAttempts, r.took, simAttempts, simTook)
+	assert.Equal(t, realAttempts, simAttempts, "client2's attempts")
+	assert.Equal(t, 4, simAttempts, "refused at 0, 200 and 400ms; in at 600ms, after client1's unlock at 500ms")
+	near(t, "time client2's Lock took", r.took, simTook)
+}
