@@ -132,12 +132,17 @@ const (
 	// counting timeouts or error replies, and which applies to every round: unlock,
 	// extension and the cleanup after a lost attempt too.
 	DialectRedsync
+	// DialectNodeRedlock is node-redlock 4.2.0 over ioredis: every command is one of its
+	// own scripts (EVALSHA, then EVAL on NOSCRIPT): the acquire takes the key with its lock
+	// script (EXISTS, then SET PX), which counts as a vote only when it answers 1; its
+	// extend and unlock scripts likewise. The lock value is 16 random bytes in hex.
+	DialectNodeRedlock
 )
 
-var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync"}
+var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync", DialectNodeRedlock: "node-redlock"}
 
 // Dialects returns every dialect, in declaration order.
-func Dialects() []Dialect { return []Dialect{DialectSpec, DialectRedsync} }
+func Dialects() []Dialect { return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock} }
 
 func (d Dialect) String() string { return enumName(dialectNames[:], int(d), "dialect") }
 

@@ -3,6 +3,7 @@ package redlock
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -432,15 +433,29 @@ func (m *Machine) setCommand() resp.Command {
 	if m.cfg.Variant == VariantSetNXThenExpire {
 		return resp.Set(m.resource, m.value, resp.CondNX, 0)
 	}
+	if m.cfg.Dialect == DialectNodeRedlock {
+		return resp.EvalSHA(resp.ScriptNodeRedlockLock, m.resource, m.value, m.cfg.TTL)
+	}
 	c := resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
 	c.InSecs = m.cfg.Dialect == DialectRedsync && m.cfg.TTL%time.Second == 0
 	return c
+}
+
+// setOK reports whether r is a vote for the lock: SET's OK, or for node-redlock its lock
+// script's 1 (the number of keys it took).
+func (m *Machine) setOK(r resp.Reply) bool {
+	if m.cfg.Dialect == DialectNodeRedlock {
+		return r.Kind == resp.ReplyInt && r.Int == 1
+	}
+	return r.IsOK()
 }
 
 // extendScript is the dialect's compare-and-pexpire, or its extend-or-set with
 // set_nx_on_extend.
 func (m *Machine) extendScript() resp.Script {
 	switch {
+	case m.cfg.Dialect == DialectNodeRedlock:
+		return resp.ScriptNodeRedlockExtend
 	case m.cfg.Dialect == DialectRedsync && m.cfg.SetNXOnExtend:
 		return resp.ScriptRedsyncTouchSetNX
 	case m.cfg.Dialect == DialectRedsync:
@@ -461,8 +476,11 @@ func (m *Machine) releaseCommand() resp.Command {
 	case VariantGetThenDel:
 		return resp.Command{Op: resp.OpGet, Key: m.resource}
 	}
-	if m.cfg.Dialect == DialectRedsync {
+	switch m.cfg.Dialect {
+	case DialectRedsync:
 		return resp.EvalSHA(resp.ScriptRedsyncDelete, m.resource, m.value, 0)
+	case DialectNodeRedlock:
+		return resp.EvalSHA(resp.ScriptNodeRedlockUnlock, m.resource, m.value, 0)
 	}
 	return resp.EvalSHA(resp.ScriptRelease, m.resource, m.value, 0)
 }
@@ -490,10 +508,11 @@ func (m *Machine) onSetReply(node int, r resp.Reply) {
 		m.send(node, resp.Command{Op: resp.OpPExpire, Key: m.resource, TTL: m.cfg.TTL})
 		return
 	}
-	if m.locked != nil && r.IsOK() {
+	ok := m.setOK(r)
+	if m.locked != nil && ok {
 		m.locked[node] = true
 	}
-	m.round.finish(r, r.IsOK())
+	m.round.finish(r, ok)
 }
 
 // advance ends the round when it is over, or in Sequential mode moves on to the next node
@@ -670,12 +689,16 @@ func (m *Machine) retryDelay() time.Duration {
 	return max(d, 0)
 }
 
-// newValue returns 16 random bytes in base64, as redsync does: unique enough that no other
+// newValue returns 16 random bytes in base64, as redsync does (in hex for node-redlock's
+// dialect, as it does): unique enough that no other
 // client's release can match it. The string is the one allocation an acquire makes.
 func (m *Machine) newValue() string {
 	var raw [16]byte
 	binary.LittleEndian.PutUint64(raw[:8], m.rng.Uint64())
 	binary.LittleEndian.PutUint64(raw[8:], m.rng.Uint64())
+	if m.cfg.Dialect == DialectNodeRedlock { // crypto.randomBytes(16).toString('hex')
+		return hex.EncodeToString(raw[:])
+	}
 	var enc [24]byte
 	base64.StdEncoding.Encode(enc[:], raw[:])
 	return string(enc[:])

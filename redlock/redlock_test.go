@@ -428,3 +428,20 @@ func TestInputsReturnTheirOutputs(t *testing.T) {
 	assert.ErrorIs(t, err, lock.ErrTimeBackward)
 	assert.Empty(t, outs)
 }
+
+// TestLockValueByDialect: the value is 16 random bytes, in base64 as redsync and the page's
+// clients send it, in hex as node-redlock does.
+func TestLockValueByDialect(t *testing.T) {
+	for _, c := range []struct {
+		d    redlock.Dialect
+		want string
+	}{{redlock.DialectSpec, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectRedsync, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectNodeRedlock, `^[0-9a-f]{32}$`}} {
+		cfg := redlock.DefaultConfig()
+		cfg.Dialect = c.d
+		m, err := redlock.New(cfg, rand.New(rand.NewPCG(1, 2)))
+		require.NoError(t, err)
+		_, err = m.Acquire(0, "lock")
+		require.NoError(t, err)
+		assert.Regexp(t, c.want, m.Value(), c.d.String())
+	}
+}

@@ -43,6 +43,10 @@ type faultScript struct {
 	// before Lock.
 	held    []int
 	heldFor time.Duration
+	// stopFor, when set, continues the stopped servers that long after Lock began (for a
+	// library that waits for every server however long it takes), rather than after Unlock.
+	stopFor time.Duration
+	ttl     time.Duration // 0: the profile's
 }
 
 // outcome is what a user of the library sees, plus what the servers ran.
@@ -97,7 +101,7 @@ func TestRedsyncConformance(t *testing.T) {
 		t.Run(fs.name, func(t *testing.T) {
 			t.Parallel()
 			real := runRedsync(t, fs)
-			simd := runSimulated(t, fs)
+			simd := runSimulated(t, "redsync", fs)
 			t.Logf("real:      %s", real)
 			t.Logf("simulated: %s", simd)
 			assert.Equal(t, real.acquired, simd.acquired, "acquired")
@@ -220,14 +224,18 @@ func runRedsync(t *testing.T, fs faultScript) outcome {
 	return o
 }
 
-// runSimulated plays the script through the simulator with client=redsync. Client1's
+// runSimulated plays the script through the simulator with the client profile. Client1's
 // first cycle (lock, extend, unlock; all servers up) warms its connections; the servers
-// stop at 6.5s; its second cycle, at 7.01s, is the one compared.
-func runSimulated(t *testing.T, fs faultScript) outcome {
+// stop at 6.5s (or, with stopFor, as its second cycle begins); its second cycle, at
+// 7.01s, is the one compared.
+func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 	const stopAt, resumeAt = 6500 * time.Millisecond, 40 * time.Second
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: conformance-%s\nstory: the conformance script %s\n", fs.name, fs.name)
-	b.WriteString("knobs:\n  client: redsync\n  clients: 1\n  max_cycles: 2\n  hold: const(6s)\n  think: const(1s)\n  max_extensions: 1\n")
+	fmt.Fprintf(&b, "knobs:\n  client: %s\n  clients: 1\n  max_cycles: 2\n  hold: const(6s)\n  think: const(1s)\n  max_extensions: 1\n", client)
+	if fs.ttl > 0 {
+		fmt.Fprintf(&b, "  ttl: %v\n", fs.ttl)
+	}
 	fmt.Fprintf(&b, "  duration: %v\n", resumeAt+500*time.Millisecond)
 	if fs.extend {
 		b.WriteString("  extend_every: 1ms\n")
@@ -246,6 +254,10 @@ func runSimulated(t *testing.T, fs faultScript) outcome {
 		b.WriteString("schedule:\n")
 	}
 	for _, i := range fs.stopped {
+		if fs.stopFor > 0 {
+			fmt.Fprintf(&b, "  - on: {event: acquire-start, client: client1, nth: 2}\n    pause_node: {node: redis%d, for: %v}\n", i+1, fs.stopFor)
+			continue
+		}
 		fmt.Fprintf(&b, "  - at: %v\n    pause_node: {node: redis%d, for: %v}\n", stopAt, i+1, resumeAt-stopAt)
 	}
 	for _, i := range fs.held {
@@ -291,11 +303,20 @@ func runSimulated(t *testing.T, fs faultScript) outcome {
 		o.unlockTook = time.Duration(e - s)
 		o.unlocked = strings.Contains(rp.Steps[i].Text, "oks=") && oksAtLeast(rp.Steps[i].Text, nodes/2+1)
 	}
-	// The lock value of the second cycle: the first SET after the stop.
+	// The lock value of the second cycle: the first SET (or, for a library that acquires
+	// with a script, EVAL or EVALSHA) after it began.
 	value := ""
 	for _, m := range rp.Messages {
-		if m.Kind == "request" && m.SentNs >= acqStart && strings.HasPrefix(m.Text, "SET ") {
-			value = strings.Fields(m.Text)[2]
+		if m.Kind != "request" || m.SentNs < acqStart {
+			continue
+		}
+		f := strings.Fields(m.Text)
+		if f[0] == "SET" {
+			value = f[2]
+			break
+		}
+		if (f[0] == "EVAL" || f[0] == "EVALSHA") && len(f) > 4 {
+			value = f[4]
 			break
 		}
 	}

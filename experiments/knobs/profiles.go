@@ -43,6 +43,16 @@ var profileTable = []Profile{
 			"timeout", "5s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync",
 			"connection", "drop")},
+	{Name: "node-redlock", Library: "node-redlock 4.2.0 (github.com/mike-marcacci/node-redlock; npm's latest) over ioredis 4",
+		Help: "no default ttl (the spec's 10s here); drift round(0.01 × ttl) + 2ms; retry 200ms ± 100ms, " +
+			"11 attempts; no timeout of its own: an attempt waits for every server (1h here, the longest " +
+			"a knob allows); its own lock, extend and unlock scripts; validity on Date.now() (modelled on " +
+			"the monotonic clock: docs/clients.md)",
+		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
+			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
+			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
+			"connection", "queued")},
 }
 
 func kvs(pairs ...string) []KV {

@@ -131,6 +131,17 @@ func (s *Server) signal(sig syscall.Signal) error {
 	return cmd.Process.Signal(sig)
 }
 
+// Pid returns the server process's id, 0 when it is not running: for a test harness in
+// another language that stops and continues it itself (the node-redlock conformance).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Close kills the server; it is Kill under the name io.Closer callers expect.
 func (s *Server) Close() error {
 	s.Kill()

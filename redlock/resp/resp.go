@@ -78,6 +78,15 @@ const (
 	// (touchWithSetNXScript): PEXPIRE when the value is ours, else SET NX PX, answering 1
 	// when that took the key and 0 otherwise.
 	ScriptRedsyncTouchSetNX
+	// ScriptNodeRedlockLock is node-redlock 4.2.0's acquire (lockScript): 0 when any of
+	// KEYS exists (its own leftover key too), else SET PX on each and the number of KEYS.
+	ScriptNodeRedlockLock
+	// ScriptNodeRedlockExtend is node-redlock 4.2.0's extension (extendScript): 0 unless
+	// every key holds the value, else SET PX on each and the number of KEYS.
+	ScriptNodeRedlockExtend
+	// ScriptNodeRedlockUnlock is node-redlock 4.2.0's release (unlockScript): DEL of each
+	// key that holds the value; the number deleted.
+	ScriptNodeRedlockUnlock
 	scriptEnd
 )
 
@@ -115,6 +124,9 @@ var scripts = func() (t [scriptEnd]script) {
 	t[ScriptRedsyncDelete] = script{name: "redsync-delete", src: lib("redsync-v4.17.0-delete.lua")}
 	t[ScriptRedsyncTouch] = script{name: "redsync-touch", ttlArg: true, src: lib("redsync-v4.17.0-touch.lua")}
 	t[ScriptRedsyncTouchSetNX] = script{name: "redsync-touch-setnx", ttlArg: true, src: lib("redsync-v4.17.0-touch-setnx.lua")}
+	t[ScriptNodeRedlockLock] = script{name: "node-redlock-lock", ttlArg: true, src: lib("node-redlock-v4.2.0-lock.lua")}
+	t[ScriptNodeRedlockExtend] = script{name: "node-redlock-extend", ttlArg: true, src: lib("node-redlock-v4.2.0-extend.lua")}
+	t[ScriptNodeRedlockUnlock] = script{name: "node-redlock-unlock", src: lib("node-redlock-v4.2.0-unlock.lua")}
 	for i := range t {
 		if t[i].src != "" {
 			sum := sha1.Sum([]byte(t[i].src))

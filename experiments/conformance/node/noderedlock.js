@@ -1,0 +1,79 @@
+// noderedlock.js plays one conformance script with the real node-redlock 4.2.0 over
+// ioredis 4 against the redis-servers the Go test started, and prints what a user of the
+// library saw as one JSON line. The Go test (redsync_test.go's sibling, noderedlock_test.go)
+// runs the same script through the simulator and compares. Input: one JSON argument,
+// {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held, held_for_ms,
+// retry_delay_ms, retry_jitter_ms, extend}.
+'use strict';
+const Redis = require('ioredis');
+const Redlock = require('redlock');
+const { performance } = require('perf_hooks');
+
+async function main() {
+	const s = JSON.parse(process.argv[2]);
+	const clients = s.servers.map((v) => new Redis({ host: v.host, port: v.port }));
+	const opts = {};
+	if (s.retry_delay_ms !== undefined) opts.retryDelay = s.retry_delay_ms;
+	if (s.retry_jitter_ms !== undefined) opts.retryJitter = s.retry_jitter_ms;
+	const redlock = new Redlock(clients, opts);
+	redlock.on('clientError', () => {});
+
+	// Warm connections and scripts, as a long-running service has them.
+	const warm = await redlock.lock('lock', s.ttl_ms);
+	await warm.extend(s.ttl_ms);
+	await warm.unlock();
+
+	for (const i of s.held) await clients[i].set('lock', 'outside', 'PX', s.held_for_ms, 'NX');
+	const continued = s.stopped.map((i) => {
+		process.kill(s.servers[i].pid, 'SIGSTOP');
+		return new Promise((resolve) => setTimeout(() => {
+			process.kill(s.servers[i].pid, 'SIGCONT');
+			resolve();
+		}, s.stop_for_ms));
+	});
+
+	const out = { acquired: false, leftover: [] };
+	let t = performance.now();
+	let lock;
+	try {
+		lock = await redlock.lock('lock', s.ttl_ms);
+		out.acquired = true;
+		out.lock_took_ms = performance.now() - t;
+		out.validity_ms = lock.expiration - Date.now();
+		out.attempts = lock.attempts;
+		out.value = lock.value;
+	} catch (e) {
+		out.lock_took_ms = performance.now() - t;
+		out.attempts = e.attempts;
+	}
+	if (lock && s.extend) {
+		t = performance.now();
+		try {
+			await lock.extend(s.ttl_ms);
+			out.extended = true;
+		} catch (e) {
+			out.extended = false;
+		}
+		out.extend_took_ms = performance.now() - t;
+	}
+	if (lock) {
+		t = performance.now();
+		try {
+			await lock.unlock();
+			out.unlocked = true;
+		} catch (e) {
+			out.unlocked = false;
+		}
+		out.unlock_took_ms = performance.now() - t;
+	}
+	await Promise.all(continued);
+	await new Promise((resolve) => setTimeout(resolve, 300));
+	for (const c of clients) out.leftover.push(out.value !== undefined && (await c.get('lock')) === out.value);
+	console.log(JSON.stringify(out));
+	await Promise.all(clients.map((c) => c.quit()));
+}
+
+main().catch((e) => {
+	console.error(e && e.stack ? e.stack : String(e));
+	process.exit(1);
+});
