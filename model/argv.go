@@ -10,11 +10,17 @@ import (
 // and returns redis-server 7.0's reply: the modelled commands with every option Redis 7.0
 // accepts for them (SET NX|XX|GET|KEEPTTL|EX|PX|EXAT|PXAT, SETNX, GET, DEL and UNLINK and
 // EXISTS of several keys, PEXPIRE, EXPIRE, PEXPIREAT and EXPIREAT with NX|XX|GT|LT, PTTL,
-// TTL, PERSIST, INCR, INCRBY, HSET, HGET, HEXISTS, HINCRBY, HDEL, HLEN, PUBLISH, EVAL, EVALSHA,
+// TTL, PERSIST, INCR, INCRBY, HSET, HGET, HEXISTS, HINCRBY, HDEL, HLEN, PUBLISH, SUBSCRIBE and
+// UNSUBSCRIBE of one channel (as connection DoFrom's conn), EVAL, EVALSHA,
 // SCRIPT LOAD|EXISTS|FLUSH|KILL), Redis's arity, syntax and WRONGTYPE errors,
 // and the unknown-command error for anything else. It is the differential test's path,
 // and how a caller issues what resp.Command cannot express (SCRIPT LOAD).
-func (e *Engine) Do(argv []string, nowMs int64) resp.Reply {
+func (e *Engine) Do(argv []string, nowMs int64) resp.Reply { return e.DoFrom(0, argv, nowMs) }
+
+// DoFrom is Do for a command that came on connection conn: the subscriber, if the command
+// is SUBSCRIBE or UNSUBSCRIBE.
+func (e *Engine) DoFrom(conn Conn, argv []string, nowMs int64) resp.Reply {
+	e.conn = conn
 	e.effects = e.effects[:0]
 	return e.doInScript(argv, nowMs)
 }
@@ -136,9 +142,17 @@ func (e *Engine) doInScript(argv []string, nowMs int64) resp.Reply {
 		if n != 3 {
 			return arityErr("publish")
 		}
-		// No client can subscribe yet (SUBSCRIBE is not modelled), so a message reaches
-		// nobody: Redis answers the number of receivers.
-		return resp.IntReply(0)
+		return resp.IntReply(e.publish(argv[1], argv[2]))
+	case eqFold(name, "subscribe"), eqFold(name, "unsubscribe"):
+		if n != 2 {
+			// Redis answers one frame per channel (and UNSUBSCRIBE alone, one per
+			// subscription); a reply here is one value, so only one channel is modelled.
+			return errReply("ERR redlock-sim: only " + lower(name) + " of exactly one channel is modelled")
+		}
+		if eqFold(name, "subscribe") {
+			return e.Subscribe(e.conn, argv[1])
+		}
+		return e.Unsubscribe(e.conn, argv[1])
 	case eqFold(name, "ttl"):
 		if n != 2 {
 			return arityErr("ttl")

@@ -578,6 +578,14 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	if int(from) < len(c.nodeOf) {
 		node = c.nodeOf[from]
 	}
+	if m.Kind == MsgPush && node >= 0 {
+		// A message on a channel the algorithm subscribed to: it comes on no request, so
+		// it carries no incarnation either, and an algorithm that never subscribed ignores
+		// it (request 0 is never awaited).
+		outs, err := c.m.Reply(c.mono(now), int(node), lock.PushReq, PushReply(m.Cmd.Key, m.Cmd.Value))
+		c.feed(now, outs, err)
+		return
+	}
 	if m.Kind != MsgReply || node < 0 {
 		if c.state == csAcking && from == c.cfg.Storage && m.ReqID == c.ackID {
 			c.release(now) // the last write landed (accepted or fenced off): let go

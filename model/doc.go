@@ -154,13 +154,23 @@
 //     error after Redis's arity check.
 //   - Only the commands lock clients send exist: SET, SETNX, GET, DEL, UNLINK, EXISTS,
 //     PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, INCR, INCRBY, the hash
-//     commands HSET, HGET, HEXISTS, HINCRBY, HDEL and HLEN, PUBLISH, PING, and EVAL,
-//     EVALSHA and SCRIPT; any other command, real or not (SUBSCRIBE, TYPE, FLUSHALL, ...),
-//     gets Redis's unknown-command error, and from a script "Unknown Redis command called
-//     from script", where Redis would run it (or, for SUBSCRIBE and the like, answer
-//     that it is not allowed from scripts). Keys are strings or hashes, and each answers the
-//     other's commands with WRONGTYPE. No client can subscribe, so PUBLISH reaches
-//     nobody and answers 0. An empty argv is an error (Redis ignores an empty request).
+//     commands HSET, HGET, HEXISTS, HINCRBY, HDEL and HLEN, PUBLISH, SUBSCRIBE and
+//     UNSUBSCRIBE, PING, and EVAL, EVALSHA and SCRIPT; any other command, real or not
+//     (PSUBSCRIBE, SPUBLISH, TYPE, FLUSHALL, ...), gets Redis's unknown-command error,
+//     and from a script "Unknown Redis command called from script", where Redis would
+//     run it (or, for PSUBSCRIBE and the like, answer that it is not allowed from
+//     scripts). Keys are strings or hashes, and each answers the other's commands with
+//     WRONGTYPE. An empty argv is an error (Redis ignores an empty request).
+//   - Pub/sub is what a lock that waits for its release message needs (pubsub.go):
+//     SUBSCRIBE and UNSUBSCRIBE of one channel each (the forms with several channels, or
+//     none, answer an explicit "not modelled" error, as their replies are several frames),
+//     and PUBLISH, also from scripts, pushing ["message", channel, payload] to each
+//     subscriber in subscription order. A client's subscriptions live on a connection of
+//     their own, so the RESP2 rule that a subscribed connection may only (un)subscribe
+//     and PING is not enforced; RESP3 push frames, pattern and sharded channels, and the
+//     propagation of PUBLISH to replicas (whose subscribers would hear it) are not
+//     modelled. Subscriptions die with the process; a failover leaves them on the old
+//     master, and nothing resubscribes a client (Redisson does, on reconnect).
 //   - SET with an EXAT or PXAT in the past stores the key, which then reads as absent and
 //     is removed lazily or by the cron, exactly as redis-server 7.0.15 does (DBSIZE still
 //     counts it); later Redis versions delete it at once.

@@ -42,6 +42,11 @@ type Engine struct {
 	// noFastPath sends the standard scripts to the Lua VM too: the test that the fast
 	// path answers as the VM does sets it.
 	noFastPath bool
+	// ps is the subscription table, sent the messages the last command published, and
+	// conn the connection the command being executed came from (SUBSCRIBE's subscriber).
+	ps   pubsub
+	sent []Delivery
+	conn Conn
 }
 
 // effect is one key's new state after a write: present with a value and an expiry
@@ -100,6 +105,7 @@ func (e *Engine) Reset() {
 	e.FlushScripts()
 	e.effects = e.effects[:0]
 	e.rand48 = rand48Start
+	e.resetPubSub()
 }
 
 // NextExpiry returns the earliest expiry among the keys, if any key has one.
@@ -125,6 +131,13 @@ func (e *Engine) ExpireDue(nowMs int64) int {
 		e.expire(i)
 		n++
 	}
+}
+
+// ExecFrom is Exec for a command that came on connection conn: the subscriber, if the
+// command is SUBSCRIBE or UNSUBSCRIBE.
+func (e *Engine) ExecFrom(conn Conn, c resp.Command, nowMs int64) resp.Reply {
+	e.conn = conn
+	return e.exec(&c, nowMs)
 }
 
 // Exec executes one command at wall time nowMs (milliseconds, the node's gettimeofday)
@@ -156,6 +169,10 @@ func (e *Engine) exec(c *resp.Command, nowMs int64) resp.Reply {
 		return e.pttl(c.Key, nowMs)
 	case resp.OpIncr:
 		return e.incr(c.Key, nowMs)
+	case resp.OpSubscribe:
+		return e.Subscribe(e.conn, c.Key)
+	case resp.OpUnsubscribe:
+		return e.Unsubscribe(e.conn, c.Key)
 	case resp.OpEval:
 		if !c.Script.Standard() {
 			return e.Do(c.Args(), nowMs) // a library's script: the Lua VM's

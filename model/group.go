@@ -140,6 +140,15 @@ func (g *Group) reply(to network.Endpoint, id uint64, r resp.Reply) {
 	g.tr.Send(g.ep, to, m)
 }
 
+// push sends a published message to a subscriber: ["message", channel, payload], on no
+// request of its own.
+func (g *Group) push(to network.Endpoint, channel, payload string) {
+	if to == NoEndpoint {
+		return
+	}
+	g.tr.Send(g.ep, to, Message{Kind: MsgPush, Cmd: resp.Command{Key: channel, Value: payload}})
+}
+
 // replicate sends one of the master's writes to every replica.
 func (g *Group) replicate(now sim.Time, from *Node, e *effect) {
 	g.offset++

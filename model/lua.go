@@ -401,7 +401,8 @@ func scriptCommand(argv []string) (string, bool) {
 		return "ERR Unknown Redis command called from script", false
 	case (a > 0 && len(argv) != a) || (a < 0 && len(argv) < -a):
 		return "ERR Wrong number of args calling Redis command from script", false
-	case eqFold(argv[0], "eval"), eqFold(argv[0], "evalsha"), eqFold(argv[0], "script"):
+	case eqFold(argv[0], "eval"), eqFold(argv[0], "evalsha"), eqFold(argv[0], "script"),
+		eqFold(argv[0], "subscribe"), eqFold(argv[0], "unsubscribe"):
 		return "ERR This Redis command is not allowed from script", false
 	}
 	return "", true
@@ -425,6 +426,7 @@ var commandTable = []struct {
 	{"pexpire", -3}, {"expire", -3}, {"pexpireat", -3}, {"expireat", -3}, {"pttl", 2}, {"ttl", 2},
 	{"persist", 2}, {"incr", 2}, {"incrby", 3}, {"eval", -3}, {"evalsha", -3}, {"script", -2},
 	{"hset", -4}, {"hget", 3}, {"hexists", 3}, {"hincrby", 4}, {"hdel", -3}, {"hlen", 2}, {"publish", 3},
+	{"subscribe", -2}, {"unsubscribe", -1},
 }
 
 // replyToLua is Redis 7.0's RESP-to-Lua conversion: an integer is a number, a bulk a

@@ -2,6 +2,7 @@ package model
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
@@ -20,6 +21,9 @@ const (
 	// MsgWrite is a write to the fenced storage: Cmd.Key names the resource, Cmd.Value is
 	// the data, and Token is the fencing token when Fenced.
 	MsgWrite
+	// MsgPush is a message a Redis endpoint pushes to a subscriber: published on channel
+	// Cmd.Key with payload Cmd.Value. It answers no request (ReqID 0).
+	MsgPush
 )
 
 func (k MsgKind) String() string {
@@ -30,6 +34,8 @@ func (k MsgKind) String() string {
 		return "reply"
 	case MsgWrite:
 		return "write"
+	case MsgPush:
+		return "push"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -147,8 +153,21 @@ func appendMessage(dst []byte, m *Message) []byte {
 		return strconv.AppendInt(dst, m.Token, 10)
 	case MsgCommand:
 		return append(dst, m.Cmd.String()...)
+	case MsgPush:
+		dst = append(dst, "message "...)
+		dst = append(dst, quoteField(m.Cmd.Key)...)
+		dst = append(dst, ' ')
+		return append(dst, quoteField(m.Cmd.Value)...)
 	}
 	return append(dst, m.Kind.String()...)
+}
+
+// quoteField quotes s only when a reader could not tell where it ends.
+func quoteField(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\") {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // cmdField is the trace field of a command a node dropped, packed like Describe's so that

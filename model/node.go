@@ -246,7 +246,7 @@ func (n *Node) kick(now sim.Time) {
 // service ends: a crash during service loses it unanswered.
 func (n *Node) serve(now sim.Time) {
 	req := n.q.front()
-	reply, nowMs := n.run(now, &req.cmd)
+	reply, nowMs := n.run(now, req.from, &req.cmd)
 	from, id := req.from, req.id
 	n.q.drop()
 	n.finish(now, nowMs, from, id, reply)
@@ -254,13 +254,14 @@ func (n *Node) serve(now sim.Time) {
 
 // execute is serve for a request that never waited in the queue.
 func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.Command) {
-	reply, nowMs := n.run(now, c)
+	reply, nowMs := n.run(now, from, c)
 	n.finish(now, nowMs, from, id, reply)
 }
 
-// run executes c on the node's wall clock and traces it.
-func (n *Node) run(now sim.Time, c *resp.Command) (resp.Reply, int64) {
+// run executes c, sent from endpoint from, on the node's wall clock and traces it.
+func (n *Node) run(now sim.Time, from network.Endpoint, c *resp.Command) (resp.Reply, int64) {
 	nowMs := n.WallMs(now)
+	n.eng.conn = Conn(from)
 	reply := n.eng.exec(c, nowMs)
 	if invariant.Enabled {
 		n.checkExpiries(c, nowMs)
@@ -275,6 +276,18 @@ func (n *Node) run(now sim.Time, c *resp.Command) (resp.Reply, int64) {
 func (n *Node) finish(now sim.Time, nowMs int64, from network.Endpoint, id uint64, reply resp.Reply) {
 	n.commit(now, nowMs)
 	n.g.reply(from, id, reply)
+	if len(n.eng.sent) > 0 {
+		n.deliver()
+	}
+}
+
+// deliver pushes the messages the command published to their subscribers, after its
+// reply: Redis writes both in the same event-loop turn, to different connections.
+func (n *Node) deliver() {
+	for _, d := range n.eng.Deliveries() {
+		n.g.push(network.Endpoint(d.To), d.Channel, d.Payload)
+	}
+	n.eng.ClearDeliveries()
 }
 
 // commit hands the engine's last effects to persistence and replication. With

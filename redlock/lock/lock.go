@@ -56,7 +56,8 @@ type Client interface {
 	// Release starts releasing the lock, aborting an acquire or extension in progress.
 	Release(now time.Duration) ([]Output, error)
 	// Reply feeds server's reply r to request req. Drivers report a timeout or a connection
-	// error as resp.NoReply. A reply the algorithm no longer awaits is ignored.
+	// error as resp.NoReply. A reply the algorithm no longer awaits is ignored. A message
+	// pushed on a subscribed channel comes as a reply to PushReq.
 	Reply(now time.Duration, server int, req Req, r resp.Reply) ([]Output, error)
 	// Timer reports that timer id fired. Stale timers are ignored.
 	Timer(now time.Duration, id TimerID) ([]Output, error)
@@ -71,6 +72,11 @@ type Factory func(rng *rand.Rand) (Client, error)
 // a reply whose id the algorithm no longer waits for (from an earlier attempt, or after a
 // timeout) is ignored. Ids start at 1 and grow; 0 means none.
 type Req uint64
+
+// PushReq is the request id of a message the server pushed on a channel the algorithm
+// subscribed to (a resp array ["message", channel, payload]): it answers no request. An
+// algorithm that never subscribes ignores it like any reply it does not await.
+const PushReq Req = 0
 
 // TimerID identifies one timer the algorithm asked for. A fired timer the algorithm no
 // longer waits for is stale and ignored. Ids start at 1; 0 means none.

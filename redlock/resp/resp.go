@@ -26,10 +26,17 @@ const (
 	// OpPing is PING: the round trip a client that opens a new connection waits for
 	// before it sends a command on it (go-redis's HELLO handshake).
 	OpPing
+	// OpSubscribe is SUBSCRIBE channel (Key): a client waiting for a lock's release
+	// message (Redisson) listens on the lock's channel. Its subscriptions live on a
+	// connection of their own, as Redisson and go-redis keep them.
+	OpSubscribe
+	// OpUnsubscribe is UNSUBSCRIBE channel (Key).
+	OpUnsubscribe
 )
 
 var opNames = [...]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpPExpire: "PEXPIRE",
-	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA", OpPing: "PING"}
+	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA", OpPing: "PING",
+	OpSubscribe: "SUBSCRIBE", OpUnsubscribe: "UNSUBSCRIBE"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -87,8 +94,72 @@ const (
 	// ScriptNodeRedlockUnlock is node-redlock 4.2.0's release (unlockScript): DEL of each
 	// key that holds the value; the number deleted.
 	ScriptNodeRedlockUnlock
+	// ScriptRedissonTryLock is Redisson 3.43.0's RLock acquire (tryLockInnerAsync): a hash
+	// whose field, the holder's lock name (Value), counts re-entries; nil when taken (or
+	// re-entered) with the lease (TTL) set, else the key's PTTL. Its ARGV is the lease,
+	// then the lock name.
+	ScriptRedissonTryLock
+	// ScriptRedissonRenew is Redisson 3.43.0's watchdog renewal (renewExpirationAsync): 1
+	// after PEXPIRE with the lease when the field is there, else 0. ARGV as TryLock's.
+	ScriptRedissonRenew
+	// ScriptRedissonUnlock is Redisson 3.43.0's RLock release (unlockInnerAsync): with
+	// three keys (the lock, its channel, and an unlock latch that makes a retried unlock
+	// idempotent) it decrements the field's count and, at 0, deletes the lock and
+	// publishes the unlock message on the channel; nil when the field is not ours. Value
+	// holds the lock name, then a NUL byte and the unlock's request id (the latch key's
+	// suffix), see RedissonUnlockValue.
+	ScriptRedissonUnlock
 	scriptEnd
 )
+
+// Redisson's names for a lock's keys and messages (RedissonLock, LockPubSub), with the
+// defaults of Redisson 3.43.0's Config: the unlock latch lives for (timeout +
+// retryInterval) × retryAttempts = (3000 + 1500) × 3 ms.
+const (
+	RedissonUnlockMessage   = "0"
+	RedissonLatchTimeoutMs  = 13500
+	redissonChannelPrefix   = "redisson_lock__channel:"
+	redissonLatchPrefix     = "redisson_unlock_latch:"
+	redissonUnlockSeparator = "\x00"
+)
+
+// RedissonChannel returns the channel Redisson publishes a lock's release on
+// (RedissonBaseLock.getChannelName via prefixName): the name in braces, unless it has
+// braces already.
+func RedissonChannel(lock string) string { return redissonChannelPrefix + redissonBraced(lock) }
+
+// RedissonLatch returns the unlock latch key of one unlock request (getUnlockLatchName).
+func RedissonLatch(lock, requestID string) string {
+	return redissonLatchPrefix + redissonBraced(lock) + ":" + requestID
+}
+
+func redissonBraced(name string) string {
+	if strings.Contains(name, "{") {
+		return name
+	}
+	return "{" + name + "}"
+}
+
+// RedissonUnlockValue packs ScriptRedissonUnlock's two strings into a Command's Value.
+func RedissonUnlockValue(lockName, requestID string) string {
+	return lockName + redissonUnlockSeparator + requestID
+}
+
+// scriptArgv returns the KEYS and ARGV of c's script, as its library lays them out.
+func scriptArgv(c *Command, ms string) (keys, argv []string) {
+	switch c.Script {
+	case ScriptRedissonTryLock, ScriptRedissonRenew:
+		return []string{c.Key}, []string{ms, c.Value}
+	case ScriptRedissonUnlock:
+		name, id, _ := strings.Cut(c.Value, redissonUnlockSeparator)
+		return []string{c.Key, RedissonChannel(c.Key), RedissonLatch(c.Key, id)},
+			[]string{RedissonUnlockMessage, ms, name, "PUBLISH", strconv.Itoa(RedissonLatchTimeoutMs)}
+	}
+	if c.Script.TTLArg() {
+		return []string{c.Key}, []string{c.Value, ms}
+	}
+	return []string{c.Key}, []string{c.Value}
+}
 
 // libscripts holds the lock libraries' scripts, each file exactly the bytes its library
 // sends (provenance and digests in libscripts/SOURCES.md).
@@ -127,6 +198,9 @@ var scripts = func() (t [scriptEnd]script) {
 	t[ScriptNodeRedlockLock] = script{name: "node-redlock-lock", ttlArg: true, src: lib("node-redlock-v4.2.0-lock.lua")}
 	t[ScriptNodeRedlockExtend] = script{name: "node-redlock-extend", ttlArg: true, src: lib("node-redlock-v4.2.0-extend.lua")}
 	t[ScriptNodeRedlockUnlock] = script{name: "node-redlock-unlock", src: lib("node-redlock-v4.2.0-unlock.lua")}
+	t[ScriptRedissonTryLock] = script{name: "redisson-trylock", ttlArg: true, src: lib("redisson-3.43.0-trylock.lua")}
+	t[ScriptRedissonRenew] = script{name: "redisson-renew", ttlArg: true, src: lib("redisson-3.43.0-renew.lua")}
+	t[ScriptRedissonUnlock] = script{name: "redisson-unlock", ttlArg: true, src: lib("redisson-3.43.0-unlock.lua")}
 	for i := range t {
 		if t[i].src != "" {
 			sum := sha1.Sum([]byte(t[i].src))
@@ -232,11 +306,9 @@ func (c Command) Args() []string {
 		if c.Op == OpEval {
 			head = c.Script.Source()
 		}
-		args := []string{c.Op.String(), head, "1", c.Key, c.Value}
-		if c.Script.TTLArg() {
-			args = append(args, ms)
-		}
-		return args
+		keys, argv := scriptArgv(&c, ms)
+		args := append([]string{c.Op.String(), head, strconv.Itoa(len(keys))}, keys...)
+		return append(args, argv...)
 	default:
 		return []string{c.Op.String(), c.Key}
 	}
