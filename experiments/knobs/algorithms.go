@@ -3,6 +3,7 @@ package knobs
 import (
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/redisson"
 )
 
 // Algorithm is a lock algorithm a world's clients can run: the value of the `algorithm`
@@ -13,6 +14,9 @@ import (
 type Algorithm struct {
 	Name string
 	Help string
+	// Masters is how many Redis endpoints (masters, each with its replicas) the
+	// algorithm's clients address; 0 means the `nodes` knob's N, as Redlock's.
+	Masters int
 	// New returns the factory of the algorithm's clients for cfg, or the error of the first
 	// knob it cannot use.
 	New func(cfg *Config) (lock.Factory, error)
@@ -23,6 +27,24 @@ type Algorithm struct {
 var algorithmTable = []Algorithm{
 	{Name: "redlock", Help: "the Redlock page's algorithm (package redlock), with the algorithm knobs below",
 		New: func(cfg *Config) (lock.Factory, error) { return redlock.Factory(cfg.Lock) }},
+	{Name: "redisson", Masters: 1,
+		Help: "Redisson 3.43.0's RLock (package redlock/redisson) on one master: a hash with a watchdog lease " +
+			"(ttl), pub/sub wake-up, Redisson's own scripts; it reads ttl (lockWatchdogTimeout), timeout " +
+			"(response timeout), retry_delay (retryInterval) and tries (sends of one command: " +
+			"retryAttempts + 1); the watchdog is extend_every",
+		New: func(cfg *Config) (lock.Factory, error) {
+			return redisson.Factory(redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(),
+				RetryInterval: cfg.Lock.RetryDelay, RetryAttempts: cfg.Lock.Tries - 1})
+		}},
+}
+
+// Masters returns how many Redis endpoints the configured algorithm's clients address:
+// the algorithm's own number (Redisson locks on one master), or the `nodes` knob's N.
+func (c *Config) Masters() int {
+	if a, err := LookupAlgorithm(c.Algorithm); err == nil && a.Masters > 0 {
+		return a.Masters
+	}
+	return c.Lock.Effective().Nodes
 }
 
 // Algorithms returns the registered lock algorithms, in table order.

@@ -147,8 +147,8 @@ func TestDistSyntax(t *testing.T) {
 // mode shows up in `redlock-sim params` and in error messages.
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
-		"algorithm":   {"redlock"},
-		"client":      {"spec", "redsync", "node-redlock"},
+		"algorithm":   {"redlock", "redisson"},
+		"client":      {"spec", "redsync", "node-redlock", "redisson"},
 		"dialect":     enumNames(redlock.Dialects()),
 		"connection":  {"queued", "drop"},
 		"variant":     enumNames(redlock.Variants()),

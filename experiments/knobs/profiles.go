@@ -20,7 +20,8 @@ type Profile struct {
 // profile first, whatever the order) and a scenario's knobs override its values.
 var ProfileKnobs = []string{"algorithm", "ttl", "drift_factor", "drift_pad", "retry_delay",
 	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
-	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect", "connection"}
+	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect", "connection",
+	"extend_every"}
 
 // profileTable is the registry of client profiles, read-only after package
 // initialisation. spec comes first: it is the default.
@@ -32,7 +33,7 @@ var profileTable = []Profile{
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "10", "mode", "multiplexed",
 			"timeout", "0s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec",
-			"connection", "queued")},
+			"connection", "queued", "extend_every", "0s")},
 	{Name: "redsync", Library: "redsync v4.17.0 (github.com/go-redsync/redsync) over go-redis v9.23.0 with its default options",
 		Help: "expiry 8s, drift 0.01 × ttl, retry uniform in [50ms, 250ms), 32 tries; every node " +
 			"wait is go-redis's 5s read timeout (redsync's 0.05 × ttl context timeout needs " +
@@ -42,7 +43,7 @@ var profileTable = []Profile{
 			"retry_delay", "150ms", "retry_jitter", "100ms", "tries", "32", "mode", "multiplexed",
 			"timeout", "5s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync",
-			"connection", "drop")},
+			"connection", "drop", "extend_every", "0s")},
 	{Name: "node-redlock", Library: "node-redlock 4.2.0 (github.com/mike-marcacci/node-redlock; npm's latest) over ioredis 4",
 		Help: "no default ttl (the spec's 10s here); drift round(0.01 × ttl) + 2ms; retry 200ms ± 100ms, " +
 			"11 attempts; no timeout of its own: an attempt waits for every server (1h here, the longest " +
@@ -52,7 +53,17 @@ var profileTable = []Profile{
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
-			"connection", "queued")},
+			"connection", "queued", "extend_every", "0s")},
+	{Name: "redisson", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RLock, lock() with the watchdog",
+		Help: "not Redlock: a re-entrant hash lock on one master (nodes is ignored; replicas add failover) " +
+			"with a 30s watchdog lease renewed every 10s; a taken lock is waited for on its pub/sub channel " +
+			"or for its remaining TTL, without limit; each command waits 3s and is sent again after " +
+			"1.5s up to 3 times (the unlock never); Redisson's own scripts by EVAL",
+		Sets: kvs("algorithm", "redisson", "ttl", "30s", "drift_factor", "0", "drift_pad", "0s",
+			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
+			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
+			"connection", "queued", "extend_every", "10s")},
 }
 
 func kvs(pairs ...string) []KV {

@@ -96,8 +96,8 @@ func resourceNames(k int) []string {
 	return out
 }
 
-// nodes returns the number of Redlock nodes the algorithm really uses.
-func (w *World) nodes() int { return w.Config.Lock.Effective().Nodes }
+// nodes returns the number of Redis endpoints the algorithm really uses.
+func (w *World) nodes() int { return w.Config.Masters() }
 
 func (w *World) planGroups() error {
 	cfg := &w.Config

@@ -1,0 +1,73 @@
+package experiments
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+)
+
+// redissonWait is two Redisson clients on one lock: client1 takes it and works 25s (the
+// watchdog renews its 30s lease at 10s and 20s), client2 asks at 1s and waits on the
+// lock's channel.
+const redissonWait = `name: redisson-wait
+story: client2 waits on the lock's channel while client1 works 25s under the watchdog
+knobs: {client: redisson, clients: 2, max_cycles: 1, hold: const(25s), duration: 90s}
+start: {client1: 10ms, client2: 1s}
+`
+
+// firstStep returns the true time of actor's first narrated line that starts with text.
+func firstStep(t *testing.T, rp *report.Replay, actor, text string) time.Duration {
+	t.Helper()
+	for _, s := range rp.Steps {
+		if s.Actor == actor && strings.HasPrefix(s.Text, text) {
+			return time.Duration(s.AtNs)
+		}
+	}
+	t.Fatalf("%s never said %q", actor, text)
+	return 0
+}
+
+// TestRedissonWakesOnUnlock holds the redisson profile to Redisson's RLock: the waiting
+// client is woken by the holder's unlock message, within a round trip of the release,
+// not when the lease would have run out; the watchdog keeps the lease alive past its 30s
+// while the holder works; and when the holder dies without unlocking, the waiter is woken
+// by its own timer when the key's remaining time to live (PTTL) has passed.
+func TestRedissonWakesOnUnlock(t *testing.T) {
+	sc, err := scenarios.ParseFile("redisson-wait.yaml", []byte(redissonWait))
+	require.NoError(t, err)
+
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	released := firstStep(t, rp, "client1", "released")
+	acquired := firstStep(t, rp, "client2", "acquired")
+	assert.Greater(t, released, 25*time.Second)
+	assert.Greater(t, acquired, released)
+	assert.Less(t, acquired-released, 10*time.Millisecond, "woken by the unlock message")
+	extended := 0
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "extended") {
+			extended++
+		}
+	}
+	assert.Equal(t, 2, extended, "the watchdog renews at 10s and 20s of the 25s hold")
+	assert.True(t, rec.Safety.LockSafe() && rec.Safety.ResourceSafe())
+
+	// The holder dies at 5s, without unlocking and with its watchdog: its last lease,
+	// taken at 10ms, ends near 30s, and client2 learns it only from its wait timer.
+	crashed := []knobs.KV{{Name: "hold", Value: "const(60s)"}}
+	sc2, err := scenarios.ParseFile("redisson-crash.yaml", []byte(redissonWait+"schedule:\n  - at: 5s\n    crash_client: {client: client1}\n"))
+	require.NoError(t, err)
+	rp, _, err = ReplayScenario(context.Background(), sc2, crashed, 1)
+	require.NoError(t, err)
+	acquired = firstStep(t, rp, "client2", "acquired")
+	assert.Greater(t, acquired, 30*time.Second)
+	assert.Less(t, acquired, 30*time.Second+50*time.Millisecond, "woken by the PTTL it was told, just after the lease ran out")
+}

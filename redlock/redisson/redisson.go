@@ -1,0 +1,494 @@
+// Package redisson is Redisson's RLock as a lock.Client: the lock Java services take on
+// one Redis master (with replicas for failover), modelled on Redisson 3.43.0's sources
+// (RedissonLock, RedissonBaseLock, LockPubSub, RedisExecutor), with its own three Lua
+// scripts run by the simulated node's Lua VM.
+//
+// It is not Redlock. The lock is a hash on one master whose field, the holder's lock name
+// ("<client uuid>:<thread id>"), counts re-entries, with a lease (lockWatchdogTimeout,
+// 30 s) that a watchdog renews every lease/3 while the holder lives. lock() tries once; if
+// the lock is taken it subscribes to the lock's channel and then loops: try again, and
+// if still taken wait for the holder's unlock message or for the lock's remaining time to
+// live, whichever comes first. It never gives up. Every command waits a response timeout
+// (3 s) and is sent again after retryInterval (1.5 s), up to retryAttempts (3) more
+// times, except the unlock, which is never resent; a command that runs out of sends fails
+// the operation.
+//
+// What the lock's holder believes: Redisson never computes a validity. This machine
+// reports the lock as valid until the lease, counted from when the winning request was
+// sent, and each renewal moves that to its own send time plus the lease: the latest
+// moment the key could still be there if nothing but the lease removes it. Redisson's
+// application is told neither when a renewal fails nor when that moment passes.
+//
+// Not modelled: re-entrant acquisition (the simulated workload never re-enters), the
+// WAIT for replicas that 3.43.0 sends after a lock command when replicas exist
+// (checkLockSyncedSlaves), resubscription after a reconnect, and the DEL of the unlock
+// latch being a separate connection's command (it is sent like any other).
+package redisson
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
+)
+
+// Config is an RLock client's settings, named as in Redisson's Config.
+type Config struct {
+	// Lease is lockWatchdogTimeout: the key's TTL, renewed every Lease/3 by the watchdog.
+	Lease time.Duration
+	// Timeout is the response timeout of one command send.
+	Timeout time.Duration
+	// RetryInterval is the wait before a command that timed out is sent again.
+	RetryInterval time.Duration
+	// RetryAttempts is how many times a command that timed out is sent again (the unlock
+	// never is).
+	RetryAttempts int
+}
+
+// DefaultConfig returns Redisson 3.43.0's defaults.
+func DefaultConfig() Config {
+	return Config{Lease: 30 * time.Second, Timeout: 3 * time.Second, RetryInterval: 1500 * time.Millisecond,
+		RetryAttempts: 3}
+}
+
+// Validate reports the first setting outside what Redisson accepts.
+func (c Config) Validate() error {
+	switch {
+	case c.Lease < 3*time.Millisecond || c.Lease%time.Millisecond != 0:
+		return fmt.Errorf("redisson: the lease (ttl) must be whole milliseconds, at least 3ms (the watchdog renews every lease/3); got %v", c.Lease)
+	case c.Timeout <= 0:
+		return fmt.Errorf("redisson: the response timeout must be positive; got %v", c.Timeout)
+	case c.RetryInterval < 0:
+		return fmt.Errorf("redisson: the retry interval must not be negative; got %v", c.RetryInterval)
+	case c.RetryAttempts < 0 || c.RetryAttempts > 1000:
+		return fmt.Errorf("redisson: retry attempts must be in [0, 1000]; got %d", c.RetryAttempts)
+	}
+	return nil
+}
+
+// Factory returns the factory of RLock clients for cfg, or cfg's error.
+func Factory(cfg Config) (lock.Factory, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return func(rng *rand.Rand) (lock.Client, error) { return New(cfg, rng) }, nil
+}
+
+// op is the operation in progress.
+type op uint8
+
+const (
+	opIdle op = iota
+	opAcquire
+	opHeld
+	opRenew
+	opRelease
+)
+
+// phase is where an acquire stands.
+type phase uint8
+
+const (
+	phTry       phase = iota + 1 // the trylock script is out
+	phSubscribe                  // SUBSCRIBE is out
+	phWait                       // waiting for the unlock message or the key's time to live
+)
+
+// Machine is one RLock client for one lock at a time.
+type Machine struct {
+	cfg  Config
+	rng  *rand.Rand
+	name string // the lock name: this client's uuid and thread id
+	out  []lock.Output
+	now  time.Duration
+
+	op       op
+	ph       phase
+	resource string
+	attempt  int
+	start    time.Duration // the acquire's start (or the extension's, the release's)
+	sentAt   time.Duration // when the request in flight was (last) sent
+	deadline time.Duration
+	renewals int
+
+	req     lock.Req
+	lastReq lock.Req
+	cmd     resp.Command // the request in flight, for resending
+	sends   int          // sends of the request in flight so far
+	retry   bool         // the timer is a retry interval, not a response timeout
+
+	subscribed bool // to this resource's channel
+	// permits counts unlock messages not yet waited for: Redisson's latch is a semaphore
+	// the message releases, so a message that comes while a try is out ends the next
+	// wait at once.
+	permits int
+
+	timer, lastTID lock.TimerID
+}
+
+// New returns an idle RLock client. Its lock name is a random UUID (the Redisson
+// instance's id) and thread 1, as in getLockName(threadId).
+func New(cfg Config, rng *rand.Rand) (*Machine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if rng == nil {
+		return nil, errors.New("redisson: nil random source")
+	}
+	return &Machine{cfg: cfg, rng: rng, name: uuid(rng) + ":1"}, nil
+}
+
+// LockName returns the hash field this client holds the lock under.
+func (m *Machine) LockName() string { return m.name }
+
+func (m *Machine) begin(now time.Duration) error {
+	m.out = m.out[:0]
+	if now < m.now {
+		return fmt.Errorf("%w: now = %v after %v", lock.ErrTimeBackward, now, m.now)
+	}
+	m.now = now
+	return nil
+}
+
+// Acquire is lock(): the first try, then (if taken) subscribe and loop.
+func (m *Machine) Acquire(now time.Duration, resource string) ([]lock.Output, error) {
+	if err := m.begin(now); err != nil {
+		return nil, err
+	}
+	if m.op != opIdle {
+		return nil, lock.ErrBusy
+	}
+	m.op, m.resource, m.attempt, m.start, m.subscribed, m.permits = opAcquire, resource, 0, now, false, 0
+	m.try()
+	return m.out, nil
+}
+
+// try sends the trylock script: one attempt.
+func (m *Machine) try() {
+	m.attempt++
+	m.ph = phTry
+	m.emit(lock.Event{Kind: lock.AttemptStarted, Resource: m.resource, Attempt: m.attempt, Start: m.now})
+	m.send(resp.Command{Op: resp.OpEval, Script: resp.ScriptRedissonTryLock, Key: m.resource, Value: m.name, TTL: m.cfg.Lease})
+}
+
+// Extend is one watchdog renewal.
+func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
+	if err := m.begin(now); err != nil {
+		return nil, err
+	}
+	switch m.op {
+	case opHeld:
+	case opRenew, opAcquire:
+		return nil, lock.ErrBusy
+	default:
+		return nil, lock.ErrNotHeld
+	}
+	m.op, m.start = opRenew, now
+	m.send(resp.Command{Op: resp.OpEval, Script: resp.ScriptRedissonRenew, Key: m.resource, Value: m.name, TTL: m.cfg.Lease})
+	return m.out, nil
+}
+
+// Release is unlock(), or the end of a lock() that is still waiting.
+func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
+	if err := m.begin(now); err != nil {
+		return nil, err
+	}
+	switch m.op {
+	case opIdle, opRelease:
+		return nil, lock.ErrNotHeld
+	case opAcquire:
+		m.abandonInFlight()
+		m.endAcquire(lock.ReasonAborted)
+		return m.out, nil
+	}
+	if m.op == opRenew {
+		m.abandonInFlight()
+	}
+	m.op, m.start = opRelease, now
+	id := hex.EncodeToString(m.randomBytes())
+	m.send(resp.Command{Op: resp.OpEval, Script: resp.ScriptRedissonUnlock, Key: m.resource,
+		Value: resp.RedissonUnlockValue(m.name, id), TTL: m.cfg.Lease})
+	return m.out, nil
+}
+
+// Reply feeds a reply, or a message pushed on the lock's channel (lock.PushReq).
+func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Reply) ([]lock.Output, error) {
+	if err := m.begin(now); err != nil {
+		return nil, err
+	}
+	if server != 0 {
+		return nil, fmt.Errorf("redisson: reply from server %d; the lock lives on server 0 alone", server)
+	}
+	if req == lock.PushReq {
+		m.message(r)
+		return m.out, nil
+	}
+	if req != m.req || req == 0 {
+		return m.out, nil // late, or a reply nobody waits for (UNSUBSCRIBE's, the latch's DEL)
+	}
+	m.req = 0
+	m.disarm()
+	switch m.op {
+	case opAcquire:
+		m.onAcquireReply(r)
+	case opRenew:
+		ok := r.Kind == resp.ReplyInt && r.Int == 1
+		if ok {
+			m.deadline = m.sentAt + m.cfg.Lease
+			m.renewals++
+			m.op = opHeld
+			m.emit(m.event(lock.Extended, lock.ReasonNone, 1))
+			return m.out, nil
+		}
+		// The field is gone (the key expired, or another client holds it): Redisson's
+		// watchdog stops, logging nothing the application sees.
+		m.op = opHeld
+		m.emit(m.event(lock.ExtendFailed, lock.ReasonNoQuorum, 0))
+	case opRelease:
+		// 1: deleted and published; 0: a re-entry counted down; nil: not ours (an
+		// IllegalMonitorStateException). The latch key is deleted without waiting.
+		votes := 0
+		if r.Kind == resp.ReplyInt {
+			votes = 1
+		}
+		m.released(votes)
+	}
+	return m.out, nil
+}
+
+func (m *Machine) onAcquireReply(r resp.Reply) {
+	switch m.ph {
+	case phSubscribe:
+		if r.Kind == resp.ReplyError {
+			m.endAcquire(lock.ReasonNoQuorum)
+			return
+		}
+		m.subscribed = true
+		m.try()
+	case phTry:
+		switch r.Kind {
+		case resp.ReplyNil: // taken (or re-entered)
+			m.deadline = m.sentAt + m.cfg.Lease
+			ev := m.event(lock.AttemptEnded, lock.ReasonNone, 1)
+			ev.Validity = 0
+			m.emit(ev)
+			m.op, m.renewals = opHeld, 0
+			acq := m.event(lock.Acquired, lock.ReasonNone, 1)
+			m.emit(acq)
+			m.unsubscribe()
+		case resp.ReplyInt: // taken by another: its PTTL
+			ev := m.event(lock.AttemptEnded, lock.ReasonNoQuorum, 0)
+			ev.Validity = 0
+			m.emit(ev)
+			if !m.subscribed {
+				m.ph = phSubscribe
+				m.send(resp.Command{Op: resp.OpSubscribe, Key: resp.RedissonChannel(m.resource)})
+				return
+			}
+			if m.permits > 0 { // an unlock message came while the try was out
+				m.permits--
+				m.try()
+				return
+			}
+			m.ph = phWait
+			if r.Int >= 0 { // else the key has no TTL: only a message ends the wait
+				m.arm(time.Duration(r.Int) * time.Millisecond)
+			}
+		default: // an error reply: lock() throws
+			ev := m.event(lock.AttemptEnded, lock.ReasonNoQuorum, 0)
+			ev.Validity = 0
+			m.emit(ev)
+			m.endAcquire(lock.ReasonNoQuorum)
+		}
+	}
+}
+
+// message handles a pushed message: the unlock message on the channel a waiting lock()
+// listens on wakes it for another try.
+func (m *Machine) message(r resp.Reply) {
+	el := r.Elems()
+	if m.op != opAcquire || !m.subscribed || len(el) != 3 || el[1].Str != resp.RedissonChannel(m.resource) ||
+		el[2].Str != resp.RedissonUnlockMessage {
+		return
+	}
+	if m.ph != phWait {
+		m.permits++
+		return
+	}
+	m.disarm()
+	m.try()
+}
+
+// Timer handles a response timeout, the end of a retry interval, or the end of a wait.
+func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, error) {
+	if err := m.begin(now); err != nil {
+		return nil, err
+	}
+	if id != m.timer || id == 0 {
+		return m.out, nil
+	}
+	m.timer = 0
+	switch {
+	case m.op == opAcquire && m.ph == phWait:
+		m.try()
+	case m.retry: // the retry interval is over: send again
+		m.retry = false
+		m.resend()
+	case m.req != 0: // no response in time
+		m.abandonInFlight()
+		if m.sends <= m.cfg.RetryAttempts && !(m.op == opRelease) {
+			m.retry = true
+			m.arm(m.cfg.RetryInterval)
+			return m.out, nil
+		}
+		m.fail()
+	}
+	return m.out, nil
+}
+
+// fail ends the operation whose command ran out of sends (RedisResponseTimeoutException).
+func (m *Machine) fail() {
+	switch m.op {
+	case opAcquire:
+		if m.ph == phTry {
+			ev := m.event(lock.AttemptEnded, lock.ReasonNoQuorum, 0)
+			ev.Validity = 0
+			m.emit(ev)
+		}
+		m.endAcquire(lock.ReasonNoQuorum)
+	case opRenew:
+		m.op = opHeld
+		m.emit(m.event(lock.ExtendFailed, lock.ReasonNoQuorum, 0))
+	case opRelease:
+		m.released(0)
+	}
+}
+
+func (m *Machine) endAcquire(reason lock.Reason) {
+	m.disarm()
+	m.emit(m.event(lock.AcquireFailed, reason, 0))
+	m.unsubscribe()
+	m.op = opIdle
+}
+
+func (m *Machine) released(votes int) {
+	m.op = opIdle
+	m.emit(m.event(lock.Released, lock.ReasonNone, votes))
+	if c := m.cmd; c.Script == resp.ScriptRedissonUnlock {
+		_, id := cutUnlock(c.Value)
+		m.fire(resp.Command{Op: resp.OpDel, Key: resp.RedissonLatch(m.resource, id)})
+	}
+}
+
+// unsubscribe ends the subscription a waiting lock() took (its finally block); nothing
+// waits for the confirmation.
+func (m *Machine) unsubscribe() {
+	if m.subscribed {
+		m.subscribed = false
+		m.fire(resp.Command{Op: resp.OpUnsubscribe, Key: resp.RedissonChannel(m.resource)})
+	}
+}
+
+// send sends c as the request in flight, with its response timeout.
+func (m *Machine) send(c resp.Command) {
+	m.cmd, m.sends = c, 0
+	m.resend()
+}
+
+func (m *Machine) resend() {
+	m.sends++
+	m.sentAt = m.now
+	m.lastReq++
+	m.req = m.lastReq
+	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.req, Command: m.cmd})
+	m.arm(m.cfg.Timeout)
+}
+
+// fire sends c without waiting for its reply.
+func (m *Machine) fire(c resp.Command) {
+	m.lastReq++
+	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.lastReq, Command: c})
+}
+
+// abandonInFlight stops waiting for the request in flight; the connection stays (Netty
+// discards the late reply).
+func (m *Machine) abandonInFlight() {
+	if m.req != 0 {
+		m.push(lock.Output{Kind: lock.OutAbandon, Node: 0, Req: m.req})
+		m.req = 0
+	}
+	m.disarm()
+	m.retry = false
+}
+
+func (m *Machine) event(kind lock.EventKind, reason lock.Reason, votes int) lock.Event {
+	ev := lock.Event{Kind: kind, Reason: reason, Resource: m.resource, Value: m.name, Attempt: m.attempt,
+		Votes: votes, Needed: 1, Replies: votes, Servers: 1, Start: m.start}
+	switch kind {
+	case lock.AttemptEnded:
+		ev.Start = m.sentAt
+		if reason != lock.ReasonNone || votes > 0 {
+			ev.Replies = 1
+		}
+	case lock.Acquired:
+		ev.Deadline, ev.Validity = m.deadline, m.deadline-m.now
+	case lock.Extended:
+		ev.Attempt, ev.Deadline, ev.Validity = m.renewals, m.deadline, m.deadline-m.now
+	case lock.ExtendFailed:
+		ev.Attempt = m.renewals + 1
+	}
+	return ev
+}
+
+func (m *Machine) push(o lock.Output) { m.out = append(m.out, o) }
+
+func (m *Machine) emit(ev lock.Event) { m.push(lock.Output{Kind: lock.OutEvent, Event: ev}) }
+
+// arm sets the one live timer, superseding any other.
+func (m *Machine) arm(after time.Duration) {
+	m.disarm()
+	m.lastTID++
+	m.timer = m.lastTID
+	m.push(lock.Output{Kind: lock.OutSetTimer, Timer: m.timer, After: after})
+}
+
+func (m *Machine) disarm() {
+	if m.timer != 0 {
+		m.push(lock.Output{Kind: lock.OutCancelTimer, Timer: m.timer})
+		m.timer = 0
+	}
+}
+
+func (m *Machine) randomBytes() []byte {
+	b := make([]byte, 16)
+	for i := 0; i < 16; i += 8 {
+		v := m.rng.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// uuid returns a random version-4 UUID in its text form, as java.util.UUID.randomUUID.
+func uuid(rng *rand.Rand) string {
+	m := Machine{rng: rng}
+	b := m.randomBytes()
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func cutUnlock(v string) (name, id string) {
+	for i := 0; i < len(v); i++ {
+		if v[i] == 0 {
+			return v[:i], v[i+1:]
+		}
+	}
+	return v, ""
+}

@@ -1,0 +1,171 @@
+package redisson
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
+)
+
+// driver feeds a machine and keeps what it asked for.
+type driver struct {
+	t     *testing.T
+	m     *Machine
+	sent  []lock.Output
+	evs   []lock.Event
+	timer lock.TimerID
+	after time.Duration
+}
+
+func newDriver(t *testing.T) *driver {
+	m, err := New(DefaultConfig(), rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	return &driver{t: t, m: m}
+}
+
+func (d *driver) take(outs []lock.Output, err error) {
+	require.NoError(d.t, err)
+	for _, o := range outs {
+		switch o.Kind {
+		case lock.OutSend:
+			d.sent = append(d.sent, o)
+		case lock.OutEvent:
+			d.evs = append(d.evs, o.Event)
+		case lock.OutSetTimer:
+			d.timer, d.after = o.Timer, o.After
+		case lock.OutCancelTimer:
+			if o.Timer == d.timer {
+				d.timer = 0
+			}
+		}
+	}
+}
+
+func (d *driver) last() lock.Output { return d.sent[len(d.sent)-1] }
+
+func (d *driver) kinds() []lock.EventKind {
+	var ks []lock.EventKind
+	for _, e := range d.evs {
+		ks = append(ks, e.Kind)
+	}
+	return ks
+}
+
+// TestCommandsAreRedissons: the trylock, renew and unlock commands carry Redisson's
+// KEYS and ARGV, in its order, and the unlock latch is deleted after the unlock.
+func TestCommandsAreRedissons(t *testing.T) {
+	d := newDriver(t)
+	name := d.m.LockName()
+	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:1$`, name)
+	d.take(d.m.Acquire(0, "lock"))
+	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonTryLock.Source(), "1", "lock", "30000", name}, d.last().Command.Args())
+	d.take(d.m.Reply(time.Millisecond, 0, d.last().Req, resp.Nil))
+	require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds())
+	assert.Equal(t, 30*time.Second, d.evs[2].Deadline, "the lease from the send")
+
+	d.take(d.m.Extend(10 * time.Second))
+	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonRenew.Source(), "1", "lock", "30000", name}, d.last().Command.Args())
+	d.take(d.m.Reply(10*time.Second+time.Millisecond, 0, d.last().Req, resp.IntReply(1)))
+	assert.Equal(t, lock.Extended, d.evs[len(d.evs)-1].Kind)
+	assert.Equal(t, 40*time.Second, d.evs[len(d.evs)-1].Deadline)
+
+	d.take(d.m.Release(11 * time.Second))
+	args := d.last().Command.Args()
+	require.Len(t, args, 11)
+	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonUnlock.Source(), "3", "lock", "redisson_lock__channel:{lock}"}, args[:5])
+	assert.Regexp(t, `^redisson_unlock_latch:\{lock\}:[0-9a-f]{32}$`, args[5])
+	assert.Equal(t, []string{"0", "30000", name, "PUBLISH", "13500"}, args[6:])
+	d.take(d.m.Reply(11*time.Second+time.Millisecond, 0, d.last().Req, resp.IntReply(1)))
+	assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
+	assert.Equal(t, []string{"DEL", args[5]}, d.last().Command.Args())
+}
+
+// TestWaitsOnTheChannel: a taken lock makes lock() subscribe, try again, and wait for the
+// unlock message or the PTTL; a message that comes while a try is out ends the next wait
+// at once (Redisson's latch is a semaphore).
+func TestWaitsOnTheChannel(t *testing.T) {
+	d := newDriver(t)
+	d.take(d.m.Acquire(0, "lock"))
+	d.take(d.m.Reply(1, 0, d.last().Req, resp.IntReply(5000)))
+	assert.Equal(t, []string{"SUBSCRIBE", "redisson_lock__channel:{lock}"}, d.last().Command.Args())
+	d.take(d.m.Reply(2, 0, d.last().Req, resp.ArrayReply()))
+	try2 := d.last()
+	assert.Equal(t, resp.ScriptRedissonTryLock, try2.Command.Script)
+	d.take(d.m.Reply(3, 0, try2.Req, resp.IntReply(4000)))
+	assert.Equal(t, 4*time.Second, d.after, "waits the PTTL it was told")
+	sends := len(d.sent)
+	d.take(d.m.Reply(4, 0, lock.PushReq, resp.ArrayReply(bulk("message"), bulk("other"), bulk("0"))))
+	assert.Len(t, d.sent, sends, "a message on another channel wakes nothing")
+	d.take(d.m.Reply(5, 0, lock.PushReq, resp.ArrayReply(bulk("message"), bulk("redisson_lock__channel:{lock}"), bulk("0"))))
+	require.Len(t, d.sent, sends+1, "the unlock message wakes it")
+	try3 := d.last()
+	// The message comes again while try 3 is out: try 3 loses, and try 4 follows at once.
+	d.take(d.m.Reply(6, 0, lock.PushReq, resp.ArrayReply(bulk("message"), bulk("redisson_lock__channel:{lock}"), bulk("0"))))
+	d.take(d.m.Reply(7, 0, try3.Req, resp.IntReply(3000)))
+	require.Len(t, d.sent, sends+2)
+	d.take(d.m.Reply(8, 0, d.last().Req, resp.Nil))
+	assert.Equal(t, lock.Acquired, d.evs[len(d.evs)-1].Kind)
+	assert.Equal(t, 4, d.evs[len(d.evs)-1].Attempt)
+	assert.Equal(t, []string{"UNSUBSCRIBE", "redisson_lock__channel:{lock}"}, d.last().Command.Args(), "finally unsubscribe")
+}
+
+// TestResponseTimeouts: a command is sent again retryInterval after each 3s response
+// timeout, up to 3 more times, then the operation fails; the unlock is never resent.
+func TestResponseTimeouts(t *testing.T) {
+	d := newDriver(t)
+	now := time.Duration(0)
+	d.take(d.m.Acquire(now, "lock"))
+	for i := 0; i < 3; i++ {
+		require.Equal(t, 3*time.Second, d.after)
+		now += 3 * time.Second
+		d.take(d.m.Timer(now, d.timer))
+		require.Equal(t, 1500*time.Millisecond, d.after)
+		now += 1500 * time.Millisecond
+		d.take(d.m.Timer(now, d.timer))
+	}
+	require.Len(t, d.sent, 4, "4 sends of the trylock")
+	now += 3 * time.Second
+	d.take(d.m.Timer(now, d.timer))
+	assert.Equal(t, lock.AcquireFailed, d.evs[len(d.evs)-1].Kind)
+	assert.Equal(t, 16500*time.Millisecond, now, "4 × 3s + 3 × 1.5s")
+
+	d.take(d.m.Acquire(now, "lock"))
+	d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
+	d.take(d.m.Release(now))
+	sends := len(d.sent)
+	d.take(d.m.Timer(now+3*time.Second, d.timer))
+	assert.Len(t, d.sent, sends+1, "no resend, only the latch's DEL")
+	assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
+	assert.Zero(t, d.evs[len(d.evs)-1].Votes)
+}
+
+// TestRenewalRefused: a renewal whose field is gone fails quietly (ExtendFailed), and the
+// holder keeps its lock as far as the application knows.
+func TestRenewalRefused(t *testing.T) {
+	d := newDriver(t)
+	d.take(d.m.Acquire(0, "lock"))
+	d.take(d.m.Reply(1, 0, d.last().Req, resp.Nil))
+	d.take(d.m.Extend(10 * time.Second))
+	d.take(d.m.Reply(10*time.Second, 0, d.last().Req, resp.IntReply(0)))
+	assert.Equal(t, lock.ExtendFailed, d.evs[len(d.evs)-1].Kind)
+	_, err := d.m.Release(11 * time.Second)
+	assert.NoError(t, err, "still held")
+}
+
+func TestBadConfig(t *testing.T) {
+	c := DefaultConfig()
+	c.Lease = 1500 * time.Microsecond
+	assert.ErrorContains(t, c.Validate(), "whole milliseconds")
+	c = DefaultConfig()
+	c.RetryAttempts = -1
+	assert.ErrorContains(t, c.Validate(), "retry attempts")
+	_, err := New(DefaultConfig(), nil)
+	assert.Error(t, err)
+}
+
+func bulk(s string) resp.Reply { return resp.Reply{Kind: resp.ReplyBulk, Str: s} }
