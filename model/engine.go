@@ -461,21 +461,26 @@ func expireAllowed(flags int, has bool, cur, when int64) bool {
 }
 
 // Peek returns key's value and absolute expiry (NoExpiry for none) as a GET at nowMs
-// would see it, without GET's side effects: nothing is expired or recorded. Tests and
-// the oracle inspect a node with it.
+// would see it, without GET's side effects: nothing is expired or recorded. For a hash
+// key the value is its first field's name: the holder of a Redisson lock, whose field is
+// the holder's lock name. Tests, the timeline and the viewer inspect a node with it.
 func (e *Engine) Peek(key string, nowMs int64) (val string, expMs int64, ok bool) {
 	i, found := e.ks.find(key)
 	if !found {
 		return "", NoExpiry, false
 	}
 	k := &e.ks.ents[i]
-	if k.hpos < 0 {
-		return k.val, NoExpiry, true
+	val, expMs = k.val, NoExpiry
+	if k.hash != nil && len(k.hash.fields) > 0 {
+		val = k.hash.fields[0].f
 	}
-	if nowMs > k.exp {
-		return "", NoExpiry, false
+	if k.hpos >= 0 {
+		if nowMs > k.exp {
+			return "", NoExpiry, false
+		}
+		expMs = k.exp
 	}
-	return k.val, k.exp, true
+	return val, expMs, true
 }
 
 // apply installs a key state received from elsewhere (a master's write, the AOF on

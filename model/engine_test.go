@@ -329,3 +329,21 @@ func TestHashesAndTypes(t *testing.T) {
 	assert.Equal(t, bulkOf("x"), do("GET", "h"))
 	assert.Equal(t, bulkOf("3"), copied.Do([]string{"HGET", "h", "f"}, now), "the copy is not shared")
 }
+
+// TestPeekNamesAHashsHolder: Peek shows a hash key (a Redisson lock) by its first field,
+// the holder's lock name, with its expiry, so that timelines and the viewer can tell
+// whose lock it is.
+func TestPeekNamesAHashsHolder(t *testing.T) {
+	e, err := NewEngine(EngineConfig{})
+	require.NoError(t, err)
+	e.Do([]string{"HSET", "lock", "uuid:1", "1"}, 1000)
+	val, exp, ok := e.Peek("lock", 1000)
+	require.True(t, ok)
+	require.Equal(t, "uuid:1", val)
+	require.Equal(t, NoExpiry, exp)
+	e.Do([]string{"PEXPIRE", "lock", "500"}, 1000)
+	val, exp, ok = e.Peek("lock", 1200)
+	require.Equal(t, []any{"uuid:1", int64(1500), true}, []any{val, exp, ok})
+	_, _, ok = e.Peek("lock", 1501)
+	require.False(t, ok, "expired")
+}
