@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +104,25 @@ func TestRandomNodeStalls(t *testing.T) {
 	assert.Greater(t, p1, 20, "about 0.5/s × 20s × 5 nodes = 50 stalls, fewer where they overlap")
 	assert.Equal(t, p1, r1, "every stall ends")
 	assert.Equal(t, p2, r2)
+}
+
+// TestRefusedHandshake: under drop, a client's handshake to a killed server (its host
+// refuses the connection) fails at once, and so does the request parked on it, as
+// go-redis's dial error does: redsync's first lock round is decided by the other four
+// servers without waiting out the 5s read timeout.
+func TestRefusedHandshake(t *testing.T) {
+	sc, err := scenarios.ParseFile("killed.yaml", []byte(`name: killed
+story: redis1 is killed before redsync's first lock
+knobs: {client: redsync, clients: 1, max_cycles: 1, duration: 10s}
+start: {client1: 100ms}
+schedule:
+  - at: 10ms
+    kill_node: {node: redis1}
+`))
+	require.NoError(t, err)
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	acquired := firstStep(t, rp, "client1", "acquired")
+	assert.Less(t, acquired, 110*time.Millisecond)
+	assert.EqualValues(t, 1, rec.Liveness.Acquired)
 }

@@ -71,3 +71,50 @@ func TestRedissonWakesOnUnlock(t *testing.T) {
 	assert.Greater(t, acquired, 30*time.Second)
 	assert.Less(t, acquired, 30*time.Second+50*time.Millisecond, "woken by the PTTL it was told, just after the lease ran out")
 }
+
+// redlockPyKilled is redlock-py with one of three servers killed: its host refuses
+// connections, which redis-py raises as a ConnectionError at once.
+const redlockPyKilled = `name: redlock-py-killed
+story: one of three servers is killed; redlock-py wins the other two and gives up
+knobs: {client: redlock-py, nodes: 3, clients: 1, max_cycles: 1, duration: 5s}
+start: {client1: 100ms}
+schedule:
+  - at: 10ms
+    kill_node: {node: redis3}
+`
+
+// TestRedlockPyGivesUpOnAServerError holds the redlock-py profile to redlock-py 1.0.8's
+// lock(): with a server's connection refused, an attempt that wins the other two raises
+// MultipleRedlockException at once, without unlocking, so its keys stay for their whole
+// TTL; and under a power loss (nothing answers) the same attempt waits, as redis-py has
+// no socket timeout.
+func TestRedlockPyGivesUpOnAServerError(t *testing.T) {
+	sc, err := scenarios.ParseFile("redlock-py-killed.yaml", []byte(redlockPyKilled))
+	require.NoError(t, err)
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	failed := firstStep(t, rp, "client1", "acquire-failed")
+	assert.Less(t, failed, 110*time.Millisecond, "the refused connection is an error at once")
+	var text string
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "acquire-failed") {
+			text = s.Text
+		}
+	}
+	assert.Contains(t, text, "server-error")
+	assert.Zero(t, rec.Liveness.Acquired)
+	// The keys it won stay: no unlock was sent.
+	last := rp.States[len(rp.States)-1]
+	assert.Len(t, last.Nodes[0].Keys, 1, "redis1 keeps the key")
+	assert.Len(t, last.Nodes[1].Keys, 1, "redis2 keeps the key")
+
+	crashed := strings.Replace(redlockPyKilled, "kill_node", "crash_node", 1)
+	sc, err = scenarios.ParseFile("redlock-py-crashed.yaml", []byte(crashed))
+	require.NoError(t, err)
+	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	for _, s := range rp.Steps {
+		assert.False(t, s.Actor == "client1" && strings.HasPrefix(s.Text, "acquire-failed"),
+			"after a power loss the third SET waits (no socket timeout): %s", s.Text)
+	}
+}

@@ -600,7 +600,7 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	}
 	req := lock.Req(m.ReqID & (1<<lifeShift - 1))
 	if req&hsFlag != 0 {
-		c.handshaken(node, uint64(req))
+		c.handshaken(now, node, uint64(req), m.Reply)
 		return
 	}
 	if c.retryAsEval(node, req, m.Reply) {
@@ -685,15 +685,26 @@ func (c *Client) park(node int, req lock.Req, cmd resp.Command) {
 }
 
 // handshaken opens node's connection when hs answers the handshake it awaits, and sends
-// the request parked on it. A handshake the client gave up on is stray.
-func (c *Client) handshaken(node int32, hs uint64) {
+// the request parked on it. A handshake refused (the server's process is gone and its
+// host resets the connection) leaves no connection, and the parked request fails at once
+// with a connection error. A handshake the client gave up on is stray.
+func (c *Client) handshaken(now sim.Time, node int32, hs uint64, r resp.Reply) {
 	if c.conns == nil || c.conns[node].hs != hs {
 		c.stats.Stray++
 		return
 	}
+	p := c.parked[node]
+	c.parked[node] = parkedReq{}
+	if r.Kind == resp.ReplyNone {
+		c.conns[node] = conn{}
+		if p.req != 0 {
+			outs, err := c.m.Reply(c.mono(now), int(node), p.req, resp.NoReply)
+			c.feed(now, outs, err)
+		}
+		return
+	}
 	c.conns[node] = conn{open: true}
-	if p := c.parked[node]; p.req != 0 {
-		c.parked[node] = parkedReq{}
+	if p.req != 0 {
 		c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(p.req)|c.life<<lifeShift, p.cmd))
 	}
 }

@@ -60,8 +60,11 @@
 // later than the last fsync's (so fsync instants are on the node's clock, and a backward
 // step delays them). Crash is a power loss: memory, the queue and unsynced AOF writes are
 // lost. Kill (kill -9) keeps what reached the AOF file, which is every acknowledged write.
-// Shutdown fsyncs first. Restart reloads the AOF with absolute expiries and an empty
-// script cache. Faults are applied at once (Node.Crash, ...) or scheduled (Group.At),
+// Shutdown fsyncs first. While a node is down after a power loss nothing answers its
+// requests (they are dropped, and a client waits out its timeout); after a kill or a
+// shutdown its host is still up and refuses the connection, so each request is answered at
+// once, over the network, with resp.NoReply: the connection error a client library
+// raises. Restart reloads the AOF with absolute expiries and an empty script cache. Faults are applied at once (Node.Crash, ...) or scheduled (Group.At),
 // with an optional automatic restart or resume after a delay.
 //
 // # Replication and failover

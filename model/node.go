@@ -37,6 +37,10 @@ type Node struct {
 	cron time.Duration // the cron period on the monotonic clock: 1s / hz
 
 	up, paused, master bool
+	// refusing: the process is down but its host is up (kill -9, SHUTDOWN), so the kernel
+	// answers a request with a reset, which the client sees at once as a connection
+	// error; after a power loss (crash) nothing answers at all.
+	refusing bool
 
 	q      ring[request] // the head is in service while busy
 	busy   bool
@@ -212,6 +216,11 @@ func (n *Node) HandleEvent(now sim.Time, kind int, _ uint64) {
 // enqueue accepts a request from the group.
 func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 	switch {
+	case !n.up && n.refusing:
+		n.stats.DroppedDown++
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "refused"), cmdField(&m.Cmd))
+		n.g.reply(from, m.ReqID, resp.NoReply)
+		return
 	case !n.up:
 		n.stats.DroppedDown++
 		n.s.Trace(n.name, RecDrop, sim.Str("reason", "down"), cmdField(&m.Cmd))
@@ -457,6 +466,7 @@ func (n *Node) stop(now sim.Time, how FaultKind) {
 	n.cancel(&n.resumeEv)
 	n.cancel(&n.restartEv)
 	n.up, n.paused, n.busy, n.needSync = false, false, false, false
+	n.refusing = how != FaultCrash
 	keys := n.eng.Len()
 	n.eng.Reset()
 	n.stats.Crashes++

@@ -137,12 +137,20 @@ const (
 	// script (EXISTS, then SET PX), which counts as a vote only when it answers 1; its
 	// extend and unlock scripts likewise. The lock value is 16 random bytes in hex.
 	DialectNodeRedlock
+	// DialectRedlockPy is redlock-py 1.0.8 over redis-py: SET NX PX to acquire; its own
+	// compare-and-delete, always by EVAL, to release; a value of 22 random letters and
+	// digits; and a won attempt that saw any server error (an error reply, or no answer)
+	// is given up without releasing anything (it raises MultipleRedlockException).
+	DialectRedlockPy
 )
 
-var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync", DialectNodeRedlock: "node-redlock"}
+var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync", DialectNodeRedlock: "node-redlock",
+	DialectRedlockPy: "redlock-py"}
 
 // Dialects returns every dialect, in declaration order.
-func Dialects() []Dialect { return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock} }
+func Dialects() []Dialect {
+	return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock, DialectRedlockPy}
+}
 
 func (d Dialect) String() string { return enumName(dialectNames[:], int(d), "dialect") }
 

@@ -53,6 +53,7 @@ type round struct {
 	replies  int  // nodes that answered at all
 	need     int  // successes that decide the round in our favour
 	refused  int  // nodes that answered no (not an error): redsync's "taken"
+	errs     int  // nodes that answered an error reply
 	failFast bool // end as soon as the outcome is decided
 	// takenRule: fail fast the way redsync does, once `need` nodes refused, rather than
 	// once a quorum is out of reach whatever the failures were.
@@ -93,8 +94,14 @@ func (r *round) finish(rep resp.Reply, ok bool) {
 		r.oks++
 	} else if r.takenRule && refusal(rep) {
 		r.refused++
+	} else if rep.Kind == resp.ReplyError {
+		r.errs++
 	}
 }
+
+// failures counts the nodes that answered an error or never answered: redis-py's
+// RedisErrors.
+func (r *round) failures() int { return r.errs + r.done - r.replies }
 
 // refusal reports whether a reply that did not succeed is a no rather than a failure:
 // redsync counts a node as taken when SET NX answered nil or a script answered 0, but not
@@ -481,6 +488,8 @@ func (m *Machine) releaseCommand() resp.Command {
 		return resp.EvalSHA(resp.ScriptRedsyncDelete, m.resource, m.value, 0)
 	case DialectNodeRedlock:
 		return resp.EvalSHA(resp.ScriptNodeRedlockUnlock, m.resource, m.value, 0)
+	case DialectRedlockPy: // redis-py's eval: EVAL every time
+		return resp.Command{Op: resp.OpEval, Script: resp.ScriptRedlockPyUnlock, Key: m.resource, Value: m.value}
 	}
 	return resp.EvalSHA(resp.ScriptRelease, m.resource, m.value, 0)
 }
@@ -559,11 +568,22 @@ func (m *Machine) endSetRound(now time.Duration) {
 		m.failAttempt(now, lock.ReasonNoQuorum)
 	case !m.validAt(now, m.deadline):
 		m.failAttempt(now, lock.ReasonValidityExpired)
+	case m.cfg.Dialect == DialectRedlockPy && m.round.failures() > 0:
+		m.giveUp(now, lock.ReasonServerError)
 	case m.cfg.Fencing != FenceNone:
 		m.startFence()
 	default:
 		m.win(now)
 	}
+}
+
+// giveUp ends the acquire at once, releasing nothing: redlock-py raises when a won
+// attempt saw a server error, and its keys stay until they expire.
+func (m *Machine) giveUp(now time.Duration, reason lock.Reason) {
+	m.reason = reason
+	m.emit(m.attemptEnded(now))
+	m.state = StateIdle
+	m.emit(m.outcome(lock.AcquireFailed, reason, now, m.deadline))
 }
 
 // startFence takes the fencing token only once the quorum is won, so a lost attempt does
@@ -690,9 +710,17 @@ func (m *Machine) retryDelay() time.Duration {
 }
 
 // newValue returns 16 random bytes in base64, as redsync does (in hex for node-redlock's
-// dialect, as it does): unique enough that no other
+// dialect, and 22 letters and digits for redlock-py's, as they do): unique enough that no other
 // client's release can match it. The string is the one allocation an acquire makes.
 func (m *Machine) newValue() string {
+	if m.cfg.Dialect == DialectRedlockPy { // 22 × random.choice(ascii_letters + digits)
+		const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+		var v [22]byte
+		for i := range v {
+			v[i] = chars[m.rng.IntN(len(chars))]
+		}
+		return string(v[:])
+	}
 	var raw [16]byte
 	binary.LittleEndian.PutUint64(raw[:8], m.rng.Uint64())
 	binary.LittleEndian.PutUint64(raw[8:], m.rng.Uint64())

@@ -435,7 +435,8 @@ func TestLockValueByDialect(t *testing.T) {
 	for _, c := range []struct {
 		d    redlock.Dialect
 		want string
-	}{{redlock.DialectSpec, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectRedsync, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectNodeRedlock, `^[0-9a-f]{32}$`}} {
+	}{{redlock.DialectSpec, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectRedsync, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectNodeRedlock, `^[0-9a-f]{32}$`},
+		{redlock.DialectRedlockPy, `^[A-Za-z0-9]{22}$`}} {
 		cfg := redlock.DefaultConfig()
 		cfg.Dialect = c.d
 		m, err := redlock.New(cfg, rand.New(rand.NewPCG(1, 2)))

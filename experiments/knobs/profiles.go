@@ -54,6 +54,17 @@ var profileTable = []Profile{
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
 			"connection", "queued", "extend_every", "0s")},
+	{Name: "redlock-py", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py",
+		Help: "no default ttl (the spec's 10s here); drift int(0.01 × ttl) + 2ms; 3 tries 200ms apart, no jitter; " +
+			"SET NX PX one server after another; no timeout (redis-py's socket_timeout is None: 1h here); " +
+			"its own compare-and-delete by EVAL; a won attempt that saw a server error is given up " +
+			"without releasing (MultipleRedlockException); no extension; validity on time.time() " +
+			"(modelled on the monotonic clock: docs/clients.md)",
+		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
+			"retry_delay", "200ms", "retry_jitter", "0s", "tries", "3", "mode", "sequential",
+			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "redlock-py",
+			"connection", "queued", "extend_every", "0s")},
 	{Name: "redisson", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RLock, lock() with the watchdog",
 		Help: "not Redlock: a re-entrant hash lock on one master (nodes is ignored; replicas add failover) " +
 			"with a 30s watchdog lease renewed every 10s; a taken lock is waited for on its pub/sub channel " +

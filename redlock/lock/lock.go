@@ -199,11 +199,16 @@ const (
 	ReasonExtensionLimit
 	// ReasonAborted: Release was called while the operation was in progress.
 	ReasonAborted
+	// ReasonServerError: the votes were won with validity left, but a server answered
+	// an error or never answered, and the library gives up on the lock without releasing
+	// it (redlock-py raises MultipleRedlockException).
+	ReasonServerError
 )
 
 var reasonNames = [...]string{ReasonNone: "none", ReasonNoQuorum: "no-quorum",
 	ReasonValidityExpired: "validity-expired", ReasonFenceFailed: "fence-failed",
-	ReasonExtensionLimit: "extension-limit", ReasonAborted: "aborted"}
+	ReasonExtensionLimit: "extension-limit", ReasonAborted: "aborted",
+	ReasonServerError: "server-error"}
 
 // String returns the reason's name. Its fast path inlines: the client folds a reason into
 // the trace hash with every lock event.

@@ -109,6 +109,9 @@ const (
 	// holds the lock name, then a NUL byte and the unlock's request id (the latch key's
 	// suffix), see RedissonUnlockValue.
 	ScriptRedissonUnlock
+	// ScriptRedlockPyUnlock is redlock-py 1.0.8's release (Redlock.unlock_script): the
+	// page's compare-and-delete with its own whitespace, always sent by EVAL.
+	ScriptRedlockPyUnlock
 	scriptEnd
 )
 
@@ -200,6 +203,7 @@ var scripts = func() (t [scriptEnd]script) {
 	t[ScriptNodeRedlockUnlock] = script{name: "node-redlock-unlock", src: lib("node-redlock-v4.2.0-unlock.lua")}
 	t[ScriptRedissonTryLock] = script{name: "redisson-trylock", ttlArg: true, src: lib("redisson-3.43.0-trylock.lua")}
 	t[ScriptRedissonRenew] = script{name: "redisson-renew", ttlArg: true, src: lib("redisson-3.43.0-renew.lua")}
+	t[ScriptRedlockPyUnlock] = script{name: "redlock-py-unlock", src: lib("redlock-py-1.0.8-unlock.lua")}
 	t[ScriptRedissonUnlock] = script{name: "redisson-unlock", ttlArg: true, src: lib("redisson-3.43.0-unlock.lua")}
 	for i := range t {
 		if t[i].src != "" {
