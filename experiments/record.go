@@ -130,6 +130,9 @@ type Failures struct {
 	ValidityExpired int64 `json:"validity_expired"`
 	FenceFailed     int64 `json:"fence_failed"`
 	Aborted         int64 `json:"aborted"`
+	// ServerError: won, but a server errored and the library gave up without releasing
+	// (redlock-py). Omitted when zero, as no other library does it.
+	ServerError int64 `json:"server_error,omitempty"`
 }
 
 // Percentiles of time to acquire in milliseconds; nil when nothing was acquired.

@@ -237,7 +237,8 @@ func record(w *world.World, scenario string) *Record {
 		Liveness: Liveness{
 			Attempts: n.Attempts, Acquired: n.Acquired, Failed: n.Failed,
 			FailuresByReason: Failures{NoQuorum: n.NoQuorum, Timeout: n.Timeout,
-				ValidityExpired: n.ValidityExpired, FenceFailed: n.FenceFailed, Aborted: n.Aborted},
+				ValidityExpired: n.ValidityExpired, FenceFailed: n.FenceFailed, Aborted: n.Aborted,
+				ServerError: n.ServerError},
 			SplitBrainRounds:     n.SplitBrainRounds,
 			UnheldWhileWaitingMs: toMs(o.Unheld()),
 			Extensions:           ExtensionStat{Tried: n.ExtensionsTried, Succeeded: n.ExtensionsSucceeded},

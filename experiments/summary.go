@@ -20,8 +20,12 @@ func WriteSummary(w io.Writer, r *Record) error {
 	l := &r.Liveness
 	fmt.Fprintf(&b, "lock:     %s\nresource: %s\n", r.Safety.LockVerdict(), r.Safety.ResourceVerdict())
 	f := &l.FailuresByReason
-	fmt.Fprintf(&b, "liveness: %d attempts, %d acquired (%.3g/s), %d acquires failed; failed attempts: %d no quorum, %d timeout, %d validity expired, %d fence failed, %d aborted\n",
+	fmt.Fprintf(&b, "liveness: %d attempts, %d acquired (%.3g/s), %d acquires failed; failed attempts: %d no quorum, %d timeout, %d validity expired, %d fence failed, %d aborted",
 		l.Attempts, l.Acquired, l.AcquisitionsPerS, l.Failed, f.NoQuorum, f.Timeout, f.ValidityExpired, f.FenceFailed, f.Aborted)
+	if f.ServerError > 0 {
+		fmt.Fprintf(&b, ", %d given up on a server error", f.ServerError)
+	}
+	b.WriteByte('\n')
 	if p := l.AcquireLatencyMs; p.P50 != nil {
 		fmt.Fprintf(&b, "          time to acquire p50 %gms, p90 %gms, p99 %gms, max %gms\n", *p.P50, *p.P90, *p.P99, *p.Max)
 	}

@@ -194,6 +194,7 @@ type oracleStats struct {
 	attempts, acquired, failed   int64
 	noQuorum, timeout, expired   int64
 	fenceFailed, aborted, other  int64
+	serverError                  int64
 	splitBrain                   int64
 	extTried, extOK              int64
 	validity, usage, stale, rejd int64
@@ -462,6 +463,8 @@ func (o *Oracle) attemptEnded(now sim.Time, c, r int32, out *lock.Event) {
 		o.st.fenceFailed++
 	case lock.ReasonAborted:
 		o.st.aborted++
+	case lock.ReasonServerError:
+		o.st.serverError++
 	default:
 		o.st.other++
 	}
@@ -770,6 +773,7 @@ type Counts struct {
 	Attempts, Acquired, Failed                int64
 	NoQuorum, Timeout, ValidityExpired        int64
 	FenceFailed, Aborted, Other               int64
+	ServerError                               int64
 	SplitBrainRounds                          int64
 	ExtensionsTried, ExtensionsSucceeded      int64
 	ValidityOverlaps, UsageOverlaps           int64
@@ -783,7 +787,7 @@ func (o *Oracle) Counts() Counts {
 	st := &o.st
 	return Counts{Attempts: st.attempts, Acquired: st.acquired, Failed: st.failed,
 		NoQuorum: st.noQuorum, Timeout: st.timeout, ValidityExpired: st.expired,
-		FenceFailed: st.fenceFailed, Aborted: st.aborted, Other: st.other, SplitBrainRounds: st.splitBrain,
+		FenceFailed: st.fenceFailed, Aborted: st.aborted, Other: st.other, ServerError: st.serverError, SplitBrainRounds: st.splitBrain,
 		ExtensionsTried: st.extTried, ExtensionsSucceeded: st.extOK,
 		ValidityOverlaps: st.validity, UsageOverlaps: st.usage,
 		StaleWritesAccepted: st.stale, FencedWritesRejected: st.rejd,
