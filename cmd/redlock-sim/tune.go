@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+	"github.com/redlock-sim/redlock-sim/experiments/tune"
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
+)
+
+// tuneReport is what tune learned, in the order report.md tells it.
+type tuneReport struct {
+	command  string
+	fits     []string // each fitted distribution, with its percentiles
+	rec      tune.Recommendation
+	spec     *sweep.Spec
+	outcomes []tune.Outcome
+	verdicts []string
+}
+
+func runTune(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runTuneCtx(ctx, args, stdout, stderr)
+}
+
+// runTuneCtx is runTune under ctx, whose cancellation stands for the signal.
+func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+	// The environment.
+	nodes := fs.Int("nodes", 5, "the independent Redis masters `N`")
+	persistence := fs.String("persistence", "none", "what a node keeps across a crash: `none|aof-everysec|aof-always`")
+	latency := fs.String("latency", "p50=500us,p99=800us", "one-way network delay by `PERCENTILES`, e.g. p50=1ms,p99=5ms (a ping's round trip is two of them)")
+	clientPPM := fs.Float64("client-drift-ppm", 0, "the worst rate error of a client's clock, in `PPM`, either sign")
+	nodePPM := fs.Float64("node-drift-ppm", 0, "the worst rate error of a node's clock, in `PPM`, either sign")
+	pauses := fs.String("pauses", "", "stop-the-world pauses (GC) of a client by `PERCENTILES`, e.g. p99=100ms,p99.9=500ms (none by default)")
+	pauseRate := fs.Float64("pause-rate", 0.1, "pauses per client per second, `RATE`, when --pauses is given")
+	work := fs.String("work", "p50=50ms,p99=100ms", "how long a holder uses the resource, per hold, by `PERCENTILES`")
+	clients := fs.Int("clients", 3, "the clients contending for the lock, `K`")
+	nodeCrashRate := fs.Float64("node-crash-rate", 0, "power losses of each node per second, `RATE`")
+	restartDelay := fs.Duration("restart-delay", time.Second, "how long a crashed node stays down, `DURATION`")
+	clientCrashRate := fs.Float64("client-crash-rate", 0, "crashes of each client process per second, `RATE` (a dead holder keeps the lock until its ttl)")
+	client := fs.String("client", "spec", "the lock library, a client profile `NAME` (redlock-sim params --client NAME)")
+	// The targets.
+	maxViolations := fs.Float64("max-violations-per-10k", 1, "the largest acceptable rate of each violation kind, per 10,000 acquisitions, `RATE` (its 95% upper bound is held to it)")
+	maxAcquireP99 := fs.Duration("max-acquire-p99", 0, "the largest acceptable p99 time to acquire, retries included, `DURATION` (0: no target)")
+	maxUnavailable := fs.Duration("max-unavailability", 0, "the longest the lock may stay taken by a holder that crashed, `DURATION` (0: no target)")
+	// The confirmation.
+	duration := fs.Duration("duration", 10*time.Minute, "simulated time of each confirmation run, `DURATION`")
+	seeds := fs.Int("seeds", 10, "confirmation runs per ttl, `N`")
+	seed := fs.Uint64("seed", 1, "the confirmation sweep's seed `N`; the same seed gives the same report")
+	workers := fs.Int("workers", runtime.NumCPU(), "run `K` confirmation runs in parallel; results do not depend on it")
+	out := fs.StringP("out", "o", "tune-out", "output folder `DIR`: report.md and the confirmation sweep")
+	overwrite := fs.Bool("overwrite", false, "replace a report already in the output folder")
+	quiet := fs.BoolP("quiet", "q", false, "no progress output")
+	setUsage(fs, stderr, "Answers \"which ttl, drift_factor, retries and timeout, and what violation and availability rates should I expect?\" for the environment described, shows the arithmetic behind every value, and checks the answer by simulation.")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: tune takes no arguments, got %q", errUsage, fs.Args())
+	}
+	bad := func(err error) error { return fmt.Errorf("%w: %w", errUsage, err) }
+
+	rep := &tuneReport{command: "redlock-sim tune " + strings.Join(args, " ")}
+	fit := func(flagName, text string) (dist.Dist, string, error) {
+		pts, err := tune.ParsePercentiles("--"+flagName, text)
+		if err != nil {
+			return dist.Dist{}, "", err
+		}
+		f, err := tune.FitPercentiles("--"+flagName, pts)
+		if err != nil {
+			return dist.Dist{}, "", err
+		}
+		var rows []string
+		for _, r := range f.Percentiles() {
+			rows = append(rows, r.String())
+		}
+		rep.fits = append(rep.fits, fmt.Sprintf("--%s %s → %s (%s)", flagName, text, f.Knob(), strings.Join(rows, "; ")))
+		return f.Dist, f.Knob(), nil
+	}
+	env := tune.Env{Nodes: *nodes, ClientDriftPPM: *clientPPM, NodeDriftPPM: *nodePPM, Clients: *clients,
+		NodeRestartDelay: *restartDelay, Pause: dist.Constant(0)}
+	var err error
+	if env.Persistence, err = model.ParsePersistence(*persistence); err != nil {
+		return bad(fmt.Errorf("--persistence %q: allowed none, aof-everysec or aof-always", *persistence))
+	}
+	var latKnob, workKnob, pauseKnob string
+	if env.Latency, latKnob, err = fit("latency", *latency); err != nil {
+		return bad(err)
+	}
+	if env.Work, workKnob, err = fit("work", *work); err != nil {
+		return bad(err)
+	}
+	if *pauses != "" {
+		if env.Pause, pauseKnob, err = fit("pauses", *pauses); err != nil {
+			return bad(err)
+		}
+	}
+	switch {
+	case *seeds < 1 || *seeds > 10000:
+		return bad(fmt.Errorf("--seeds %d: allowed 1 to 10000", *seeds))
+	case *duration <= 0:
+		return bad(fmt.Errorf("--duration %v: a run must simulate some time, e.g. 10m", *duration))
+	case *maxViolations < 0:
+		return bad(fmt.Errorf("--max-violations-per-10k %g: a rate cannot be negative", *maxViolations))
+	}
+	if _, err := knobs.LookupProfile(*client); err != nil {
+		return bad(err)
+	}
+	targets := tune.Targets{AcquireP99: *maxAcquireP99, Unavailability: *maxUnavailable}
+	if rep.rec, err = tune.Recommend(env, targets); err != nil {
+		return bad(err)
+	}
+
+	// The environment as knobs: the client profile first, so that what tune recommends
+	// overrides the library's defaults.
+	envKnobs := []sweep.KV{{Name: "client", Value: *client}, {Name: "scenario", Value: "baseline"},
+		{Name: "nodes", Value: strconv.Itoa(*nodes)}, {Name: "persistence", Value: *persistence},
+		{Name: "latency", Value: latKnob}, {Name: "client_clock_drift_ppm", Value: fmt.Sprint(*clientPPM)},
+		{Name: "node_clock_drift_ppm", Value: fmt.Sprint(*nodePPM)}, {Name: "hold", Value: workKnob},
+		{Name: "clients", Value: strconv.Itoa(*clients)}, {Name: "node_crash_rate", Value: fmt.Sprint(*nodeCrashRate)},
+		{Name: "node_down", Value: "const(" + restartDelay.String() + ")"},
+		{Name: "client_crash_rate", Value: fmt.Sprint(*clientCrashRate)},
+		// A holder releases only once its last write is acknowledged, as a careful
+		// service does: otherwise the workload's own release race (a write still in flight
+		// when the next holder writes) shows as stale writes no lock setting can prevent.
+		{Name: "release_after_ack", Value: "true"}}
+	if *pauses != "" {
+		envKnobs = append(envKnobs, sweep.KV{Name: "pause_rate", Value: fmt.Sprint(*pauseRate)},
+			sweep.KV{Name: "pause_len", Value: pauseKnob})
+	}
+	conf := tune.Confirmation{Env: envKnobs, Duration: *duration, Replicates: *seeds, Seed: *seed}
+	if rep.spec, err = conf.Spec(rep.rec); err != nil {
+		return usageIf(err)
+	}
+	opt := sweep.Options{Dir: filepath.Join(*out, "confirm"), Workers: *workers, Overwrite: *overwrite,
+		Tool: "redlock-sim " + version(), Progress: sweep.ProgressFor(os.Stderr, *quiet)}
+	if err := opt.Validate(); err != nil {
+		return usageIf(err)
+	}
+	if _, err := os.Stat(filepath.Join(*out, "report.md")); err == nil && !*overwrite {
+		return bad(fmt.Errorf("--out %s already holds a report; choose another folder or add --overwrite", *out))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return bad(fmt.Errorf("--out %s: %v", *out, err))
+	}
+
+	printRecommendation(stdout, rep)
+	if !*quiet {
+		fmt.Fprintf(stderr, "confirming: %d ttls × %d seeds of %v each → %s\n", rep.spec.Points(), *seeds, *duration, opt.Dir)
+	}
+	if _, err := sweep.Run(ctx, experiments.SweepRunner(), rep.spec, opt); err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			return fmt.Errorf("%w: tune stopped during its confirmation sweep", errInterrupted)
+		case sweep.IsUsage(err):
+			return bad(err)
+		}
+		return err
+	}
+	if rep.outcomes, err = tune.ReadOutcomes(opt.Dir); err != nil {
+		return err
+	}
+	rep.verdicts = verdicts(rep, *maxViolations, *maxAcquireP99, *maxUnavailable, *clientCrashRate)
+	rep.verdicts = append(rep.verdicts, alternative(rep, *maxViolations, *maxAcquireP99))
+	fmt.Fprintln(stdout, "\nConfirmation by simulation (every violation kind per 10,000 acquisitions, with its 95% upper bound):")
+	fmt.Fprintln(stdout, tune.Table(rep.outcomes, recommendedTTL(rep)))
+	for _, v := range rep.verdicts {
+		fmt.Fprintln(stdout, v)
+	}
+	path := filepath.Join(*out, "report.md")
+	if err := writeFileAtomic(path, []byte(reportMarkdown(rep))); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s\n", path)
+	return nil
+}
+
+// recommendedTTL is the recommended ttl as the confirmation sweep spells it.
+func recommendedTTL(rep *tuneReport) string {
+	v, err := experiments.SweepRunner().Knob("ttl", rep.rec.TTL.String())
+	if err != nil {
+		return rep.rec.TTL.String()
+	}
+	return v
+}
+
+// verdicts holds the recommended ttl's confirmation to each target.
+func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Duration, clientCrashRate float64) []string {
+	want := recommendedTTL(rep)
+	var o *tune.Outcome
+	for i := range rep.outcomes {
+		if rep.outcomes[i].TTL == want {
+			o = &rep.outcomes[i]
+		}
+	}
+	if o == nil {
+		return nil
+	}
+	mark := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	var out []string
+	for i, r := range o.Violations {
+		_, up := r.Per10k()
+		out = append(out, fmt.Sprintf("target %s ≤ %g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, maxViolations,
+			mark(up <= maxViolations), r))
+	}
+	if maxP99 > 0 {
+		ms := float64(maxP99) / float64(time.Millisecond)
+		out = append(out, fmt.Sprintf("target acquire p99 ≤ %v: %s (median over runs %.1f ms)", maxP99,
+			mark(o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= ms), o.AcquireP99Ms))
+	}
+	if maxUnavail > 0 {
+		switch {
+		case clientCrashRate == 0:
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: bounded by the ttl (%v) in the arithmetic; not simulated (--client-crash-rate is 0)", maxUnavail, rep.rec.TTL))
+		case o.ReacquireAfterCrashMaxMs < 0:
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: no holder crashed in the runs; raise --client-crash-rate or --seeds to see it", maxUnavail))
+		default:
+			ms := float64(maxUnavail) / float64(time.Millisecond)
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: %s (longest seen %.0f ms)", maxUnavail,
+				mark(o.ReacquireAfterCrashMaxMs <= ms), o.ReacquireAfterCrashMaxMs))
+		}
+	}
+	return out
+}
+
+// alternative says which confirmed ttl to use: the recommended one when the simulation
+// bears it out, else the shortest ttl that meets the violation and time-to-acquire
+// targets, else that none does (and what would help).
+func alternative(rep *tuneReport, maxViolations float64, maxP99 time.Duration) string {
+	meets := func(o *tune.Outcome) bool {
+		for _, r := range o.Violations {
+			if _, up := r.Per10k(); up > maxViolations {
+				return false
+			}
+		}
+		return maxP99 == 0 || (o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= float64(maxP99)/float64(time.Millisecond))
+	}
+	want := recommendedTTL(rep)
+	for i := range rep.outcomes {
+		if o := &rep.outcomes[i]; o.TTL == want && meets(o) {
+			return "verdict: the simulation bears the recommendation out: ttl " + want + " meets every target it could check"
+		}
+	}
+	for i := range rep.outcomes {
+		if o := &rep.outcomes[i]; meets(o) {
+			return fmt.Sprintf("verdict: the arithmetic's ttl %s does not meet the targets in simulation (its design percentile, p%g, "+
+				"leaves the rarest holds and pauses uncovered); ttl %s does: use --set ttl=%s", want, tune.DesignPercentile, o.TTL, o.TTL)
+		}
+	}
+	return "verdict: no ttl tried meets every target: more seeds (--seeds) tighten the bounds if nothing was seen; " +
+		"if violations were seen, only fencing tokens checked by the resource protect it"
+}
+
+func printRecommendation(w io.Writer, rep *tuneReport) {
+	fmt.Fprintln(w, "Inputs fitted:")
+	for _, f := range rep.fits {
+		fmt.Fprintln(w, "  "+f)
+	}
+	fmt.Fprintln(w, "\nRecommended settings:")
+	var sets []string
+	for _, s := range rep.rec.Knobs() {
+		sets = append(sets, "--set "+s.Name+"="+s.Value)
+		fmt.Fprintf(w, "  %-15s %s\n", s.Name, s.Value)
+	}
+	if rep.rec.Fencing {
+		fmt.Fprintln(w, "  fencing         needed: no ttl protects the resource here (see the conflicts)")
+	}
+	fmt.Fprintln(w, "  as knobs: "+strings.Join(sets, " "))
+	fmt.Fprintln(w, "\nThe arithmetic:")
+	for _, st := range rep.rec.Steps {
+		fmt.Fprintln(w, "  "+st.Name+":")
+		for _, l := range st.Lines {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
+	for _, c := range rep.rec.Conflicts {
+		fmt.Fprintln(w, "\nCONFLICT: "+c.String())
+	}
+}
+
+// reportMarkdown is report.md: the recommendation, the arithmetic, the confirmation and
+// the alternatives, self-contained.
+func reportMarkdown(rep *tuneReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Tuning report\n\nMade by `%s`.\n\n## Inputs, fitted\n\n", strings.TrimSpace(rep.command))
+	for _, f := range rep.fits {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	b.WriteString("\n## Recommended settings\n\n| knob | value |\n| --- | --- |\n")
+	for _, s := range rep.rec.Knobs() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, s.Value)
+	}
+	if rep.rec.Fencing {
+		b.WriteString("| fencing | needed: no ttl protects the resource here |\n")
+	}
+	b.WriteString("\n## The arithmetic\n\n")
+	for _, st := range rep.rec.Steps {
+		fmt.Fprintf(&b, "**%s**\n\n", st.Name)
+		for _, l := range st.Lines {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.rec.Conflicts) > 0 {
+		b.WriteString("## Conflicts\n\n")
+		for _, c := range rep.rec.Conflicts {
+			fmt.Fprintf(&b, "- %s\n", c.String())
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Confirmation by simulation\n\n%d runs per ttl, seed %d; the sweep is in `confirm/` "+
+		"(`redlock-sim plot --in confirm` draws it). Each violation kind per 10,000 acquisitions, with its 95%% "+
+		"Clopper–Pearson upper bound, which stays honest when nothing was seen. The rows above and below the "+
+		"recommendation are the alternatives: what half and double the ttl would cost. Holders release only "+
+		"after their last write is acknowledged (release_after_ack), so stale writes are the lock's, not the "+
+		"workload's own release race.\n\n",
+		rep.spec.Replicates, rep.spec.Seed)
+	b.WriteString(tune.Table(rep.outcomes, recommendedTTL(rep)))
+	if len(rep.verdicts) > 0 {
+		b.WriteString("\n## Targets\n\n")
+		for _, v := range rep.verdicts {
+			fmt.Fprintf(&b, "- %s\n", v)
+		}
+	}
+	return b.String()
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename, so that a
+// crash never leaves half a report.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
