@@ -35,7 +35,7 @@ type Confirmation struct {
 // ConfirmTTLs returns the ttls a confirmation sweeps: half the recommendation, the
 // recommendation, and double it, in whole milliseconds within the ttl knob's range.
 func ConfirmTTLs(ttl time.Duration) []time.Duration {
-	half := max((ttl/2).Truncate(time.Millisecond), time.Millisecond)
+	half := max((ttl / 2).Truncate(time.Millisecond), time.Millisecond)
 	out := []time.Duration{half, ttl}
 	if double := 2 * ttl; double <= 24*time.Hour {
 		out = append(out, double)
