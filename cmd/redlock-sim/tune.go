@@ -31,6 +31,7 @@ type tuneReport struct {
 	rec      tune.Recommendation
 	spec     *sweep.Spec
 	outcomes []tune.Outcome
+	rounds   []string // the confirmation sweeps' folders, one per round
 	verdicts []string
 }
 
@@ -63,7 +64,8 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxUnavailable := fs.Duration("max-unavailability", 0, "the longest the lock may stay taken by a holder that crashed, `DURATION` (0: no target)")
 	// The confirmation.
 	duration := fs.Duration("duration", 10*time.Minute, "simulated time of each confirmation run, `DURATION`")
-	seeds := fs.Int("seeds", 10, "confirmation runs per ttl, `N`")
+	seeds := fs.Int("seeds", 10, "confirmation runs per ttl in the first round, `N`")
+	maxSeeds := fs.Int("max-seeds", 200, "add rounds of runs until every violation bound meets its target or this many runs per ttl, `N`, are spent")
 	seed := fs.Uint64("seed", 1, "the confirmation sweep's seed `N`; the same seed gives the same report")
 	workers := fs.Int("workers", runtime.NumCPU(), "run `K` confirmation runs in parallel; results do not depend on it")
 	out := fs.StringP("out", "o", "tune-out", "output folder `DIR`: report.md and the confirmation sweep")
@@ -116,6 +118,8 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch {
 	case *seeds < 1 || *seeds > 10000:
 		return bad(fmt.Errorf("--seeds %d: allowed 1 to 10000", *seeds))
+	case *maxSeeds < *seeds || *maxSeeds > 100000:
+		return bad(fmt.Errorf("--max-seeds %d: allowed --seeds (%d) to 100000", *maxSeeds, *seeds))
 	case *duration <= 0:
 		return bad(fmt.Errorf("--duration %v: a run must simulate some time, e.g. 10m", *duration))
 	case *maxViolations < 0:
@@ -147,7 +151,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			sweep.KV{Name: "pause_len", Value: pauseKnob})
 	}
 	conf := tune.Confirmation{Env: envKnobs, Duration: *duration, Replicates: *seeds, Seed: *seed}
-	if rep.spec, err = conf.Spec(rep.rec); err != nil {
+	if _, err = conf.Spec(rep.rec); err != nil {
 		return usageIf(err)
 	}
 	opt := sweep.Options{Dir: filepath.Join(*out, "confirm"), Workers: *workers, Overwrite: *overwrite,
@@ -163,20 +167,44 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	printRecommendation(stdout, rep)
-	if !*quiet {
-		fmt.Fprintf(stderr, "confirming: %d ttls × %d seeds of %v each → %s\n", rep.spec.Points(), *seeds, *duration, opt.Dir)
-	}
-	if _, err := sweep.Run(ctx, experiments.SweepRunner(), rep.spec, opt); err != nil {
-		switch {
-		case errors.Is(err, context.Canceled):
-			return fmt.Errorf("%w: tune stopped during its confirmation sweep", errInterrupted)
-		case sweep.IsUsage(err):
-			return bad(err)
+	// Rounds of runs, each a sweep of its own folder and seed, pooled: the first of
+	// --seeds runs per ttl, then as many more as the bounds still need (MoreRuns), until
+	// they meet the target or --max-seeds is spent. Every round is a deterministic
+	// function of the ones before, so the report is the same for any --workers.
+	runs := *seeds
+	for round := 1; runs > 0; round++ {
+		c := conf
+		c.Replicates, c.Seed = runs, *seed+uint64(round-1)
+		spec, err := c.Spec(rep.rec)
+		if err != nil {
+			return usageIf(err)
 		}
-		return err
-	}
-	if rep.outcomes, err = tune.ReadOutcomes(opt.Dir); err != nil {
-		return err
+		if round == 1 {
+			rep.spec = spec
+		}
+		o := opt
+		if round > 1 {
+			o.Dir = filepath.Join(*out, fmt.Sprintf("confirm-%d", round))
+		}
+		if !*quiet {
+			fmt.Fprintf(stderr, "confirming, round %d: %d ttls × %d seeds of %v each → %s\n", round, spec.Points(), runs, *duration, o.Dir)
+		}
+		if _, err := sweep.Run(ctx, experiments.SweepRunner(), spec, o); err != nil {
+			switch {
+			case errors.Is(err, context.Canceled):
+				return fmt.Errorf("%w: tune stopped during its confirmation sweep", errInterrupted)
+			case sweep.IsUsage(err):
+				return bad(err)
+			}
+			return err
+		}
+		got, err := tune.ReadOutcomes(o.Dir)
+		if err != nil {
+			return err
+		}
+		rep.outcomes = tune.Pool(rep.outcomes, got)
+		rep.rounds = append(rep.rounds, o.Dir)
+		runs = min(tune.NextRuns(rep.outcomes, recommendedTTL(rep), *maxViolations), *maxSeeds-rep.outcomes[0].Runs)
 	}
 	rep.verdicts = verdicts(rep, *maxViolations, *maxAcquireP99, *maxUnavailable, *clientCrashRate)
 	rep.verdicts = append(rep.verdicts, alternative(rep, *maxViolations, *maxAcquireP99))
@@ -223,8 +251,13 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 	var out []string
 	for i, r := range o.Violations {
 		_, up := r.Per10k()
+		verdict := mark(up <= maxViolations)
+		if r.Count == 0 && up > maxViolations {
+			verdict = fmt.Sprintf("not shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
+				r.Acquisitions, up, tune.AcquisitionsFor(maxViolations, tune.Conf))
+		}
 		out = append(out, fmt.Sprintf("target %s ≤ %g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, maxViolations,
-			mark(up <= maxViolations), r))
+			verdict, r))
 	}
 	if maxP99 > 0 {
 		ms := float64(maxP99) / float64(time.Millisecond)
@@ -250,28 +283,48 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 // bears it out, else the shortest ttl that meets the violation and time-to-acquire
 // targets, else that none does (and what would help).
 func alternative(rep *tuneReport, maxViolations float64, maxP99 time.Duration) string {
-	meets := func(o *tune.Outcome) bool {
+	safe := func(o *tune.Outcome) bool {
 		for _, r := range o.Violations {
 			if _, up := r.Per10k(); up > maxViolations {
 				return false
 			}
 		}
+		return true
+	}
+	fast := func(o *tune.Outcome) bool {
 		return maxP99 == 0 || (o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= float64(maxP99)/float64(time.Millisecond))
 	}
 	want := recommendedTTL(rep)
 	for i := range rep.outcomes {
-		if o := &rep.outcomes[i]; o.TTL == want && meets(o) {
+		if o := &rep.outcomes[i]; o.TTL == want && safe(o) && fast(o) {
 			return "verdict: the simulation bears the recommendation out: ttl " + want + " meets every target it could check"
 		}
 	}
 	for i := range rep.outcomes {
-		if o := &rep.outcomes[i]; meets(o) {
+		if o := &rep.outcomes[i]; safe(o) && fast(o) {
 			return fmt.Sprintf("verdict: the arithmetic's ttl %s does not meet the targets in simulation (its design percentile, p%g, "+
 				"leaves the rarest holds and pauses uncovered); ttl %s does: use --set ttl=%s", want, tune.DesignPercentile, o.TTL, o.TTL)
 		}
 	}
-	return "verdict: no ttl tried meets every target: more seeds (--seeds) tighten the bounds if nothing was seen; " +
-		"if violations were seen, only fencing tokens checked by the resource protect it"
+	for i := range rep.outcomes {
+		if o := &rep.outcomes[i]; safe(o) {
+			return fmt.Sprintf("verdict: ttl %s meets the violation targets, but no ttl meets the time-to-acquire target: "+
+				"its p99 is %.0f ms or more at every ttl, because the clients wait for one another's work; fewer "+
+				"clients per lock, shorter holds, or a looser target", o.TTL, minP99(rep.outcomes))
+		}
+	}
+	return "verdict: no ttl tried meets the violation targets: where none was seen, more runs (--max-seeds) " +
+		"tighten the bounds; where violations were seen, only fencing tokens checked by the resource protect it"
+}
+
+func minP99(os []tune.Outcome) float64 {
+	m := -1.0
+	for _, o := range os {
+		if o.AcquireP99Ms >= 0 && (m < 0 || o.AcquireP99Ms < m) {
+			m = o.AcquireP99Ms
+		}
+	}
+	return m
 }
 
 func printRecommendation(w io.Writer, rep *tuneReport) {
@@ -331,13 +384,14 @@ func reportMarkdown(rep *tuneReport) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Confirmation by simulation\n\n%d runs per ttl, seed %d; the sweep is in `confirm/` "+
-		"(`redlock-sim plot --in confirm` draws it). Each violation kind per 10,000 acquisitions, with its 95%% "+
+	fmt.Fprintf(&b, "## Confirmation by simulation\n\n%d runs per ttl in %d round(s) from seed %d, pooled; the sweeps "+
+		"are in %s (`redlock-sim plot --in DIR` draws one). Rounds after the first add the runs the bounds still "+
+		"needed to meet the target (--max-seeds caps them). Each violation kind per 10,000 acquisitions, with its 95%% "+
 		"Clopper–Pearson upper bound, which stays honest when nothing was seen. The rows above and below the "+
 		"recommendation are the alternatives: what half and double the ttl would cost. Holders release only "+
 		"after their last write is acknowledged (release_after_ack), so stale writes are the lock's, not the "+
 		"workload's own release race.\n\n",
-		rep.spec.Replicates, rep.spec.Seed)
+		rep.outcomes[0].Runs, len(rep.rounds), rep.spec.Seed, strings.Join(rep.rounds, ", "))
 	b.WriteString(tune.Table(rep.outcomes, recommendedTTL(rep)))
 	if len(rep.verdicts) > 0 {
 		b.WriteString("\n## Targets\n\n")

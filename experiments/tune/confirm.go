@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,119 @@ type Outcome struct {
 	// ReacquireAfterCrashMaxMs is the longest a crashed holder kept the lock from the
 	// others over all runs; -1 when no holder crashed and was followed.
 	ReacquireAfterCrashMaxMs float64
+
+	counts []int64   // each violation kind's count, for pooling
+	p99s   []float64 // each run's p99 time to acquire, sorted, for pooling
+}
+
+// Pool joins the outcomes of two confirmation sweeps of the same ttls (more seeds of
+// the same environment): counts add, and the p99 median is taken over all the runs.
+func Pool(a, b []Outcome) []Outcome {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]Outcome, len(a))
+	for i := range a {
+		o := a[i]
+		for j := range b {
+			if b[j].TTL != o.TTL {
+				continue
+			}
+			o.Runs += b[j].Runs
+			o.Acquired += b[j].Acquired
+			o.Attempts += b[j].Attempts
+			o.Failed += b[j].Failed
+			o.ReacquireAfterCrashMaxMs = max(o.ReacquireAfterCrashMaxMs, b[j].ReacquireAfterCrashMaxMs)
+			o.counts = slices.Clone(o.counts)
+			for k := range o.counts {
+				o.counts[k] += b[j].counts[k]
+			}
+			o.p99s = append(slices.Clone(o.p99s), b[j].p99s...)
+		}
+		o.finish()
+		out[i] = o
+	}
+	return out
+}
+
+// finish derives the rates and the p99 median from the pooled counts.
+func (o *Outcome) finish() {
+	slices.Sort(o.p99s)
+	o.AcquireP99Ms = -1
+	if len(o.p99s) > 0 {
+		o.AcquireP99Ms = sweep.Quantile(o.p99s, 0.5)
+	}
+	o.Violations = o.Violations[:0:0]
+	for _, k := range o.counts {
+		o.Violations = append(o.Violations, RateOf(int(k), int(o.Acquired), Conf))
+	}
+}
+
+// NextRuns returns how many more runs per ttl the next round of a confirmation needs:
+// those that the first candidate still in question needs (MoreRuns), the candidates
+// being the recommended ttl and then the longer ones in order. A candidate whose bounds
+// all meet the target ends the search (0: enough), and one whose violations exceed the
+// target however many runs are added is passed over for the next.
+func NextRuns(outcomes []Outcome, recommended string, maxPerTenK float64) int {
+	from := slices.IndexFunc(outcomes, func(o Outcome) bool { return o.TTL == recommended })
+	if from < 0 {
+		return 0
+	}
+	for _, o := range outcomes[from:] {
+		met := true
+		for _, r := range o.Violations {
+			if _, up := r.Per10k(); up > maxPerTenK {
+				met = false
+			}
+		}
+		if met {
+			return 0
+		}
+		if n := MoreRuns(o, maxPerTenK); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// AcquisitionsFor returns how many acquisitions without a single violation it takes for
+// the one-sided upper bound at conf to fall to perTenK per 10,000: about 3/p at 95 %
+// (the rule of three).
+func AcquisitionsFor(perTenK, conf float64) int {
+	p := perTenK / Per10k
+	if p <= 0 || p >= 1 {
+		return math.MaxInt32
+	}
+	return int(math.Ceil(math.Log(1-conf) / math.Log1p(-p)))
+}
+
+// MoreRuns returns how many more runs of o's ttl would let each violation kind's bound
+// fall to maxPerTenK, or 0 when none would help: every bound is there already, or a kind
+// was seen often enough that its estimate exceeds the target (more runs only confirm it).
+// It assumes the runs to come acquire as often as those done.
+func MoreRuns(o Outcome, maxPerTenK float64) int {
+	if o.Runs == 0 || o.Acquired == 0 {
+		return 0
+	}
+	perRun := float64(o.Acquired) / float64(o.Runs)
+	need := 0
+	for _, r := range o.Violations {
+		if _, up := r.Per10k(); up <= maxPerTenK {
+			continue
+		}
+		est, _ := r.Per10k()
+		var n int
+		switch {
+		case r.Count == 0:
+			n = AcquisitionsFor(maxPerTenK, Conf)
+		case est <= maxPerTenK/2:
+			n = 4 * r.Acquisitions // a rate well under the target: four times the evidence
+		default:
+			return 0
+		}
+		need = max(need, int(math.Ceil(float64(n-r.Acquisitions)/perRun)))
+	}
+	return need
 }
 
 // ViolationKinds are the violation counts a confirmation rates, by their runs.csv column,
@@ -177,14 +291,8 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 	}
 	out := make([]Outcome, 0, len(pools))
 	for _, p := range pools {
-		p.o.AcquireP99Ms = -1
-		if len(p.p99) > 0 {
-			slices.Sort(p.p99)
-			p.o.AcquireP99Ms = sweep.Quantile(p.p99, 0.5)
-		}
-		for _, k := range p.violations {
-			p.o.Violations = append(p.o.Violations, RateOf(int(k), int(p.o.Acquired), Conf))
-		}
+		p.o.counts, p.o.p99s = p.violations, p.p99
+		p.o.finish()
 		out = append(out, p.o)
 	}
 	return out, nil

@@ -50,3 +50,35 @@ func TestConfirmationPoolsEachTTL(t *testing.T) {
 	_, err = ReadOutcomes(dir)
 	assert.ErrorContains(t, err, "not a confirmation sweep")
 }
+
+func outcome(ttl string, runs int, acquired int64, counts ...int64) Outcome {
+	o := Outcome{TTL: ttl, Runs: runs, Acquired: acquired, counts: counts, p99s: []float64{float64(runs)}}
+	o.finish()
+	return o
+}
+
+// TestMoreRunsAsksWhatTheBoundsNeed: with nothing seen, enough runs for the rule of three
+// to reach the target; with a rate well under it, four times the evidence; with a rate
+// over it, none (more runs only confirm it); and rounds pool their counts.
+func TestMoreRunsAsksWhatTheBoundsNeed(t *testing.T) {
+	assert.Equal(t, 29956, AcquisitionsFor(1, 0.95), "ln(0.05)/ln(1 − 1e-4)")
+	assert.InDelta(t, 3/1e-4, float64(AcquisitionsFor(1, 0.95)), 100, "the rule of three")
+
+	o := outcome("1s", 10, 10_000, 0, 0, 0) // 1,000 acquisitions a run
+	assert.Equal(t, 20, MoreRuns(o, 1), "⌈(29956 − 10000) / 1000⌉")
+	assert.Zero(t, MoreRuns(outcome("1s", 10, 100_000, 0, 0, 0), 1), "bounds already met")
+	assert.Zero(t, MoreRuns(outcome("1s", 10, 10_000, 0, 5, 0), 1), "5 per 10,000 seen: over the target")
+
+	// The recommended ttl is hopeless (violations seen); the next longer one needs runs.
+	os := []Outcome{outcome("500ms", 10, 10_000, 0, 50, 0), outcome("1s", 10, 10_000, 0, 20, 0), outcome("2s", 10, 10_000, 0, 0, 0)}
+	assert.Equal(t, 20, NextRuns(os, "1s", 1))
+	assert.Zero(t, NextRuns(os, "3s", 1), "unknown ttl")
+
+	pooled := Pool(os, []Outcome{outcome("500ms", 5, 5_000, 1, 0, 0), outcome("1s", 5, 5_000, 0, 0, 0), outcome("2s", 5, 5_000, 0, 0, 0)})
+	require.Len(t, pooled, 3)
+	assert.Equal(t, 15, pooled[0].Runs)
+	assert.EqualValues(t, 15_000, pooled[0].Acquired)
+	assert.Equal(t, []int{1, 50, 0}, []int{pooled[0].Violations[0].Count, pooled[0].Violations[1].Count, pooled[0].Violations[2].Count})
+	assert.Equal(t, 7.5, pooled[0].AcquireP99Ms, "median of the runs' p99s (10 and 5)")
+	assert.Equal(t, 10, os[0].Runs, "the inputs are left alone")
+}
