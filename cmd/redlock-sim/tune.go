@@ -250,6 +250,11 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 	}
 	var out []string
 	for i, r := range o.Violations {
+		if !counted(rep, i) {
+			out = append(out, fmt.Sprintf("with fencing, %s is expected and harmless to the resource: the storage rejects "+
+				"the stale holder's writes (%s)", tune.ViolationKinds[i].Column, r))
+			continue
+		}
 		_, up := r.Per10k()
 		verdict := mark(up <= maxViolations)
 		if r.Count == 0 && up > maxViolations {
@@ -284,8 +289,8 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 // targets, else that none does (and what would help).
 func alternative(rep *tuneReport, maxViolations float64, maxP99 time.Duration) string {
 	safe := func(o *tune.Outcome) bool {
-		for _, r := range o.Violations {
-			if _, up := r.Per10k(); up > maxViolations {
+		for i, r := range o.Violations {
+			if _, up := r.Per10k(); up > maxViolations && counted(rep, i) {
 				return false
 			}
 		}
@@ -315,6 +320,13 @@ func alternative(rep *tuneReport, maxViolations float64, maxP99 time.Duration) s
 	}
 	return "verdict: no ttl tried meets the violation targets: where none was seen, more runs (--max-seeds) " +
 		"tighten the bounds; where violations were seen, only fencing tokens checked by the resource protect it"
+}
+
+// counted reports whether violation kind i counts against the target: all do, except
+// that with fencing only the stale writes the resource accepted do, since fencing lets two
+// holders believe and work at once but keeps the resource safe.
+func counted(rep *tuneReport, i int) bool {
+	return !rep.rec.Fencing || tune.ViolationKinds[i].Column == experiments.MetricStaleWritesAccepted
 }
 
 func minP99(os []tune.Outcome) float64 {

@@ -44,8 +44,9 @@ func ConfirmTTLs(ttl time.Duration) []time.Duration {
 	return slices.Compact(out)
 }
 
-// Spec returns the confirmation sweep for rec: the environment, then rec's knobs, with
-// the ttl as the one axis.
+// Spec returns the confirmation sweep for rec: the environment, then rec's knobs (and
+// fencing tokens from one counter when rec says only fencing helps), with the ttl as the
+// one axis.
 func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 	spec := &sweep.Spec{Combine: sweep.Grid, Replicates: c.Replicates, Seed: c.Seed}
 	check := experiments.SweepRunner()
@@ -63,6 +64,13 @@ func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 			continue
 		}
 		if err := set(s.Name, s.Value); err != nil {
+			return nil, err
+		}
+	}
+	if rec.Fencing {
+		// Only fencing makes such an environment safe: confirm with tokens from one
+		// counter, which the storage checks on every write.
+		if err := set("fencing", "one"); err != nil {
 			return nil, err
 		}
 	}

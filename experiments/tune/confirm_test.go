@@ -31,6 +31,12 @@ func TestConfirmationPoolsEachTTL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, spec.Points())
 	assert.Contains(t, spec.Base, sweep.KV{Name: "timeout", Value: "20ms"})
+	assert.NotContains(t, spec.Base, sweep.KV{Name: "fencing", Value: "one"})
+	fenced := rec
+	fenced.Fencing = true
+	fspec, err := c.Spec(fenced)
+	require.NoError(t, err)
+	assert.Contains(t, fspec.Base, sweep.KV{Name: "fencing", Value: "one"}, "confirmed with the fencing it needs")
 	dir := t.TempDir()
 	_, err = sweep.Run(context.Background(), experiments.SweepRunner(), spec, sweep.Options{Dir: dir, Workers: 2})
 	require.NoError(t, err)
