@@ -165,6 +165,15 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return bad(fmt.Errorf("--out %s: %v", *out, err))
 	}
+	if *overwrite {
+		// Later rounds of an earlier report would otherwise sit beside this one's.
+		old, _ := filepath.Glob(filepath.Join(*out, "confirm-*", sweep.ManifestFile))
+		for _, m := range old {
+			if err := os.RemoveAll(filepath.Dir(m)); err != nil {
+				return err
+			}
+		}
+	}
 
 	printRecommendation(stdout, rep)
 	// Rounds of runs, each a sweep of its own folder and seed, pooled: the first of

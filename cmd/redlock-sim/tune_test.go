@@ -63,6 +63,13 @@ func TestTuneRecommendsAndConfirms(t *testing.T) {
 	code, _, stderr = cli(append(args, "--out", filepath.Join(dir, "a"))...)
 	assert.Equal(t, 2, code, "a report is never overwritten silently")
 	assert.Contains(t, stderr, "--overwrite")
+	// With --overwrite, an earlier report's later rounds go too.
+	stale := filepath.Join(dir, "a", "confirm-5")
+	require.NoError(t, os.MkdirAll(stale, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "manifest.json"), []byte("{}"), 0o644))
+	code, _, stderr = cli(append(args, "--out", filepath.Join(dir, "a"), "--overwrite")...)
+	require.Equal(t, 0, code, stderr)
+	assert.NoDirExists(t, stale)
 
 	code, _, stderr = cli(append(args, "--out", filepath.Join(dir, "b"))...)
 	require.Equal(t, 0, code, stderr)
