@@ -446,7 +446,7 @@ func (c *Config) Set(name, value string) error {
 	case "ttl":
 		c.TTL, err = parseDuration(name, value)
 	case "drift_factor":
-		c.DriftFactor, err = parseFloat(name, value)
+		c.DriftFactor, err = parseFactor(name, value)
 	case "drift_pad":
 		c.DriftPad, err = parseDuration(name, value)
 	case "retry_delay":
@@ -495,6 +495,24 @@ func parseFloat(name, s string) (float64, error) {
 		return 0, badParam(name, s, "a number")
 	}
 	return f, nil
+}
+
+// parseFactor parses a dimensionless rate as a number, or with a unit people quote clock
+// drift in: "400ppm" is 0.0004 and "1%" is 0.01 (divided, not multiplied, so that the
+// result is the nearest float to the decimal written).
+func parseFactor(name, s string) (float64, error) {
+	num, scale := s, 1.0
+	switch {
+	case strings.HasSuffix(s, "ppm"):
+		num, scale = strings.TrimSpace(strings.TrimSuffix(s, "ppm")), 1e6
+	case strings.HasSuffix(s, "%"):
+		num, scale = strings.TrimSpace(strings.TrimSuffix(s, "%")), 1e2
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, badParam(name, s, "a number, or with a unit: 0.01, 1% and 10000ppm are the same")
+	}
+	return f / scale, nil
 }
 
 func parseBool(name, s string) (bool, error) {

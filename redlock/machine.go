@@ -74,13 +74,13 @@ func (r *round) over() bool {
 	return r.done-r.oks > r.targets-r.need
 }
 
-// check asserts the round's counters are in step: no node answers twice, nobody succeeds
-// or refuses without answering, and no more nodes are asked than the round has. (A SET NX whose
+// check asserts the round's counters are in step: no node answers twice, nobody succeeds,
+// refuses or errs without answering, and no more nodes are asked than the round has. (A SET NX whose
 // separate PEXPIRE is awaited counts its OK before its node is done, so successes are
 // bounded by replies, not by nodes done.)
 func (r *round) check() {
 	if !(r.sent <= r.targets && r.done <= r.targets && r.oks <= r.replies &&
-		r.replies <= r.targets && r.need <= r.targets && r.oks+r.refused <= r.replies) {
+		r.replies <= r.targets && r.need <= r.targets && r.oks+r.refused+r.errs <= r.replies) {
 		invariant.Check(false, "redlock: round counters out of step: %+v", *r)
 	}
 }

@@ -85,7 +85,10 @@ var redsyncScripts = []faultScript{
 	{name: "2-of-5-stopped", stopped: []int{0, 1}, extend: true},
 	{name: "3-of-5-stopped", stopped: []int{0, 1, 2}, tries: 2, retryDelay: 150 * time.Millisecond},
 	{name: "3-of-5-stopped-fail-fast", stopped: []int{0, 1, 2}, tries: 2, failFast: true, retryDelay: 150 * time.Millisecond},
-	{name: "3-of-5-held-650ms", held: []int{0, 1, 2}, heldFor: 650 * time.Millisecond, retryDelay: 100 * time.Millisecond},
+	// The held keys expire midway between the 3rd and 4th attempts (200ms apart), so that a
+	// loaded machine's slower rounds, tens of ms over three attempts, cannot move the
+	// win to another attempt on the real side.
+	{name: "3-of-5-held-500ms", held: []int{0, 1, 2}, heldFor: 500 * time.Millisecond, retryDelay: 200 * time.Millisecond},
 	{name: "2-of-5-held-650ms-fail-fast", held: []int{0, 1}, heldFor: 650 * time.Millisecond, failFast: true},
 }
 

@@ -303,7 +303,7 @@ func lockKnobs() []knob {
 		lockKnob("ttl", "algorithm", "duration", fmt.Sprintf("whole milliseconds in [1ms, %v]", redlock.MaxTTL),
 			"the key's expiry (SET PX) and the base of validity",
 			func(c *Config) string { return c.Lock.TTL.String() }),
-		lockKnob("drift_factor", "algorithm", "number", "[0, 0.5)", "validity loses ttl × drift_factor + drift_pad for clock drift",
+		lockKnob("drift_factor", "algorithm", "factor", "[0, 0.5), as a number or in % or ppm (1% = 10000ppm = 0.01)", "validity loses ttl × drift_factor + drift_pad for clock drift",
 			func(c *Config) string { return formatFloat(c.Lock.DriftFactor) }),
 		lockKnob("drift_pad", "algorithm", "duration", delay, "constant part of the drift allowance",
 			func(c *Config) string { return c.Lock.DriftPad.String() }),
@@ -407,6 +407,8 @@ func checkSyntax(unit, v, allowed string) error {
 		_, err = parseWhole(v)
 	case "number":
 		_, err = parseNumber(v)
+	case "factor":
+		_, err = parseFactor(v)
 	case "bool":
 		_, err = parseBoolValue(v)
 	case "enum":

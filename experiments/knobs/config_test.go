@@ -54,6 +54,8 @@ func TestCanonicalText(t *testing.T) {
 		{"ttl", "0.2s", "200ms"},
 		{"ttl", "10000ms", "10s"},
 		{"drift_factor", "1e-2", "0.01"},
+		{"drift_factor", "400ppm", "0.0004"},
+		{"drift_factor", "2.5%", "0.025"},
 		{"nodes", " 7 ", "7"},
 		{"fail_fast", "1", "true"},
 		{"latency", "uniform(0.2ms, 0.8ms)", "uniform(200µs,800µs)"},

@@ -110,6 +110,27 @@ func parseNumber(s string) (float64, error) {
 	return f, nil
 }
 
+// parseFactor parses a dimensionless rate: a decimal number, or one with the unit clock
+// drift is quoted in ("400ppm", "1%"). The redlock layer converts it; this checks the
+// spelling so that a typo gets the knob layer's message.
+func parseFactor(s string) (float64, error) {
+	num, scale := s, 1.0
+	switch {
+	case strings.HasSuffix(s, "ppm"):
+		num, scale = strings.TrimSuffix(s, "ppm"), 1e6
+	case strings.HasSuffix(s, "%"):
+		num, scale = strings.TrimSuffix(s, "%"), 1e2
+	}
+	if !decimal.MatchString(num) {
+		return 0, notNumber(s, "a decimal number such as 0.01, or with a unit: 1% or 10000ppm")
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, &problem{what: "number too large"}
+	}
+	return f / scale, nil
+}
+
 // parseWhole parses a whole number written in decimal digits.
 func parseWhole(s string) (int, error) {
 	const want = "a whole number such as 5"
