@@ -21,6 +21,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/experiments/tune"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
@@ -222,11 +223,41 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, v := range rep.verdicts {
 		fmt.Fprintln(stdout, v)
 	}
+	md := reportMarkdown(rep)
 	path := filepath.Join(*out, "report.md")
-	if err := writeFileAtomic(path, []byte(reportMarkdown(rep))); err != nil {
+	if err := writeFileAtomic(path, []byte(md)); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nreport written to %s\n", path)
+	// The first round's figures (the ttl against each safety and liveness measure),
+	// drawn into the folder and embedded in report.html.
+	figDir := filepath.Join(*out, "figures")
+	if err := os.MkdirAll(figDir, 0o755); err != nil {
+		return err
+	}
+	drawn, err := plots.SweepFigures(rep.rounds[0], figDir)
+	if err != nil {
+		return fmt.Errorf("figures: %w", err)
+	}
+	var figs []tune.Figure
+	for _, f := range drawn {
+		if filepath.Ext(f) != ".png" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		figs = append(figs, tune.Figure{Name: f, PNG: b, Caption: "confirmation, round 1: " + filepath.Base(f)})
+	}
+	page, err := tune.HTML("Tuning report", md, figs)
+	if err != nil {
+		return err
+	}
+	htmlPath := filepath.Join(*out, "report.html")
+	if err := writeFileAtomic(htmlPath, page); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s and %s (self-contained, %d figures)\n", path, htmlPath, len(figs))
 	return nil
 }
 

@@ -59,6 +59,11 @@ func TestTuneRecommendsAndConfirms(t *testing.T) {
 	assert.Contains(t, string(report), "## The arithmetic")
 	assert.Contains(t, string(report), "target validity_overlaps")
 	assert.FileExists(t, filepath.Join(dir, "a", "confirm", "runs.csv"))
+	page, err := os.ReadFile(filepath.Join(dir, "a", "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "<table>")
+	assert.Contains(t, string(page), "data:image/png;base64,", "the figures are embedded")
+	assert.NotRegexp(t, `(src|href)="(https?:)?//`, string(page), "nothing is fetched from the network")
 
 	code, _, stderr = cli(append(args, "--out", filepath.Join(dir, "a"))...)
 	assert.Equal(t, 2, code, "a report is never overwritten silently")
@@ -77,6 +82,10 @@ func TestTuneRecommendsAndConfirms(t *testing.T) {
 	require.NoError(t, err)
 	// The command line differs only by the folder.
 	assert.Equal(t, string(report), strings.ReplaceAll(string(again), filepath.Join(dir, "b"), filepath.Join(dir, "a")))
+	againPage, err := os.ReadFile(filepath.Join(dir, "b", "report.html"))
+	require.NoError(t, err)
+	assert.Equal(t, string(page), strings.ReplaceAll(string(againPage), filepath.Join(dir, "b"), filepath.Join(dir, "a")),
+		"report.html, figures included, is the same for the same seed")
 }
 
 // BenchmarkTuneDefaultEnvironment is `tune` with every input at its default, the whole
