@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+	"github.com/redlock-sim/redlock-sim/internal/htmlpage"
 	"github.com/redlock-sim/redlock-sim/plots"
 )
 
@@ -129,7 +131,65 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	}
+	// A study (the default one: several sweeps, one folder each) gets an index.html:
+	// each sweep's headline and figures on one self-contained page.
+	if *specPath == "" && !*noPlots && sh.Count <= 1 {
+		path, err := writeStudyIndex(*out, plans)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "study index: %s\n", path)
+	}
 	return nil
+}
+
+// writeStudyIndex writes dir/index.html for the sweeps of plans: for each, its name, its
+// size, its headline finding (plots.Headline) and its figures, embedded.
+func writeStudyIndex(dir string, plans []sweepPlan) (string, error) {
+	secs := []htmlpage.Section{{Markdown: "# Study\n\nEach sweep below is a folder of its own here (runs.csv, summary.csv, manifest.json and its figures); `redlock-sim plot --in DIR` redraws one.\n"}}
+	for _, p := range plans {
+		var md strings.Builder
+		var figs []htmlpage.Figure
+		sw, err := plots.ReadSweep(p.dir)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p.dir, err)
+		}
+		fmt.Fprintf(&md, "\n## %s\n\n%d points × %d replicates, in `%s/`.\n\n%s.\n",
+			orDefault(p.name, "sweep"), p.spec.Points(), p.spec.Replicates, filepath.Base(p.dir), plots.Headline(sw))
+		for _, n := range sw.Notes {
+			fmt.Fprintf(&md, "\n> %s\n", n)
+		}
+		pngs, err := filepath.Glob(filepath.Join(p.dir, "*.png"))
+		if err != nil {
+			return "", err
+		}
+		slices.Sort(pngs)
+		if len(pngs) > 0 {
+			fmt.Fprintf(&md, "\nFigures: %s.\n", strings.Join(baseNames(pngs), ", "))
+		}
+		for _, f := range pngs {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			figs = append(figs, htmlpage.Figure{Name: f, PNG: b, Caption: orDefault(p.name, "sweep") + ": " + filepath.Base(f)})
+		}
+		secs = append(secs, htmlpage.Section{Markdown: md.String(), Figures: figs})
+	}
+	page, err := htmlpage.RenderSections("Study", secs)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "index.html")
+	return path, writeFileAtomic(path, page)
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
 }
 
 // drawSweep draws the figures of the sweep folder dir, or says why there are none when

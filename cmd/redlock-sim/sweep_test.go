@@ -264,3 +264,19 @@ func TestDryRunRefusesAPointThatWouldHitALimit(t *testing.T) {
 	assert.Contains(t, errOut, "sweep point 2 of 2 (partition_rate=20)")
 	assert.Contains(t, errOut, "at most 65536")
 }
+
+// TestDefaultStudyWritesAnIndex: the default study (a shortened run of it) writes
+// index.html beside its sweep folders, with each sweep's headline and figures embedded,
+// self-contained; a --spec sweep, one folder, writes none.
+func TestDefaultStudyWritesAnIndex(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "study")
+	code, stdout, stderr := cli("sweep", "-q", "--out", out, "--set", "duration=5s")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "study index: "+filepath.Join(out, "index.html"))
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	for _, name := range []string{"<h2>ttl</h2>", "<h2>drift</h2>", "<h2>nodes</h2>", "<h2>jitter</h2>", "runs over", "data:image/png;base64,"} {
+		assert.Contains(t, string(page), name)
+	}
+	assert.NotRegexp(t, `(src|href)="(https?:)?//`, string(page))
+}

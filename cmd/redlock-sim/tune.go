@@ -20,6 +20,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/experiments/tune"
+	"github.com/redlock-sim/redlock-sim/internal/htmlpage"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
@@ -238,7 +239,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
-	var figs []tune.Figure
+	var figs []htmlpage.Figure
 	for _, f := range drawn {
 		if filepath.Ext(f) != ".png" {
 			continue
@@ -247,9 +248,9 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		figs = append(figs, tune.Figure{Name: f, PNG: b, Caption: "confirmation, round 1: " + filepath.Base(f)})
+		figs = append(figs, htmlpage.Figure{Name: f, PNG: b, Caption: "confirmation, round 1: " + filepath.Base(f)})
 	}
-	page, err := tune.HTML("Tuning report", md, figs)
+	page, err := htmlpage.Render("Tuning report", md, figs)
 	if err != nil {
 		return err
 	}

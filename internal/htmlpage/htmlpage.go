@@ -1,4 +1,7 @@
-package tune
+// Package htmlpage renders the project's reports (tune's report.html, a study folder's
+// index.html) as self-contained HTML pages: Markdown for the text, PNGs embedded, nothing
+// fetched from the network.
+package htmlpage
 
 import (
 	"bytes"
@@ -10,32 +13,45 @@ import (
 	"github.com/yuin/goldmark/extension"
 )
 
-// Figure is a PNG to embed in an HTML report, with its caption.
+// Figure is a PNG to embed in a page, with its caption.
 type Figure struct {
 	Name    string // the file it was drawn to, shown under it
 	PNG     []byte
 	Caption string
 }
 
-// HTML renders a Markdown report as one self-contained HTML page: no script, no font, no
+// Section is a part of a page: its Markdown, then its figures.
+type Section struct {
+	Markdown string
+	Figures  []Figure
+}
+
+// Render renders a Markdown report as one self-contained HTML page: no script, no font, no
 // stylesheet or image from the network, the figures embedded as data URIs, so that it
 // opens anywhere (mailed, attached to a ticket, on a machine without the tool) and
-// prints as it shows.
-func HTML(title, markdown string, figures []Figure) ([]byte, error) {
-	md := goldmark.New(goldmark.WithExtensions(extension.Table))
-	var body bytes.Buffer
-	if err := md.Convert([]byte(markdown), &body); err != nil {
-		return nil, err
+// prints as it shows. The figures come last, under a heading of their own.
+func Render(title, markdown string, figures []Figure) ([]byte, error) {
+	secs := []Section{{Markdown: markdown}}
+	if len(figures) > 0 {
+		secs = append(secs, Section{Markdown: "## Figures\n", Figures: figures})
 	}
+	return RenderSections(title, secs)
+}
+
+// RenderSections is Render for a page whose figures belong to its parts (a study's
+// sweeps, each followed by its own figures).
+func RenderSections(title string, sections []Section) ([]byte, error) {
+	md := goldmark.New(goldmark.WithExtensions(extension.Table))
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>")
 	b.WriteString(html.EscapeString(title))
 	b.WriteString("</title>\n<style>\n" + reportCSS + "</style>\n</head>\n<body>\n<main>\n")
-	b.Write(body.Bytes())
-	if len(figures) > 0 {
-		b.WriteString("<h2>Figures</h2>\n")
-		for _, f := range figures {
+	for _, sec := range sections {
+		if err := md.Convert([]byte(sec.Markdown), &b); err != nil {
+			return nil, err
+		}
+		for _, f := range sec.Figures {
 			b.WriteString("<figure>\n<img alt=\"")
 			b.WriteString(html.EscapeString(filepath.Base(f.Name)))
 			b.WriteString("\" src=\"data:image/png;base64,")

@@ -1,4 +1,4 @@
-package tune
+package htmlpage
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 // TestHTMLIsSelfContained: the Markdown's tables and code become HTML, text is escaped,
 // and the figures are embedded, with nothing left to fetch.
 func TestHTMLIsSelfContained(t *testing.T) {
-	page, err := HTML("a <b> report", "# Title\n\n| a | b |\n| --- | --- |\n| 1 | `x` |\n", []Figure{
+	page, err := Render("a <b> report", "# Title\n\n| a | b |\n| --- | --- |\n| 1 | `x` |\n", []Figure{
 		{Name: "/tmp/out/knob-ttl.png", PNG: []byte{0x89, 'P', 'N', 'G'}, Caption: "ttl & more"}})
 	require.NoError(t, err)
 	s := string(page)
