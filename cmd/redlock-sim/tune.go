@@ -5,22 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	flag "github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/experiments/tune"
 	"github.com/redlock-sim/redlock-sim/internal/htmlpage"
+	"github.com/redlock-sim/redlock-sim/internal/suggest"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/plots"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
@@ -29,6 +33,7 @@ import (
 // tuneReport is what tune learned, in the order report.md tells it.
 type tuneReport struct {
 	command  string
+	inputs   string   // every input flag with the value used, from the command line or --file
 	fits     []string // each fitted distribution, with its percentiles
 	rec      tune.Recommendation
 	spec     *sweep.Spec
@@ -59,11 +64,15 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	nodeCrashRate := fs.Float64("node-crash-rate", 0, "power losses of each node per second, `RATE`")
 	restartDelay := fs.Duration("restart-delay", time.Second, "how long a crashed node stays down, `DURATION`")
 	clientCrashRate := fs.Float64("client-crash-rate", 0, "crashes of each client process per second, `RATE` (a dead holder keeps the lock until its ttl)")
+	jumpRate := fs.Float64("node-clock-jump-rate", 0, "forward wall-clock steps of each node per second, `RATE` (an NTP step, an operator's date)")
+	jump := fs.String("node-clock-jump", "1s", "the size of each step, a `DURATION` or a distribution (redlock-sim params node_clock_jump)")
 	client := fs.String("client", "spec", "the lock library, a client profile `NAME` (redlock-sim params --client NAME)")
 	// The targets.
 	maxViolations := fs.Float64("max-violations-per-10k", 1, "the largest acceptable rate of each violation kind, per 10,000 acquisitions, `RATE` (its 95% upper bound is held to it)")
 	maxAcquireP99 := fs.Duration("max-acquire-p99", 0, "the largest acceptable p99 time to acquire, retries included, `DURATION` (0: no target)")
 	maxUnavailable := fs.Duration("max-unavailability", 0, "the longest the lock may stay taken by a holder that crashed, `DURATION` (0: no target)")
+	perSecond := fs.Float64("acquisitions-per-second", 0, "your service's lock acquisitions per second, `RATE`: the report also gives each violation rate per year at it (0: not shown)")
+	file := fs.String("file", "", "read the inputs from a YAML `FILE`: keys are these flags' names (dashes or underscores), values as on the command line; flags given override it")
 	// The confirmation.
 	duration := fs.Duration("duration", 10*time.Minute, "simulated time of each confirmation run, `DURATION`")
 	seeds := fs.Int("seeds", 10, "confirmation runs per ttl in the first round, `N`")
@@ -81,8 +90,22 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: tune takes no arguments, got %q", errUsage, fs.Args())
 	}
 	bad := func(err error) error { return fmt.Errorf("%w: %w", errUsage, err) }
+	if *file != "" {
+		if err := loadTuneFile(fs, *file); err != nil {
+			return bad(err)
+		}
+	}
 
 	rep := &tuneReport{command: "redlock-sim tune " + strings.Join(args, " ")}
+	var inputs []string
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Name {
+		case "out", "quiet", "overwrite", "workers", "file", "help":
+			return
+		}
+		inputs = append(inputs, "--"+f.Name+" "+f.Value.String())
+	})
+	rep.inputs = strings.Join(inputs, " ")
 	fit := func(flagName, text string) (dist.Dist, string, error) {
 		pts, err := tune.ParsePercentiles("--"+flagName, text)
 		if err != nil {
@@ -124,6 +147,8 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return bad(fmt.Errorf("--max-seeds %d: allowed --seeds (%d) to 100000", *maxSeeds, *seeds))
 	case *duration <= 0:
 		return bad(fmt.Errorf("--duration %v: a run must simulate some time, e.g. 10m", *duration))
+	case *perSecond < 0:
+		return bad(fmt.Errorf("--acquisitions-per-second %g: a rate cannot be negative", *perSecond))
 	case *maxViolations < 0:
 		return bad(fmt.Errorf("--max-violations-per-10k %g: a rate cannot be negative", *maxViolations))
 	}
@@ -144,6 +169,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		{Name: "clients", Value: strconv.Itoa(*clients)}, {Name: "node_crash_rate", Value: fmt.Sprint(*nodeCrashRate)},
 		{Name: "node_down", Value: "const(" + restartDelay.String() + ")"},
 		{Name: "client_crash_rate", Value: fmt.Sprint(*clientCrashRate)},
+		{Name: "node_clock_jump_rate", Value: fmt.Sprint(*jumpRate)}, {Name: "node_clock_jump", Value: *jump},
 		// A holder releases only once its last write is acknowledged, as a careful
 		// service does: otherwise the workload's own release race (a write still in flight
 		// when the next holder writes) shows as stale writes no lock setting can prevent.
@@ -217,7 +243,12 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		rep.rounds = append(rep.rounds, o.Dir)
 		runs = min(tune.NextRuns(rep.outcomes, recommendedTTL(rep), *maxViolations), *maxSeeds-rep.outcomes[0].Runs)
 	}
-	rep.verdicts = verdicts(rep, *maxViolations, *maxAcquireP99, *maxUnavailable, *clientCrashRate)
+	rep.verdicts = verdicts(rep, *maxViolations, *maxAcquireP99, *maxUnavailable, *clientCrashRate, *perSecond)
+	if *jumpRate > 0 {
+		rep.verdicts = append(rep.verdicts, fmt.Sprintf("wall-clock steps (%g a second per node, of %s): a node whose clock "+
+			"steps forward expires its keys that much early, and no ttl or drift_factor covers a step; the rates above "+
+			"include them. Slew clocks rather than step them (chrony's makestep only at boot)", *jumpRate, *jump))
+	}
 	rep.verdicts = append(rep.verdicts, alternative(rep, *maxViolations, *maxAcquireP99))
 	fmt.Fprintln(stdout, "\nConfirmation by simulation (every violation kind per 10,000 acquisitions, with its 95% upper bound):")
 	fmt.Fprintln(stdout, tune.Table(rep.outcomes, recommendedTTL(rep)))
@@ -272,7 +303,7 @@ func recommendedTTL(rep *tuneReport) string {
 }
 
 // verdicts holds the recommended ttl's confirmation to each target.
-func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Duration, clientCrashRate float64) []string {
+func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Duration, clientCrashRate, perSecond float64) []string {
 	want := recommendedTTL(rep)
 	var o *tune.Outcome
 	for i := range rep.outcomes {
@@ -302,8 +333,12 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 			verdict = fmt.Sprintf("not shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
 				r.Acquisitions, up, tune.AcquisitionsFor(maxViolations, tune.Conf))
 		}
-		out = append(out, fmt.Sprintf("target %s ≤ %g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, maxViolations,
-			verdict, r))
+		line := fmt.Sprintf("target %s ≤ %g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, maxViolations, verdict, r)
+		if perSecond > 0 {
+			est, upYear := r.PerYear(perSecond)
+			line += fmt.Sprintf("; at %g acquisitions a second, %s a year, at most %s", perSecond, yearly(est), yearly(upYear))
+		}
+		out = append(out, line)
 	}
 	if maxP99 > 0 {
 		ms := float64(maxP99) / float64(time.Millisecond)
@@ -380,6 +415,63 @@ func minP99(os []tune.Outcome) float64 {
 	return m
 }
 
+// yearly spells a count per year: whole numbers when there are many, three figures when
+// there are few.
+func yearly(x float64) string {
+	if x >= 100 {
+		return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// loadTuneFile sets, from the YAML file path, every flag of fs the command line did not
+// set. Keys are flag names, with dashes or underscores; values are scalars, spelled as on
+// the command line.
+func loadTuneFile(fs *flag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--file %s: %v", path, err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("--file %s: not a YAML map of inputs: %v", path, err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // errors name the same key whatever the map's order
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	for _, k := range keys {
+		name := strings.ReplaceAll(k, "_", "-")
+		f := fs.Lookup(name)
+		if f == nil || name == "file" || name == "help" {
+			msg := fmt.Sprintf("--file %s: unknown input %q", path, k)
+			if s := suggest.Closest(name, names, 1); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", s[0])
+			}
+			return errors.New(msg)
+		}
+		if fs.Changed(name) {
+			continue
+		}
+		var v string
+		switch x := m[k].(type) {
+		case string:
+			v = x
+		case int, int64, uint64, float64, bool:
+			v = fmt.Sprint(x)
+		default:
+			return fmt.Errorf("--file %s: %s: want a single value such as 5, 200 or p50=1ms,p99=5ms, got %v", path, k, m[k])
+		}
+		if err := fs.Set(name, v); err != nil {
+			return fmt.Errorf("--file %s: %s: %v", path, k, err)
+		}
+	}
+	return nil
+}
+
 func printRecommendation(w io.Writer, rep *tuneReport) {
 	fmt.Fprintln(w, "Inputs fitted:")
 	for _, f := range rep.fits {
@@ -411,7 +503,8 @@ func printRecommendation(w io.Writer, rep *tuneReport) {
 // the alternatives, self-contained.
 func reportMarkdown(rep *tuneReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Tuning report\n\nMade by `%s`.\n\n## Inputs, fitted\n\n", strings.TrimSpace(rep.command))
+	fmt.Fprintf(&b, "# Tuning report\n\nMade by `%s`.\n\nEvery input, as used (run `redlock-sim tune` with these to repeat it): `%s`\n\n## Inputs, fitted\n\n",
+		strings.TrimSpace(rep.command), rep.inputs)
 	for _, f := range rep.fits {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}

@@ -99,3 +99,37 @@ func BenchmarkTuneDefaultEnvironment(b *testing.B) {
 		}
 	}
 }
+
+// TestTuneReadsAFile: a YAML file gives the inputs by flag name (dashes or underscores),
+// a flag on the command line overrides it, and a bad key or value is a usage error that
+// names the file, the key and what is wrong.
+func TestTuneReadsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "env.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("client_drift_ppm: 20000\nnode-drift-ppm: 20000\nclients: 2\nduration: 30s\nseeds: 2\nmax_seeds: 2\nacquisitions_per_second: 10\n"), 0o644))
+	code, stdout, stderr := cli("tune", "--file", file, "--quiet", "--out", filepath.Join(dir, "a"), "--clients", "3")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "drift_factor    0.08", "from the file")
+	assert.Contains(t, stdout, "at 10 acquisitions a second, 0 a year, at most ", "each rate per year too")
+	report, err := os.ReadFile(filepath.Join(dir, "a", "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "--clients 3 ", "the flag wins")
+	assert.Contains(t, string(report), "--client-drift-ppm 20000 ")
+
+	for _, tc := range []struct{ yaml, want string }{
+		{"client_drift: 200\n", `unknown input "client_drift" (did you mean client-drift-ppm?)`},
+		{"clients: many\n", "clients"},
+		{"latency: [1ms, 5ms]\n", "want a single value"},
+		{"- a\n- b\n", "not a YAML map"},
+	} {
+		require.NoError(t, os.WriteFile(file, []byte(tc.yaml), 0o644))
+		code, _, stderr := cli("tune", "--file", file, "--quiet", "--out", filepath.Join(dir, "b"))
+		assert.Equal(t, 2, code, tc.yaml)
+		assert.Contains(t, stderr, tc.want, tc.yaml)
+		assert.Contains(t, stderr, file, tc.yaml)
+	}
+	code, _, stderr = cli("tune", "--file", filepath.Join(dir, "missing.yaml"), "--quiet", "--out", filepath.Join(dir, "b"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "missing.yaml")
+	assert.NoDirExists(t, filepath.Join(dir, "b"))
+}
