@@ -69,6 +69,11 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	client := fs.String("client", "spec", "the lock library, a client profile `NAME` (redlock-sim params --client NAME)")
 	// The targets.
 	maxViolations := fs.Float64("max-violations-per-10k", 1, "the largest acceptable rate of each violation kind, per 10,000 acquisitions, `RATE` (its 95% upper bound is held to it)")
+	maxPerYear := fs.Float64("max-violations-per-year", 0, "the same limit as a count per year, `N`, at --acquisitions-per-second (0: use the rate per 10,000)")
+	maxValidity := fs.Float64("max-validity-overlaps-per-10k", -1, "the limit for two holders believing themselves valid at once, per 10,000, `RATE` (-1: as --max-violations-per-10k)")
+	maxUsage := fs.Float64("max-usage-overlaps-per-10k", -1, "the limit for two holders working at once, per 10,000, `RATE` (-1: as --max-violations-per-10k)")
+	maxStale := fs.Float64("max-stale-writes-per-10k", -1, "the limit for stale writes the resource accepts, per 10,000, `RATE` (-1: as --max-violations-per-10k)")
+	minSuccess := fs.Float64("min-success", 0, "the lowest acceptable share of acquires that succeed, `FRACTION` in [0, 1] (0: no target)")
 	maxAcquireP99 := fs.Duration("max-acquire-p99", 0, "the largest acceptable p99 time to acquire, retries included, `DURATION` (0: no target)")
 	maxUnavailable := fs.Duration("max-unavailability", 0, "the longest the lock may stay taken by a holder that crashed, `DURATION` (0: no target)")
 	perSecond := fs.Float64("acquisitions-per-second", 0, "your service's lock acquisitions per second, `RATE`: the report also gives each violation rate per year at it (0: not shown)")
@@ -151,9 +156,32 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return bad(fmt.Errorf("--acquisitions-per-second %g: a rate cannot be negative", *perSecond))
 	case *maxViolations < 0:
 		return bad(fmt.Errorf("--max-violations-per-10k %g: a rate cannot be negative", *maxViolations))
+	case *maxPerYear < 0:
+		return bad(fmt.Errorf("--max-violations-per-year %g: a count cannot be negative", *maxPerYear))
+	case *maxPerYear > 0 && *perSecond == 0:
+		return bad(fmt.Errorf("--max-violations-per-year %g needs --acquisitions-per-second, the load that turns a count a year into a rate", *maxPerYear))
+	case *minSuccess < 0 || *minSuccess > 1:
+		return bad(fmt.Errorf("--min-success %g: a share of acquires, allowed 0 to 1 (e.g. 0.99)", *minSuccess))
 	}
 	if _, err := knobs.LookupProfile(*client); err != nil {
 		return bad(err)
+	}
+	if *maxPerYear > 0 {
+		*maxViolations = *maxPerYear / (*perSecond * tune.SecondsPerYear) * tune.Per10k
+	}
+	lims := tuneLimits{success: *minSuccess, p99: *maxAcquireP99}
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"max-validity-overlaps-per-10k", *maxValidity}, {"max-usage-overlaps-per-10k", *maxUsage}, {"max-stale-writes-per-10k", *maxStale}} {
+		switch {
+		case f.v == -1:
+			lims.kinds = append(lims.kinds, *maxViolations)
+		case f.v < 0:
+			return bad(fmt.Errorf("--%s %g: a rate cannot be negative (-1 means as --max-violations-per-10k)", f.flag, f.v))
+		default:
+			lims.kinds = append(lims.kinds, f.v)
+		}
 	}
 	targets := tune.Targets{AcquireP99: *maxAcquireP99, Unavailability: *maxUnavailable}
 	if rep.rec, err = tune.Recommend(env, targets); err != nil {
@@ -241,15 +269,15 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		rep.outcomes = tune.Pool(rep.outcomes, got)
 		rep.rounds = append(rep.rounds, o.Dir)
-		runs = min(tune.NextRuns(rep.outcomes, recommendedTTL(rep), *maxViolations), *maxSeeds-rep.outcomes[0].Runs)
+		runs = min(tune.NextRuns(rep.outcomes, recommendedTTL(rep), lims.counted(rep)), *maxSeeds-rep.outcomes[0].Runs)
 	}
-	rep.verdicts = verdicts(rep, *maxViolations, *maxAcquireP99, *maxUnavailable, *clientCrashRate, *perSecond)
+	rep.verdicts = verdicts(rep, lims, *maxUnavailable, *clientCrashRate, *perSecond)
 	if *jumpRate > 0 {
 		rep.verdicts = append(rep.verdicts, fmt.Sprintf("wall-clock steps (%g a second per node, of %s): a node whose clock "+
 			"steps forward expires its keys that much early, and no ttl or drift_factor covers a step; the rates above "+
 			"include them. Slew clocks rather than step them (chrony's makestep only at boot)", *jumpRate, *jump))
 	}
-	rep.verdicts = append(rep.verdicts, alternative(rep, *maxViolations, *maxAcquireP99))
+	rep.verdicts = append(rep.verdicts, alternative(rep, lims))
 	fmt.Fprintln(stdout, "\nConfirmation by simulation (every violation kind per 10,000 acquisitions, with its 95% upper bound):")
 	fmt.Fprintln(stdout, tune.Table(rep.outcomes, recommendedTTL(rep)))
 	for _, v := range rep.verdicts {
@@ -302,8 +330,48 @@ func recommendedTTL(rep *tuneReport) string {
 	return v
 }
 
+// tuneLimits are the targets the confirmation is held to: each violation kind's limit
+// per 10,000 acquisitions (ViolationKinds order), the lowest acquire success share, and
+// the longest p99 time to acquire (0: none).
+type tuneLimits struct {
+	kinds   []float64
+	success float64
+	p99     time.Duration
+}
+
+// counted returns the kinds' limits with those that do not count (see counted) lifted.
+func (l tuneLimits) counted(rep *tuneReport) []float64 {
+	out := slices.Clone(l.kinds)
+	for i := range out {
+		if !counted(rep, i) {
+			out[i] = -1
+		}
+	}
+	return out
+}
+
+// success is the share of acquires that succeeded; 1 when none was tried.
+func success(o *tune.Outcome) float64 {
+	if o.Acquired+o.Failed == 0 {
+		return 1
+	}
+	return float64(o.Acquired) / float64(o.Acquired+o.Failed)
+}
+
+// meets reports whether o meets every target the confirmation can check.
+func (l tuneLimits) meets(rep *tuneReport, o *tune.Outcome) bool { return l.safe(rep, o) && l.live(o) }
+
+func (l tuneLimits) safe(rep *tuneReport, o *tune.Outcome) bool {
+	return tune.Meets(*o, l.counted(rep))
+}
+
+func (l tuneLimits) live(o *tune.Outcome) bool {
+	fast := l.p99 == 0 || (o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= float64(l.p99)/float64(time.Millisecond))
+	return fast && success(o) >= l.success
+}
+
 // verdicts holds the recommended ttl's confirmation to each target.
-func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Duration, clientCrashRate, perSecond float64) []string {
+func verdicts(rep *tuneReport, lims tuneLimits, maxUnavail time.Duration, clientCrashRate, perSecond float64) []string {
 	want := recommendedTTL(rep)
 	var o *tune.Outcome
 	for i := range rep.outcomes {
@@ -327,22 +395,27 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 				"the stale holder's writes (%s)", tune.ViolationKinds[i].Column, r))
 			continue
 		}
+		limit := lims.kinds[i]
 		_, up := r.Per10k()
-		verdict := mark(up <= maxViolations)
-		if r.Count == 0 && up > maxViolations {
+		verdict := mark(up <= limit)
+		if r.Count == 0 && up > limit {
 			verdict = fmt.Sprintf("not shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
-				r.Acquisitions, up, tune.AcquisitionsFor(maxViolations, tune.Conf))
+				r.Acquisitions, up, tune.AcquisitionsFor(limit, tune.Conf))
 		}
-		line := fmt.Sprintf("target %s ≤ %g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, maxViolations, verdict, r)
+		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, limit, verdict, r)
 		if perSecond > 0 {
 			est, upYear := r.PerYear(perSecond)
 			line += fmt.Sprintf("; at %g acquisitions a second, %s a year, at most %s", perSecond, yearly(est), yearly(upYear))
 		}
 		out = append(out, line)
 	}
-	if maxP99 > 0 {
-		ms := float64(maxP99) / float64(time.Millisecond)
-		out = append(out, fmt.Sprintf("target acquire p99 ≤ %v: %s (median over runs %.1f ms)", maxP99,
+	if lims.success > 0 {
+		out = append(out, fmt.Sprintf("target acquire success ≥ %g: %s (%d acquired, %d given up after every try: %.4f)",
+			lims.success, mark(success(o) >= lims.success), o.Acquired, o.Failed, success(o)))
+	}
+	if lims.p99 > 0 {
+		ms := float64(lims.p99) / float64(time.Millisecond)
+		out = append(out, fmt.Sprintf("target acquire p99 ≤ %v: %s (median over runs %.1f ms)", lims.p99,
 			mark(o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= ms), o.AcquireP99Ms))
 	}
 	if maxUnavail > 0 {
@@ -363,35 +436,25 @@ func verdicts(rep *tuneReport, maxViolations float64, maxP99, maxUnavail time.Du
 // alternative says which confirmed ttl to use: the recommended one when the simulation
 // bears it out, else the shortest ttl that meets the violation and time-to-acquire
 // targets, else that none does (and what would help).
-func alternative(rep *tuneReport, maxViolations float64, maxP99 time.Duration) string {
-	safe := func(o *tune.Outcome) bool {
-		for i, r := range o.Violations {
-			if _, up := r.Per10k(); up > maxViolations && counted(rep, i) {
-				return false
-			}
-		}
-		return true
-	}
-	fast := func(o *tune.Outcome) bool {
-		return maxP99 == 0 || (o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= float64(maxP99)/float64(time.Millisecond))
-	}
+func alternative(rep *tuneReport, lims tuneLimits) string {
 	want := recommendedTTL(rep)
 	for i := range rep.outcomes {
-		if o := &rep.outcomes[i]; o.TTL == want && safe(o) && fast(o) {
+		if o := &rep.outcomes[i]; o.TTL == want && lims.meets(rep, o) {
 			return "verdict: the simulation bears the recommendation out: ttl " + want + " meets every target it could check"
 		}
 	}
 	for i := range rep.outcomes {
-		if o := &rep.outcomes[i]; safe(o) && fast(o) {
+		if o := &rep.outcomes[i]; lims.meets(rep, o) {
 			return fmt.Sprintf("verdict: the arithmetic's ttl %s does not meet the targets in simulation (its design percentile, p%g, "+
 				"leaves the rarest holds and pauses uncovered); ttl %s does: use --set ttl=%s", want, tune.DesignPercentile, o.TTL, o.TTL)
 		}
 	}
 	for i := range rep.outcomes {
-		if o := &rep.outcomes[i]; safe(o) {
-			return fmt.Sprintf("verdict: ttl %s meets the violation targets, but no ttl meets the time-to-acquire target: "+
-				"its p99 is %.0f ms or more at every ttl, because the clients wait for one another's work; fewer "+
-				"clients per lock, shorter holds, or a looser target", o.TTL, minP99(rep.outcomes))
+		if o := &rep.outcomes[i]; lims.safe(rep, o) {
+			return fmt.Sprintf("verdict: ttl %s meets the violation targets, but no ttl meets the liveness targets "+
+				"(time to acquire p99 %.0f ms or more at every ttl; acquire success %.4f at this one): the clients wait "+
+				"for one another's work; fewer clients per lock, shorter holds, more tries, or a looser target",
+				o.TTL, minP99(rep.outcomes), success(o))
 		}
 	}
 	return "verdict: no ttl tried meets the violation targets: where none was seen, more runs (--max-seeds) " +

@@ -27,6 +27,9 @@ func TestTuneBadInputNamesTheField(t *testing.T) {
 		{[]string{"--nodes", "0"}, []string{"nodes"}},
 		{[]string{"--max-violations-per-10k", "-1"}, []string{"--max-violations-per-10k", "negative"}},
 		{[]string{"extra"}, []string{"takes no arguments"}},
+		{[]string{"--max-violations-per-year", "5"}, []string{"--max-violations-per-year", "--acquisitions-per-second"}},
+		{[]string{"--min-success", "95"}, []string{"--min-success", "95", "0 to 1"}},
+		{[]string{"--max-usage-overlaps-per-10k", "-3"}, []string{"--max-usage-overlaps-per-10k", "-3", "negative"}},
 	} {
 		out := filepath.Join(dir, "out")
 		code, stdout, stderr := cli(append([]string{"tune", "--out", out, "--quiet"}, tc.args...)...)
@@ -111,6 +114,14 @@ func TestTuneReadsAFile(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "drift_factor    0.08", "from the file")
 	assert.Contains(t, stdout, "at 10 acquisitions a second, 0 a year, at most ", "each rate per year too")
+
+	// Limits per kind and a success target: each verdict line names its own limit.
+	code, stdout, stderr = cli("tune", "--file", file, "--quiet", "--out", filepath.Join(dir, "c"),
+		"--max-stale-writes-per-10k", "7", "--min-success", "0.5")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "target stale_writes_accepted ≤ 7 per 10,000")
+	assert.Contains(t, stdout, "target validity_overlaps ≤ 1 per 10,000")
+	assert.Contains(t, stdout, "target acquire success ≥ 0.5: met")
 	report, err := os.ReadFile(filepath.Join(dir, "a", "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "--clients 3 ", "the flag wins")

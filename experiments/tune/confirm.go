@@ -155,28 +155,64 @@ func (o *Outcome) finish() {
 // NextRuns returns how many more runs per ttl the next round of a confirmation needs:
 // those that the first candidate still in question needs (MoreRuns), the candidates
 // being the recommended ttl and then the longer ones in order. A candidate whose bounds
-// all meet the target ends the search (0: enough), and one whose violations exceed the
-// target however many runs are added is passed over for the next.
-func NextRuns(outcomes []Outcome, recommended string, maxPerTenK float64) int {
+// all meet their limits ends the search (0: enough), and one whose violations exceed a
+// limit however many runs are added is passed over for the next. limits holds each
+// violation kind's limit per 10,000 acquisitions, in ViolationKinds order; a negative
+// limit is no limit.
+func NextRuns(outcomes []Outcome, recommended string, limits []float64) int {
 	from := slices.IndexFunc(outcomes, func(o Outcome) bool { return o.TTL == recommended })
 	if from < 0 {
 		return 0
 	}
 	for _, o := range outcomes[from:] {
-		met := true
-		for _, r := range o.Violations {
-			if _, up := r.Per10k(); up > maxPerTenK {
-				met = false
-			}
-		}
-		if met {
+		if Meets(o, limits) {
 			return 0
 		}
-		if n := MoreRuns(o, maxPerTenK); n > 0 {
+		if n := MoreRuns(o, limits); n > 0 {
 			return n
 		}
 	}
 	return 0
+}
+
+// Meets reports whether every violation kind's upper bound is within its limit.
+func Meets(o Outcome, limits []float64) bool {
+	for i, r := range o.Violations {
+		if _, up := r.Per10k(); limits[i] >= 0 && up > limits[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// MoreRuns returns how many more runs of o's ttl would let each violation kind's bound
+// fall to its limit, or 0 when none would help: every bound is there already, or a kind
+// was seen often enough that its estimate exceeds its limit (more runs only confirm it).
+// It assumes the runs to come acquire as often as those done.
+func MoreRuns(o Outcome, limits []float64) int {
+	if o.Runs == 0 || o.Acquired == 0 {
+		return 0
+	}
+	perRun := float64(o.Acquired) / float64(o.Runs)
+	need := 0
+	for i, r := range o.Violations {
+		limit := limits[i]
+		if _, up := r.Per10k(); limit < 0 || up <= limit {
+			continue
+		}
+		est, _ := r.Per10k()
+		var n int
+		switch {
+		case r.Count == 0:
+			n = AcquisitionsFor(limit, Conf)
+		case est <= limit/2:
+			n = 4 * r.Acquisitions // a rate well under the limit: four times the evidence
+		default:
+			return 0
+		}
+		need = max(need, int(math.Ceil(float64(n-r.Acquisitions)/perRun)))
+	}
+	return need
 }
 
 // AcquisitionsFor returns how many acquisitions without a single violation it takes for
@@ -188,35 +224,6 @@ func AcquisitionsFor(perTenK, conf float64) int {
 		return math.MaxInt32
 	}
 	return int(math.Ceil(math.Log(1-conf) / math.Log1p(-p)))
-}
-
-// MoreRuns returns how many more runs of o's ttl would let each violation kind's bound
-// fall to maxPerTenK, or 0 when none would help: every bound is there already, or a kind
-// was seen often enough that its estimate exceeds the target (more runs only confirm it).
-// It assumes the runs to come acquire as often as those done.
-func MoreRuns(o Outcome, maxPerTenK float64) int {
-	if o.Runs == 0 || o.Acquired == 0 {
-		return 0
-	}
-	perRun := float64(o.Acquired) / float64(o.Runs)
-	need := 0
-	for _, r := range o.Violations {
-		if _, up := r.Per10k(); up <= maxPerTenK {
-			continue
-		}
-		est, _ := r.Per10k()
-		var n int
-		switch {
-		case r.Count == 0:
-			n = AcquisitionsFor(maxPerTenK, Conf)
-		case est <= maxPerTenK/2:
-			n = 4 * r.Acquisitions // a rate well under the target: four times the evidence
-		default:
-			return 0
-		}
-		need = max(need, int(math.Ceil(float64(n-r.Acquisitions)/perRun)))
-	}
-	return need
 }
 
 // ViolationKinds are the violation counts a confirmation rates, by their runs.csv column,

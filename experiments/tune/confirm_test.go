@@ -71,14 +71,20 @@ func TestMoreRunsAsksWhatTheBoundsNeed(t *testing.T) {
 	assert.InDelta(t, 3/1e-4, float64(AcquisitionsFor(1, 0.95)), 100, "the rule of three")
 
 	o := outcome("1s", 10, 10_000, 0, 0, 0) // 1,000 acquisitions a run
-	assert.Equal(t, 20, MoreRuns(o, 1), "⌈(29956 − 10000) / 1000⌉")
-	assert.Zero(t, MoreRuns(outcome("1s", 10, 100_000, 0, 0, 0), 1), "bounds already met")
-	assert.Zero(t, MoreRuns(outcome("1s", 10, 10_000, 0, 5, 0), 1), "5 per 10,000 seen: over the target")
+	assert.Equal(t, 20, MoreRuns(o, lim(1)), "⌈(29956 − 10000) / 1000⌉")
+	assert.Zero(t, MoreRuns(outcome("1s", 10, 100_000, 0, 0, 0), lim(1)), "bounds already met")
+	assert.Zero(t, MoreRuns(outcome("1s", 10, 10_000, 0, 5, 0), lim(1)), "5 per 10,000 seen: over the target")
 
 	// The recommended ttl is hopeless (violations seen); the next longer one needs runs.
 	os := []Outcome{outcome("500ms", 10, 10_000, 0, 50, 0), outcome("1s", 10, 10_000, 0, 20, 0), outcome("2s", 10, 10_000, 0, 0, 0)}
-	assert.Equal(t, 20, NextRuns(os, "1s", 1))
-	assert.Zero(t, NextRuns(os, "3s", 1), "unknown ttl")
+	assert.Equal(t, 20, NextRuns(os, "1s", lim(1)))
+	assert.Zero(t, NextRuns(os, "3s", lim(1)), "unknown ttl")
+
+	// Limits per kind: with no limit on usage overlaps, the recommended ttl's 20 seen no
+	// longer rule it out, and its zero kinds need the runs.
+	assert.Equal(t, 20, NextRuns(os, "1s", []float64{1, -1, 1}))
+	assert.True(t, Meets(os[1], []float64{5, 40, 100}), "20 in 10,000: at most about 30 per 10,000")
+	assert.False(t, Meets(os[1], []float64{5, 15, 100}))
 
 	pooled := Pool(os, []Outcome{outcome("500ms", 5, 5_000, 1, 0, 0), outcome("1s", 5, 5_000, 0, 0, 0), outcome("2s", 5, 5_000, 0, 0, 0)})
 	require.Len(t, pooled, 3)
@@ -88,3 +94,5 @@ func TestMoreRunsAsksWhatTheBoundsNeed(t *testing.T) {
 	assert.Equal(t, 7.5, pooled[0].AcquireP99Ms, "median of the runs' p99s (10 and 5)")
 	assert.Equal(t, 10, os[0].Runs, "the inputs are left alone")
 }
+
+func lim(v float64) []float64 { return []float64{v, v, v} }
