@@ -142,14 +142,19 @@ const (
 	// digits; and a won attempt that saw any server error (an error reply, or no answer)
 	// is given up without releasing anything (it raises MultipleRedlockException).
 	DialectRedlockPy
+	// DialectRedlockNet is RedLock.net 2.3.2 over StackExchange.Redis: SET NX with EX when
+	// the TTL is whole seconds, else PX (SE.Redis's StringSet); its own unlock and extend
+	// scripts (the extension takes a missing key back with SET PX); a value that is a
+	// GUID's text.
+	DialectRedlockNet
 )
 
 var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync", DialectNodeRedlock: "node-redlock",
-	DialectRedlockPy: "redlock-py"}
+	DialectRedlockPy: "redlock-py", DialectRedlockNet: "redlock-net"}
 
 // Dialects returns every dialect, in declaration order.
 func Dialects() []Dialect {
-	return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock, DialectRedlockPy}
+	return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock, DialectRedlockPy, DialectRedlockNet}
 }
 
 func (d Dialect) String() string { return enumName(dialectNames[:], int(d), "dialect") }

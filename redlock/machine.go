@@ -444,7 +444,7 @@ func (m *Machine) setCommand() resp.Command {
 		return resp.EvalSHA(resp.ScriptNodeRedlockLock, m.resource, m.value, m.cfg.TTL)
 	}
 	c := resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
-	c.InSecs = m.cfg.Dialect == DialectRedsync && m.cfg.TTL%time.Second == 0
+	c.InSecs = (m.cfg.Dialect == DialectRedsync || m.cfg.Dialect == DialectRedlockNet) && m.cfg.TTL%time.Second == 0
 	return c
 }
 
@@ -463,6 +463,8 @@ func (m *Machine) extendScript() resp.Script {
 	switch {
 	case m.cfg.Dialect == DialectNodeRedlock:
 		return resp.ScriptNodeRedlockExtend
+	case m.cfg.Dialect == DialectRedlockNet:
+		return resp.ScriptRedlockNetExtend
 	case m.cfg.Dialect == DialectRedsync && m.cfg.SetNXOnExtend:
 		return resp.ScriptRedsyncTouchSetNX
 	case m.cfg.Dialect == DialectRedsync:
@@ -488,6 +490,8 @@ func (m *Machine) releaseCommand() resp.Command {
 		return resp.EvalSHA(resp.ScriptRedsyncDelete, m.resource, m.value, 0)
 	case DialectNodeRedlock:
 		return resp.EvalSHA(resp.ScriptNodeRedlockUnlock, m.resource, m.value, 0)
+	case DialectRedlockNet:
+		return resp.EvalSHA(resp.ScriptRedlockNetUnlock, m.resource, m.value, 0)
 	case DialectRedlockPy: // redis-py's eval: EVAL every time
 		return resp.Command{Op: resp.OpEval, Script: resp.ScriptRedlockPyUnlock, Key: m.resource, Value: m.value}
 	}
@@ -724,8 +728,14 @@ func (m *Machine) newValue() string {
 	var raw [16]byte
 	binary.LittleEndian.PutUint64(raw[:8], m.rng.Uint64())
 	binary.LittleEndian.PutUint64(raw[8:], m.rng.Uint64())
-	if m.cfg.Dialect == DialectNodeRedlock { // crypto.randomBytes(16).toString('hex')
+	switch m.cfg.Dialect {
+	case DialectNodeRedlock: // crypto.randomBytes(16).toString('hex')
 		return hex.EncodeToString(raw[:])
+	case DialectRedlockNet: // Guid.NewGuid().ToString(): version 4, "D" format
+		raw[6] = raw[6]&0x0f | 0x40
+		raw[8] = raw[8]&0x3f | 0x80
+		h := hex.EncodeToString(raw[:])
+		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 	}
 	var enc [24]byte
 	base64.StdEncoding.Encode(enc[:], raw[:])

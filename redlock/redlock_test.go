@@ -436,7 +436,8 @@ func TestLockValueByDialect(t *testing.T) {
 		d    redlock.Dialect
 		want string
 	}{{redlock.DialectSpec, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectRedsync, `^[A-Za-z0-9+/]{22}==$`}, {redlock.DialectNodeRedlock, `^[0-9a-f]{32}$`},
-		{redlock.DialectRedlockPy, `^[A-Za-z0-9]{22}$`}} {
+		{redlock.DialectRedlockPy, `^[A-Za-z0-9]{22}$`},
+		{redlock.DialectRedlockNet, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`}} {
 		cfg := redlock.DefaultConfig()
 		cfg.Dialect = c.d
 		m, err := redlock.New(cfg, rand.New(rand.NewPCG(1, 2)))

@@ -150,7 +150,7 @@ func TestDistSyntax(t *testing.T) {
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
 		"algorithm":   {"redlock", "redisson"},
-		"client":      {"spec", "redsync", "node-redlock", "redlock-py", "redisson"},
+		"client":      {"spec", "redsync", "node-redlock", "redlock-py", "redlock-net", "redisson"},
 		"dialect":     enumNames(redlock.Dialects()),
 		"connection":  {"queued", "drop"},
 		"variant":     enumNames(redlock.Variants()),

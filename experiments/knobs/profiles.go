@@ -65,6 +65,16 @@ var profileTable = []Profile{
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "redlock-py",
 			"connection", "queued", "extend_every", "0s")},
+	{Name: "redlock-net", Library: "RedLock.net 2.3.2 (github.com/samcook/RedLock.net) over StackExchange.Redis, connections it manages itself",
+		Help: "no default expiry (the spec's 10s here); drift 0.01 × ttl + 2ms; 3 attempts, each after a random " +
+			"wait in [0, 400ms); a 1s per-node timeout (its connections' SyncTimeout); the lock extends itself every " +
+			"expiry/2 while held (5s here: set extend_every to half your ttl), its extension taking a missing key " +
+			"back; its own unlock and extend scripts; a GUID as the value",
+		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
+			"retry_delay", "200ms", "retry_jitter", "200ms", "tries", "3", "mode", "multiplexed",
+			"timeout", "1s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redlock-net",
+			"connection", "queued", "extend_every", "5s")},
 	{Name: "redisson", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RLock, lock() with the watchdog",
 		Help: "not Redlock: a re-entrant hash lock on one master (nodes is ignored; replicas add failover) " +
 			"with a 30s watchdog lease renewed every 10s; a taken lock is waited for on its pub/sub channel " +

@@ -112,6 +112,13 @@ const (
 	// ScriptRedlockPyUnlock is redlock-py 1.0.8's release (Redlock.unlock_script): the
 	// page's compare-and-delete with its own whitespace, always sent by EVAL.
 	ScriptRedlockPyUnlock
+	// ScriptRedlockNetUnlock is RedLock.net 2.3.2's release (Unlock.lua): DEL's 1 when
+	// the value is ours, else 0.
+	ScriptRedlockNetUnlock
+	// ScriptRedlockNetExtend is RedLock.net 2.3.2's extension (Extend.lua): PEXPIRE when
+	// the value is ours; SET PX, answering 1, when the key is gone; -1 when another value
+	// is there.
+	ScriptRedlockNetExtend
 	scriptEnd
 )
 
@@ -203,6 +210,8 @@ var scripts = func() (t [scriptEnd]script) {
 	t[ScriptNodeRedlockUnlock] = script{name: "node-redlock-unlock", src: lib("node-redlock-v4.2.0-unlock.lua")}
 	t[ScriptRedissonTryLock] = script{name: "redisson-trylock", ttlArg: true, src: lib("redisson-3.43.0-trylock.lua")}
 	t[ScriptRedissonRenew] = script{name: "redisson-renew", ttlArg: true, src: lib("redisson-3.43.0-renew.lua")}
+	t[ScriptRedlockNetUnlock] = script{name: "redlock-net-unlock", src: lib("redlock.net-2.3.2-unlock.lua")}
+	t[ScriptRedlockNetExtend] = script{name: "redlock-net-extend", ttlArg: true, src: lib("redlock.net-2.3.2-extend.lua")}
 	t[ScriptRedlockPyUnlock] = script{name: "redlock-py-unlock", src: lib("redlock-py-1.0.8-unlock.lua")}
 	t[ScriptRedissonUnlock] = script{name: "redisson-unlock", ttlArg: true, src: lib("redisson-3.43.0-unlock.lua")}
 	for i := range t {

@@ -118,3 +118,37 @@ func TestRedlockPyGivesUpOnAServerError(t *testing.T) {
 			"after a power loss the third SET waits (no socket timeout): %s", s.Text)
 	}
 }
+
+// redlockNetLong is one RedLock.net client holding its lock 12s, past its 10s expiry,
+// while redis1 loses power at 4s and comes back empty at 4.5s.
+const redlockNetLong = `name: redlock-net-long
+story: a RedLock.net holder works past its expiry while its lock extends itself
+knobs: {client: redlock-net, clients: 1, max_cycles: 1, hold: const(12s), duration: 20s}
+start: {client1: 10ms}
+schedule:
+  - at: 4s
+    crash_node: {node: redis1, restart_after: 500ms}
+`
+
+// TestRedlockNetExtendsItself holds the redlock-net profile to RedLock.net 2.3.2: the
+// lock extends itself every expiry/2 while held (at 5s and 10s of a 12s hold), with its
+// own extend script, which takes back a key that is gone (SET PX) rather than failing:
+// redis1, restarted empty, holds the key again after the first extension.
+func TestRedlockNetExtendsItself(t *testing.T) {
+	sc, err := scenarios.ParseFile("redlock-net-long.yaml", []byte(redlockNetLong))
+	require.NoError(t, err)
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	var extended []report.Step
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "extended") {
+			extended = append(extended, s)
+		}
+	}
+	require.Len(t, extended, 2)
+	assert.InDelta(t, float64(5010*time.Millisecond), float64(extended[0].AtNs), float64(10*time.Millisecond), "expiry/2 after acquiring")
+	assert.InDelta(t, float64(10010*time.Millisecond), float64(extended[1].AtNs), float64(10*time.Millisecond))
+	assert.Len(t, rp.States[extended[0].State].Nodes[0].Keys, 1, "redis1 has the key back")
+	assert.True(t, rec.Safety.LockSafe() && rec.Safety.ResourceSafe())
+	assert.EqualValues(t, 1, rec.Liveness.Acquired)
+}
