@@ -53,6 +53,8 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sets := fs.StringArray("set", nil, "set a base knob for every point, `name=value` (repeatable)")
 	dryRun := fs.Bool("dry-run", false, "check everything and print what would run, without running or writing anything")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures when a sweep ends")
+	untilCI := fs.Float64("until-ci", 0, "adaptive replication: double the replicates until every proportion's 95% interval, at every point, is at most `WIDTH` wide (e.g. 0.1), or --max-replicates is reached; the result is the plain sweep with the replicates it stopped at")
+	maxReplicates := fs.Int("max-replicates", 1000, "with --until-ci, the most replicates per point, `N`")
 	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -70,6 +72,16 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	plans, err := planSweeps(*specPath, *out, *sets)
 	if err != nil {
 		return err
+	}
+	if *untilCI != 0 {
+		switch {
+		case *untilCI < 0 || *untilCI > 1:
+			return fmt.Errorf("%w: --until-ci %g: an interval's width, allowed (0, 1], e.g. 0.1", errUsage, *untilCI)
+		case *resume || sh.Count > 1:
+			return fmt.Errorf("%w: --until-ci cannot be combined with --resume or --shard: it runs whole sweeps of growing size", errUsage)
+		case *maxReplicates < 1 || *maxReplicates > sweep.MaxRuns:
+			return fmt.Errorf("%w: --max-replicates %d: allowed 1 to %d", errUsage, *maxReplicates, sweep.MaxRuns)
+		}
 	}
 	options := func(p sweepPlan) sweep.Options {
 		return sweep.Options{Dir: p.dir, Workers: *workers, Shard: sh, Resume: *resume,
@@ -101,6 +113,29 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				orDefault(p.name, filepath.Base(*specPath)), p.spec.Points(), p.spec.Replicates, p.spec.Runs(), p.dir)
 		}
 		st, err := sweep.Run(ctx, experiments.SweepRunner(), p.spec, options(p))
+		// Adaptive replication: while an interval is wider than asked, run the sweep again
+		// with twice the replicates. Run seeds do not depend on the replicate count, so each
+		// round keeps the previous one's runs and the last is exactly the plain sweep with
+		// its replicates, whatever the workers.
+		for *untilCI > 0 && err == nil {
+			w, werr := sweep.WidestInterval(p.dir)
+			if werr != nil {
+				return werr
+			}
+			if w.Width <= *untilCI || p.spec.Replicates >= *maxReplicates {
+				fmt.Fprintf(stdout, "%s: %d replicates: widest interval %.3g (%s at point %s), asked %g\n",
+					orDefault(p.name, "sweep"), p.spec.Replicates, w.Width, w.Column, w.Point, *untilCI)
+				break
+			}
+			p.spec.Replicates = min(2*p.spec.Replicates, *maxReplicates)
+			if !*quiet {
+				fmt.Fprintf(stderr, "%s: widest interval %.3g (%s at point %s) > %g: again with %d replicates\n",
+					orDefault(p.name, "sweep"), w.Width, w.Column, w.Point, *untilCI, p.spec.Replicates)
+			}
+			o := options(p)
+			o.Overwrite = true // this sweep's own results of the round before
+			st, err = sweep.Run(ctx, experiments.SweepRunner(), p.spec, o)
+		}
 		switch {
 		case errors.Is(err, context.Canceled):
 			return fmt.Errorf("%w: sweep stopped after %d runs; %s is resumable, continue with:\n  %s",

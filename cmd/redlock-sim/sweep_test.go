@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
 const smallSpec = `base:
@@ -279,4 +282,52 @@ func TestDefaultStudyWritesAnIndex(t *testing.T) {
 		assert.Contains(t, string(page), name)
 	}
 	assert.NotRegexp(t, `(src|href)="(https?:)?//`, string(page))
+}
+
+// TestUntilCINarrowsAndMatchesThePlainSweep: --until-ci doubles the replicates until the
+// widest interval is narrow enough, and what it leaves is byte for byte the plain sweep
+// with the replicates it stopped at, for any number of workers.
+func TestUntilCINarrowsAndMatchesThePlainSweep(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "small.yaml")
+	write := func(replicates int) {
+		require.NoError(t, os.WriteFile(spec, []byte(fmt.Sprintf(
+			"base:\n  duration: 5s\n  clients: 2\naxes:\n  ttl: [100ms, 1s]\nreplicates: %d\nseed: 3\n", replicates)), 0o644))
+	}
+	write(2)
+	code, stdout, stderr := cli("sweep", "-q", "--no-plots", "--spec", spec, "--until-ci", "0.3", "--workers", "1", "--out", filepath.Join(dir, "adaptive"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "sweep: 16 replicates: widest interval 0.194")
+	w, err := sweep.WidestInterval(filepath.Join(dir, "adaptive"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, w.Width, 0.3)
+
+	write(16)
+	code, _, stderr = cli("sweep", "-q", "--no-plots", "--spec", spec, "--workers", "2", "--out", filepath.Join(dir, "plain"))
+	require.Equal(t, 0, code, stderr)
+	for _, f := range []string{sweep.RunsFile, sweep.SummaryFile} {
+		a, err := os.ReadFile(filepath.Join(dir, "adaptive", f))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(dir, "plain", f))
+		require.NoError(t, err)
+		assert.Equal(t, string(b), string(a), f)
+	}
+
+	// The budget stops it, and bad input is a usage error.
+	write(2)
+	code, stdout, stderr = cli("sweep", "-q", "--no-plots", "--spec", spec, "--until-ci", "0.01", "--max-replicates", "4", "--out", filepath.Join(dir, "budget"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "sweep: 4 replicates: widest interval")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--until-ci", "2"}, "--until-ci 2: an interval's width, allowed (0, 1]"},
+		{[]string{"--until-ci", "0.1", "--resume"}, "--until-ci cannot be combined with --resume or --shard"},
+		{[]string{"--until-ci", "0.1", "--max-replicates", "0"}, "--max-replicates 0: allowed 1 to"},
+	} {
+		code, _, stderr = cli(append([]string{"sweep", "-q", "--spec", spec, "--out", filepath.Join(dir, "bad")}, tc.args...)...)
+		assert.Equal(t, 2, code, "%v", tc.args)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
 }
