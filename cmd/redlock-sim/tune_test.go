@@ -56,6 +56,9 @@ func TestTuneRecommendsAndConfirms(t *testing.T) {
 	assert.Contains(t, stdout, "drift_factor    0.08")
 	assert.Contains(t, stdout, "MIN_VALIDITY = TTL − (T2 − T1)")
 	assert.Contains(t, stdout, "(recommended)")
+	// The drift allowance does its job: no two holders believed themselves valid at once
+	// at the recommended ttl, whatever the confirmation's size.
+	assert.Regexp(t, `\| [0-9.]+m?s \(recommended\) \| [0-9]+ \| [0-9]+ \| [0-9]+ \| 0 \(≤`, stdout)
 	assert.Contains(t, stdout, "verdict: ")
 	report, err := os.ReadFile(filepath.Join(dir, "a", "report.md"))
 	require.NoError(t, err)
