@@ -731,15 +731,22 @@ func (m *Machine) newValue() string {
 	switch m.cfg.Dialect {
 	case DialectNodeRedlock: // crypto.randomBytes(16).toString('hex')
 		return hex.EncodeToString(raw[:])
-	case DialectRedlockNet: // Guid.NewGuid().ToString(): version 4, "D" format
-		raw[6] = raw[6]&0x0f | 0x40
-		raw[8] = raw[8]&0x3f | 0x80
-		h := hex.EncodeToString(raw[:])
-		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	case DialectRedlockNet: // Guid.NewGuid().ToString()
+		return UUID(raw)
 	}
 	var enc [24]byte
 	base64.StdEncoding.Encode(enc[:], raw[:])
 	return string(enc[:])
+}
+
+// UUID formats 16 random bytes as a version-4 UUID in its text form (8-4-4-4-12 hex
+// digits), the lock value of libraries that use one: RedLock.net's Guid, Redisson's
+// instance id.
+func UUID(raw [16]byte) string {
+	raw[6] = raw[6]&0x0f | 0x40
+	raw[8] = raw[8]&0x3f | 0x80
+	h := hex.EncodeToString(raw[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func (m *Machine) attemptEnded(now time.Duration) lock.Event {

@@ -26,12 +26,14 @@
 package redisson
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
@@ -209,7 +211,8 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 		m.abandonInFlight()
 	}
 	m.op, m.start = opRelease, now
-	id := hex.EncodeToString(m.randomBytes())
+	raw := randomBytes(m.rng)
+	id := hex.EncodeToString(raw[:])
 	m.send(resp.Command{Op: resp.OpEval, Script: resp.ScriptRedissonUnlock, Key: m.resource,
 		Value: resp.RedissonUnlockValue(m.name, id), TTL: m.cfg.Lease})
 	return m.out, nil
@@ -463,26 +466,16 @@ func (m *Machine) disarm() {
 	}
 }
 
-func (m *Machine) randomBytes() []byte {
-	b := make([]byte, 16)
-	for i := 0; i < 16; i += 8 {
-		v := m.rng.Uint64()
-		for j := 0; j < 8; j++ {
-			b[i+j] = byte(v >> (8 * j))
-		}
-	}
-	return b
+// randomBytes draws 16 bytes from the machine's stream, as the redlock machine draws its
+// values: two little-endian words.
+func randomBytes(rng *rand.Rand) (raw [16]byte) {
+	binary.LittleEndian.PutUint64(raw[:8], rng.Uint64())
+	binary.LittleEndian.PutUint64(raw[8:], rng.Uint64())
+	return raw
 }
 
 // uuid returns a random version-4 UUID in its text form, as java.util.UUID.randomUUID.
-func uuid(rng *rand.Rand) string {
-	m := Machine{rng: rng}
-	b := m.randomBytes()
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+func uuid(rng *rand.Rand) string { return redlock.UUID(randomBytes(rng)) }
 
 func cutUnlock(v string) (name, id string) {
 	for i := 0; i < len(v); i++ {
