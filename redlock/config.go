@@ -502,17 +502,22 @@ func parseFloat(name, s string) (float64, error) {
 	return f, nil
 }
 
-// parseFactor parses a dimensionless rate as a number, or with a unit people quote clock
-// drift in: "400ppm" is 0.0004 and "1%" is 0.01 (divided, not multiplied, so that the
-// result is the nearest float to the decimal written).
-func parseFactor(name, s string) (float64, error) {
-	num, scale := s, 1.0
+// FactorUnit splits off the unit people quote clock drift in: "400ppm" is ("400", 1e6)
+// and "1%" is ("1", 100), to be divided (not multiplied, so that the result is the
+// nearest float to the decimal written); anything else is (s, 1).
+func FactorUnit(s string) (num string, scale float64) {
 	switch {
 	case strings.HasSuffix(s, "ppm"):
-		num, scale = strings.TrimSpace(strings.TrimSuffix(s, "ppm")), 1e6
+		return strings.TrimSpace(strings.TrimSuffix(s, "ppm")), 1e6
 	case strings.HasSuffix(s, "%"):
-		num, scale = strings.TrimSpace(strings.TrimSuffix(s, "%")), 1e2
+		return strings.TrimSpace(strings.TrimSuffix(s, "%")), 1e2
 	}
+	return s, 1
+}
+
+// parseFactor parses a dimensionless rate as a number, or with a unit (FactorUnit).
+func parseFactor(name, s string) (float64, error) {
+	num, scale := FactorUnit(s)
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil {
 		return 0, badParam(name, s, "a number, or with a unit: 0.01, 1% and 10000ppm are the same")

@@ -392,7 +392,7 @@ func verdicts(rep *tuneReport, lims tuneLimits, maxUnavail time.Duration, client
 	for i, r := range o.Violations {
 		if !counted(rep, i) {
 			out = append(out, fmt.Sprintf("with fencing, %s is expected and harmless to the resource: the storage rejects "+
-				"the stale holder's writes (%s)", tune.ViolationKinds[i].Column, r))
+				"the stale holder's writes (%s)", tune.ViolationKinds[i], r))
 			continue
 		}
 		limit := lims.kinds[i]
@@ -402,7 +402,7 @@ func verdicts(rep *tuneReport, lims tuneLimits, maxUnavail time.Duration, client
 			verdict = fmt.Sprintf("not shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
 				r.Acquisitions, up, tune.AcquisitionsFor(limit, tune.Conf))
 		}
-		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s)", tune.ViolationKinds[i].Column, limit, verdict, r)
+		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s)", tune.ViolationKinds[i], limit, verdict, r)
 		if perSecond > 0 {
 			est, upYear := r.PerYear(perSecond)
 			line += fmt.Sprintf("; at %g acquisitions a second, %s a year, at most %s", perSecond, yearly(est), yearly(upYear))
@@ -465,7 +465,7 @@ func alternative(rep *tuneReport, lims tuneLimits) string {
 // that with fencing only the stale writes the resource accepted do, since fencing lets two
 // holders believe and work at once but keeps the resource safe.
 func counted(rep *tuneReport, i int) bool {
-	return !rep.rec.Fencing || tune.ViolationKinds[i].Column == experiments.MetricStaleWritesAccepted
+	return !rep.rec.Fencing || tune.ViolationKinds[i] == experiments.MetricStaleWritesAccepted
 }
 
 func minP99(os []tune.Outcome) float64 {

@@ -408,7 +408,7 @@ func checkSyntax(unit, v, allowed string) error {
 	case "number":
 		_, err = parseNumber(v)
 	case "factor":
-		_, err = parseFactor(v)
+		err = parseFactor(v)
 	case "bool":
 		_, err = parseBoolValue(v)
 	case "enum":

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/redlock-sim/redlock-sim/internal/suggest"
+	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -110,25 +111,18 @@ func parseNumber(s string) (float64, error) {
 	return f, nil
 }
 
-// parseFactor parses a dimensionless rate: a decimal number, or one with the unit clock
-// drift is quoted in ("400ppm", "1%"). The redlock layer converts it; this checks the
-// spelling so that a typo gets the knob layer's message.
-func parseFactor(s string) (float64, error) {
-	num, scale := s, 1.0
-	switch {
-	case strings.HasSuffix(s, "ppm"):
-		num, scale = strings.TrimSuffix(s, "ppm"), 1e6
-	case strings.HasSuffix(s, "%"):
-		num, scale = strings.TrimSuffix(s, "%"), 1e2
-	}
+// parseFactor checks the spelling of a dimensionless rate: a decimal number, or one with
+// the unit clock drift is quoted in ("400ppm", "1%"; redlock.FactorUnit), so that a typo
+// gets the knob layer's message. The redlock layer converts it.
+func parseFactor(s string) error {
+	num, _ := redlock.FactorUnit(s)
 	if !decimal.MatchString(num) {
-		return 0, notNumber(s, "a decimal number such as 0.01, or with a unit: 1% or 10000ppm")
+		return notNumber(s, "a decimal number such as 0.01, or with a unit: 1% or 10000ppm")
 	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, &problem{what: "number too large"}
+	if _, err := strconv.ParseFloat(num, 64); err != nil { // only ErrRange is left: 1e999
+		return &problem{what: "number too large"}
 	}
-	return f / scale, nil
+	return nil
 }
 
 // parseWhole parses a whole number written in decimal digits.

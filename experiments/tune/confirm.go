@@ -226,13 +226,11 @@ func AcquisitionsFor(perTenK, conf float64) int {
 	return int(math.Ceil(math.Log(1-conf) / math.Log1p(-p)))
 }
 
-// ViolationKinds are the violation counts a confirmation rates, by their runs.csv column,
-// with their names in reports.
-var ViolationKinds = []struct{ Column, Name string }{
-	{experiments.MetricValidityOverlaps, "two holders believed valid at once (validity overlaps)"},
-	{experiments.MetricUsageOverlaps, "two holders working at once (usage overlaps)"},
-	{experiments.MetricStaleWritesAccepted, "stale writes the resource accepted"},
-}
+// ViolationKinds are the violation counts a confirmation rates, by their runs.csv
+// column: two holders believing themselves valid at once, two working at once, and stale
+// writes the resource accepted.
+var ViolationKinds = []string{experiments.MetricValidityOverlaps, experiments.MetricUsageOverlaps,
+	experiments.MetricStaleWritesAccepted}
 
 // Conf is the confidence of every bound a confirmation reports.
 const Conf = 0.95
@@ -257,7 +255,7 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 	need := []string{sweep.PointColumn, "ttl", experiments.MetricAcquired, experiments.MetricAttempts,
 		experiments.MetricFailed, experiments.MetricAcquireLatencyP99Ms, experiments.MetricReacquireAfterCrashMax}
 	for _, v := range ViolationKinds {
-		need = append(need, v.Column)
+		need = append(need, v)
 	}
 	for _, n := range need {
 		if _, ok := col[n]; !ok {
@@ -295,7 +293,7 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 		p.o.Attempts += count(experiments.MetricAttempts)
 		p.o.Failed += count(experiments.MetricFailed)
 		for i, v := range ViolationKinds {
-			p.violations[i] += count(v.Column)
+			p.violations[i] += count(v)
 		}
 		if v, ok := num(experiments.MetricAcquireLatencyP99Ms); ok {
 			p.p99 = append(p.p99, v)
@@ -319,7 +317,7 @@ func Table(outcomes []Outcome, recommended string) string {
 	var b strings.Builder
 	b.WriteString("| ttl | runs | acquisitions | acquires given up |")
 	for _, v := range ViolationKinds {
-		b.WriteString(" " + v.Column + " per 10k (95% upper bound) |")
+		b.WriteString(" " + v + " per 10k (95% upper bound) |")
 	}
 	b.WriteString(" acquire p99 (median over runs) |\n|")
 	for range 5 + len(ViolationKinds) {
