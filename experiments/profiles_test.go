@@ -72,6 +72,50 @@ func TestRedissonWakesOnUnlock(t *testing.T) {
 	assert.Less(t, acquired, 30*time.Second+50*time.Millisecond, "woken by the PTTL it was told, just after the lease ran out")
 }
 
+// redissonRedLockStall is a RedissonRedLock over five masters taken while redis2 stalls
+// (SIGSTOP) for 20s, and a second client that comes after the first has released.
+const redissonRedLockStall = `name: redisson-redlock-stall
+story: redis2 stalls for 20s as client1 takes the RedissonRedLock; client2 comes at 25s
+knobs: {client: redisson-redlock, clients: 2, max_cycles: 1, duration: 90s}
+start: {client1: 10ms, client2: 25s}
+schedule:
+  - at: 5ms
+    pause_node: {node: redis2, for: 20s}
+`
+
+// TestRedissonRedLockWaitsOutAStalledMaster holds the redisson-redlock profile to
+// RedissonMultiLock.tryLock: the masters are taken one after another, so a stalled one
+// holds the whole lock up for its four sends (16.5s) and the unlock that follows a
+// RedisResponseTimeoutException (3s, never resent), while the first master's own watchdog
+// renews its lease at 10s; and the sends queued at the stalled master run when it
+// continues, raising the re-entrant count of client1's field, so that its unlocks leave
+// the key there and client2, 5s after client1 released, still finds redis2 taken.
+func TestRedissonRedLockWaitsOutAStalledMaster(t *testing.T) {
+	sc, err := scenarios.ParseFile("redisson-redlock-stall.yaml", []byte(redissonRedLockStall))
+	require.NoError(t, err)
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	ended := firstStep(t, rp, "client1", "attempt-ended")
+	assert.InDelta(t, float64(19500*time.Millisecond), float64(ended), float64(20*time.Millisecond),
+		"16.5s of resends and the unlock's 3s")
+	assert.Greater(t, firstStep(t, rp, "client1", "acquired"), 20*time.Second, "after redis2 continues")
+	renewed := firstStep(t, rp, "redis1", "EVAL <redisson-renew>")
+	assert.InDelta(t, float64(10*time.Second), float64(renewed), float64(20*time.Millisecond),
+		"redis1's lock has its own watchdog while redis2 holds the rest up")
+	var leftover, won string
+	for _, s := range rp.Steps {
+		switch {
+		case s.Actor == "redis2" && s.AtNs > int64(25*time.Second) && strings.Contains(s.Text, "<redisson-trylock>") && leftover == "":
+			leftover = s.Text
+		case s.Actor == "client2" && strings.HasPrefix(s.Text, "acquired"):
+			won = s.Text
+		}
+	}
+	assert.Regexp(t, `→ \(integer\) 2[0-9]{4}$`, leftover, "client2 finds client1's field left on redis2, with its lease renewed by the unlocks")
+	assert.Contains(t, won, "oks=4")
+	assert.True(t, rec.Safety.LockSafe() && rec.Safety.ResourceSafe())
+}
+
 // redlockPyKilled is redlock-py with one of three servers killed: its host refuses
 // connections, which redis-py raises as a ConnectionError at once.
 const redlockPyKilled = `name: redlock-py-killed

@@ -729,6 +729,8 @@ func (c *Client) outcome(now sim.Time, o *lock.Event) {
 		c.emit(now, EvAttemptStarted, o)
 	case lock.Lost:
 		c.lost(now, o)
+	case lock.ExtendStarted:
+		c.emit(now, EvExtendStart, nil)
 	case lock.AttemptEnded:
 		c.emit(now, EvAttemptEnded, o)
 	case lock.Acquired:

@@ -17,6 +17,9 @@ type Algorithm struct {
 	// Masters is how many Redis endpoints (masters, each with its replicas) the
 	// algorithm's clients address; 0 means the `nodes` knob's N, as Redlock's.
 	Masters int
+	// Watchdog says the algorithm renews its lock on its own, every extend_every, and
+	// reports each renewal: the client process then never calls Extend.
+	Watchdog bool
 	// New returns the factory of the algorithm's clients for cfg, or the error of the first
 	// knob it cannot use.
 	New func(cfg *Config) (lock.Factory, error)
@@ -35,6 +38,17 @@ var algorithmTable = []Algorithm{
 		New: func(cfg *Config) (lock.Factory, error) {
 			return redisson.Factory(redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(),
 				RetryInterval: cfg.Lock.RetryDelay, RetryAttempts: cfg.Lock.Tries - 1})
+		}},
+	{Name: "redisson-redlock", Watchdog: true,
+		Help: "Redisson 3.43.0's RedissonRedLock (package redlock/redisson): an RLock on each of the nodes masters, " +
+			"taken one after another, N/2 + 1 of them enough, no validity check; each master's lock has its own " +
+			"watchdog (extend_every, from its own acquisition; 0: none); it reads ttl, timeout, retry_delay and " +
+			"tries as redisson does",
+		New: func(cfg *Config) (lock.Factory, error) {
+			return redisson.RedLockFactory(redisson.RedLockConfig{
+				Lock: redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(),
+					RetryInterval: cfg.Lock.RetryDelay, RetryAttempts: cfg.Lock.Tries - 1},
+				Masters: cfg.Lock.Effective().Nodes, Watchdog: cfg.ExtendEvery})
 		}},
 }
 

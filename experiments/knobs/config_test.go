@@ -149,8 +149,8 @@ func TestDistSyntax(t *testing.T) {
 // mode shows up in `redlock-sim params` and in error messages.
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
-		"algorithm":   {"redlock", "redisson"},
-		"client":      {"spec", "redsync", "node-redlock", "redlock-py", "redlock-net", "redisson"},
+		"algorithm":   {"redlock", "redisson", "redisson-redlock"},
+		"client":      {"spec", "redsync", "node-redlock", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
 		"dialect":     enumNames(redlock.Dialects()),
 		"connection":  {"queued", "drop"},
 		"variant":     enumNames(redlock.Variants()),

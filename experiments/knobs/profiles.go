@@ -85,6 +85,16 @@ var profileTable = []Profile{
 			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
 			"connection", "queued", "extend_every", "10s")},
+	{Name: "redisson-redlock", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RedissonRedLock (deprecated), lock() with the watchdog",
+		Help: "an RLock on each master, taken one after another with RLock.tryLock(1.5s) each; a master may fail " +
+			"N − (N/2 + 1) times, one more failure unlocks and starts over; N/2 + 1 masters taken is the lock, " +
+			"the rest never asked, no validity check; each master's lock keeps its own 30s watchdog lease " +
+			"renewed every 10s; each command waits 3s and is sent again after 1.5s up to 3 times; unlock() on every master",
+		Sets: kvs("algorithm", "redisson-redlock", "ttl", "30s", "drift_factor", "0", "drift_pad", "0s",
+			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
+			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
+			"connection", "queued", "extend_every", "10s")},
 }
 
 func kvs(pairs ...string) []KV {

@@ -19,12 +19,13 @@ func WithAlgorithm(a knobs.Algorithm) PlanOption {
 	return func(o *planOptions) { o.algorithms = append(o.algorithms, a) }
 }
 
-// algorithm returns the factory of the algorithm cfg names, among the registered ones and
+// algorithm returns the algorithm cfg names and its clients' factory, among the registered ones and
 // those the options add.
-func (o *planOptions) algorithm(cfg *knobs.Config) (lock.Factory, error) {
+func (o *planOptions) algorithm(cfg *knobs.Config) (knobs.Algorithm, lock.Factory, error) {
 	a, err := knobs.LookupAlgorithm(cfg.Algorithm, o.algorithms...)
 	if err != nil {
-		return nil, err
+		return a, nil, err
 	}
-	return a.New(cfg)
+	f, err := a.New(cfg)
+	return a, f, err
 }

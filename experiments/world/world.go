@@ -170,9 +170,13 @@ func (w *World) planClients(po *planOptions) error {
 	for i := range nodes {
 		nodes[i] = network.Endpoint(i)
 	}
-	algo, err := po.algorithm(cfg)
+	a, algo, err := po.algorithm(cfg)
 	if err != nil {
 		return err
+	}
+	extendEvery := cfg.ExtendEvery
+	if a.Watchdog { // the algorithm renews its lock itself, every extend_every
+		extendEvery = 0
 	}
 	for j := range cfg.Clients {
 		name := "client" + strconv.Itoa(j+1)
@@ -193,7 +197,7 @@ func (w *World) planClients(po *planOptions) error {
 			Nodes: nodes, Storage: network.Endpoint(n), Resources: res,
 			Hold: cfg.Hold, Think: cfg.Think, StartAt: start,
 			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
-			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: cfg.ExtendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
+			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: extendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
 			Connection: cfg.Connection,
 			CrashRate:  cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,

@@ -159,11 +159,15 @@ const (
 	// watchdog renewal refused, a session expired). The caller should stop relying on it.
 	// Redlock never reports it: it learns nothing between its rounds.
 	Lost
+	// ExtendStarted: the algorithm began an extension of its own, unasked (a watchdog
+	// renewing the lock); its Extended or ExtendFailed follows. An extension the caller
+	// asked for with Extend is not announced: the caller knows it began.
+	ExtendStarted
 )
 
 var eventNames = [...]string{AttemptEnded: "attempt-ended", Acquired: "acquired",
 	AcquireFailed: "acquire-failed", Extended: "extended", ExtendFailed: "extend-failed",
-	Released: "released", AttemptStarted: "attempt-started", Lost: "lost"}
+	Released: "released", AttemptStarted: "attempt-started", Lost: "lost", ExtendStarted: "extend-started"}
 
 func (k EventKind) String() string {
 	if uint(k) < uint(len(eventNames)) && eventNames[k] != "" {
@@ -254,7 +258,7 @@ func (e Event) String() string {
 	b.WriteString(e.Kind.String())
 	field := func(k, v string) { b.WriteString(" " + k + "=" + v) }
 	field("resource", e.Resource)
-	if e.Kind == AttemptStarted {
+	if e.Kind == AttemptStarted || e.Kind == ExtendStarted {
 		field("attempt", strconv.Itoa(e.Attempt))
 		field("start", e.Start.String())
 		return b.String()

@@ -123,6 +123,13 @@ type Machine struct {
 	sends   int          // sends of the request in flight so far
 	retry   bool         // the timer is a retry interval, not a response timeout
 
+	// waitEnd bounds a tryLock(waitTime): past it, a try that finds the lock taken gives
+	// up instead of waiting on. 0 is lock(), which waits for ever.
+	waitEnd time.Duration
+	// timedOut says the last acquire failed because a command ran out of sends (Redisson's
+	// RedisResponseTimeoutException), which RedissonRedLock answers with an unlock.
+	timedOut bool
+
 	subscribed bool // to this resource's channel
 	// permits counts unlock messages not yet waited for: Redisson's latch is a semaphore
 	// the message releases, so a message that comes while a try is out ends the next
@@ -156,6 +163,13 @@ func (m *Machine) begin(now time.Duration) error {
 	return nil
 }
 
+// input starts an input the RedLock drives directly, at its own now, never earlier than
+// this machine's.
+func (m *Machine) input(now time.Duration) {
+	m.out = m.out[:0]
+	m.now = max(m.now, now)
+}
+
 // Acquire is lock(): the first try, then (if taken) subscribe and loop.
 func (m *Machine) Acquire(now time.Duration, resource string) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
@@ -164,10 +178,22 @@ func (m *Machine) Acquire(now time.Duration, resource string) ([]lock.Output, er
 	if m.op != opIdle {
 		return nil, lock.ErrBusy
 	}
-	m.op, m.resource, m.attempt, m.start, m.subscribed, m.permits = opAcquire, resource, 0, now, false, 0
-	m.try()
+	m.startAcquire(resource, 0)
 	return m.out, nil
 }
+
+// startAcquire begins lock() (wait 0) or tryLock(wait): the first try.
+func (m *Machine) startAcquire(resource string, wait time.Duration) {
+	m.op, m.resource, m.attempt, m.start, m.subscribed, m.permits = opAcquire, resource, 0, m.now, false, 0
+	m.waitEnd, m.timedOut = 0, false
+	if wait > 0 {
+		m.waitEnd = m.now + wait
+	}
+	m.try()
+}
+
+// waitOver reports whether a tryLock's wait is spent, as its `time <= 0` checks do.
+func (m *Machine) waitOver() bool { return m.waitEnd > 0 && m.now >= m.waitEnd }
 
 // try sends the trylock script: one attempt.
 func (m *Machine) try() {
@@ -207,15 +233,21 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 		m.endAcquire(lock.ReasonAborted)
 		return m.out, nil
 	}
-	if m.op == opRenew {
+	m.unlock()
+	return m.out, nil
+}
+
+// unlock sends the unlock script, whatever the machine holds: RedissonRedLock unlocks a
+// lock whose acquire timed out, and every lock of the set on unlock(), held or not.
+func (m *Machine) unlock() {
+	if m.op == opRenew || m.op == opAcquire {
 		m.abandonInFlight()
 	}
-	m.op, m.start = opRelease, now
+	m.op, m.start = opRelease, m.now
 	raw := randomBytes(m.rng)
 	id := hex.EncodeToString(raw[:])
 	m.send(resp.Command{Op: resp.OpEval, Script: resp.ScriptRedissonUnlock, Key: m.resource,
 		Value: resp.RedissonUnlockValue(m.name, id), TTL: m.cfg.Lease})
-	return m.out, nil
 }
 
 // Reply feeds a reply, or a message pushed on the lock's channel (lock.PushReq).
@@ -271,6 +303,10 @@ func (m *Machine) onAcquireReply(r resp.Reply) {
 			return
 		}
 		m.subscribed = true
+		if m.waitOver() {
+			m.endAcquire(lock.ReasonNoQuorum)
+			return
+		}
 		m.try()
 	case phTry:
 		switch r.Kind {
@@ -287,6 +323,10 @@ func (m *Machine) onAcquireReply(r resp.Reply) {
 			ev := m.event(lock.AttemptEnded, lock.ReasonNoQuorum, 0)
 			ev.Validity = 0
 			m.emit(ev)
+			if m.waitOver() {
+				m.endAcquire(lock.ReasonNoQuorum)
+				return
+			}
 			if !m.subscribed {
 				m.ph = phSubscribe
 				m.send(resp.Command{Op: resp.OpSubscribe, Key: resp.RedissonChannel(m.resource)})
@@ -298,8 +338,12 @@ func (m *Machine) onAcquireReply(r resp.Reply) {
 				return
 			}
 			m.ph = phWait
-			if r.Int >= 0 { // else the key has no TTL: only a message ends the wait
-				m.arm(time.Duration(r.Int) * time.Millisecond)
+			wait := time.Duration(r.Int) * time.Millisecond
+			if left := m.waitEnd - m.now; m.waitEnd > 0 && (r.Int < 0 || left < wait) {
+				wait = left
+			}
+			if wait >= 0 && (r.Int >= 0 || m.waitEnd > 0) { // else no TTL, no bound: only a message ends the wait
+				m.arm(wait)
 			}
 		default: // an error reply: lock() throws
 			ev := m.event(lock.AttemptEnded, lock.ReasonNoQuorum, 0)
@@ -323,6 +367,10 @@ func (m *Machine) message(r resp.Reply) {
 		return
 	}
 	m.disarm()
+	if m.waitOver() {
+		m.endAcquire(lock.ReasonNoQuorum)
+		return
+	}
 	m.try()
 }
 
@@ -337,7 +385,14 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 	m.timer = 0
 	switch {
 	case m.op == opAcquire && m.ph == phWait:
+		if m.waitOver() {
+			m.endAcquire(lock.ReasonNoQuorum)
+			return m.out, nil
+		}
 		m.try()
+	case m.op == opAcquire && m.ph == phSubscribe && m.waitOver(): // subscribeFuture.get(time)
+		m.abandonInFlight()
+		m.endAcquire(lock.ReasonNoQuorum)
 	case m.retry: // the retry interval is over: send again
 		m.retry = false
 		m.resend()
@@ -362,6 +417,7 @@ func (m *Machine) fail() {
 			ev.Validity = 0
 			m.emit(ev)
 		}
+		m.timedOut = true
 		m.endAcquire(lock.ReasonNoQuorum)
 	case opRenew:
 		m.op = opHeld
@@ -408,7 +464,11 @@ func (m *Machine) resend() {
 	m.lastReq++
 	m.req = m.lastReq
 	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.req, Command: m.cmd})
-	m.arm(m.cfg.Timeout)
+	wait := m.cfg.Timeout
+	if left := m.waitEnd - m.now; m.op == opAcquire && m.ph == phSubscribe && m.waitEnd > 0 && left < wait {
+		wait = max(left, 0) // subscribeFuture.get(time): the subscription waits no longer than the tryLock
+	}
+	m.arm(wait)
 }
 
 // fire sends c without waiting for its reply.
