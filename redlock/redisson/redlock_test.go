@@ -112,7 +112,9 @@ func taken(o lock.Output) resp.Reply {
 	return resp.IntReply(20000)
 }
 
-func failing(lock.Output) resp.Reply { return resp.Reply{Kind: resp.ReplyError, Str: "ERR server error"} }
+func failing(lock.Output) resp.Reply {
+	return resp.Reply{Kind: resp.ReplyError, Str: "ERR server error"}
+}
 
 // TestRedLockTakesEveryMasterInTurn: a free set is taken one master after another, each
 // trylock sent when the previous one answered, to masters 0..4 in order; the deadline is
