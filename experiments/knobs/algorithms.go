@@ -36,8 +36,7 @@ var algorithmTable = []Algorithm{
 			"(response timeout), retry_delay (retryInterval) and tries (sends of one command: " +
 			"retryAttempts + 1); the watchdog is extend_every",
 		New: func(cfg *Config) (lock.Factory, error) {
-			return redisson.Factory(redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(),
-				RetryInterval: cfg.Lock.RetryDelay, RetryAttempts: cfg.Lock.Tries - 1})
+			return redisson.Factory(redissonConfig(cfg))
 		}},
 	{Name: "redisson-redlock", Watchdog: true,
 		Help: "Redisson 3.43.0's RedissonRedLock (package redlock/redisson): an RLock on each of the nodes masters, " +
@@ -46,10 +45,15 @@ var algorithmTable = []Algorithm{
 			"tries as redisson does",
 		New: func(cfg *Config) (lock.Factory, error) {
 			return redisson.RedLockFactory(redisson.RedLockConfig{
-				Lock: redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(),
-					RetryInterval: cfg.Lock.RetryDelay, RetryAttempts: cfg.Lock.Tries - 1},
-				Masters: cfg.Lock.Effective().Nodes, Watchdog: cfg.ExtendEvery})
+				Lock: redissonConfig(cfg), Masters: cfg.Lock.Effective().Nodes, Watchdog: cfg.ExtendEvery})
 		}},
+}
+
+// redissonConfig is an RLock's settings from a world's knobs: with replicas, a Sentinel
+// config, whose lock scripts Redisson resends after a timeout.
+func redissonConfig(cfg *Config) redisson.Config {
+	return redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(), RetryInterval: cfg.Lock.RetryDelay,
+		RetryAttempts: cfg.Lock.Tries - 1, Replicated: cfg.EffectiveReplicas() > 0}
 }
 
 // Masters returns how many Redis endpoints the configured algorithm's clients address:

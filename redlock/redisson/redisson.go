@@ -9,9 +9,10 @@
 // the lock is taken it subscribes to the lock's channel and then loops: try again, and
 // if still taken wait for the holder's unlock message or for the lock's remaining time to
 // live, whichever comes first. It never gives up. Every command waits a response timeout
-// (3 s) and is sent again after retryInterval (1.5 s), up to retryAttempts (3) more
-// times, except the unlock, which is never resent; a command that runs out of sends fails
-// the operation.
+// (3 s). The watchdog's renewal is then sent again after retryInterval (1.5 s), up to
+// retryAttempts (3) more times; the trylock and unlock scripts are too when the master
+// has replicas (they then go out in a batch that waits for them), never against a single
+// server. A command that runs out of sends fails the operation.
 //
 // What the lock's holder believes: Redisson never computes a validity. This machine
 // reports the lock as valid until the lease, counted from when the winning request was
@@ -46,9 +47,15 @@ type Config struct {
 	Timeout time.Duration
 	// RetryInterval is the wait before a command that timed out is sent again.
 	RetryInterval time.Duration
-	// RetryAttempts is how many times a command that timed out is sent again (the unlock
-	// never is).
+	// RetryAttempts is how many times a command that timed out is sent again: the
+	// watchdog's renewal always; the trylock and unlock scripts only when Replicated.
 	RetryAttempts int
+	// Replicated says the master has replicas (a Sentinel or master-replica config).
+	// Redisson then sends the lock's scripts through a batch that waits for the replicas
+	// (CommandAsyncService.syncedEval), and a batch is resent after a timeout like any
+	// command, the trylock and unlock included. Against a single server (isSingleConfig)
+	// they go out as evalWriteNoRetryAsync, never resent.
+	Replicated bool
 }
 
 // DefaultConfig returns Redisson 3.43.0's defaults.
@@ -398,7 +405,7 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 		m.resend()
 	case m.req != 0: // no response in time
 		m.abandonInFlight()
-		if m.sends <= m.cfg.RetryAttempts && !(m.op == opRelease) {
+		if m.sends <= m.cfg.RetryAttempts && m.resendable() {
 			m.retry = true
 			m.arm(m.cfg.RetryInterval)
 			return m.out, nil
@@ -406,6 +413,13 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 		m.fail()
 	}
 	return m.out, nil
+}
+
+// resendable reports whether the command in flight is sent again after a timeout:
+// renewals are (syncedEval), and so are SUBSCRIBE and, with replicas, every script; the
+// trylock and unlock scripts on a single server are not (syncedEvalNoRetry).
+func (m *Machine) resendable() bool {
+	return m.cfg.Replicated || m.op == opRenew || (m.op == opAcquire && m.ph == phSubscribe)
 }
 
 // fail ends the operation whose command ran out of sends (RedisResponseTimeoutException).

@@ -114,34 +114,64 @@ func TestWaitsOnTheChannel(t *testing.T) {
 	assert.Equal(t, []string{"UNSUBSCRIBE", "redisson_lock__channel:{lock}"}, d.last().Command.Args(), "finally unsubscribe")
 }
 
-// TestResponseTimeouts: a command is sent again retryInterval after each 3s response
-// timeout, up to 3 more times, then the operation fails; the unlock is never resent.
+// TestResponseTimeouts: against a single server the trylock and unlock scripts are sent
+// once and fail after their 3s response timeout, and a renewal is sent again
+// retryInterval after each timeout, up to 3 more times; with replicas (a batch that waits
+// for them) every script is resent so.
 func TestResponseTimeouts(t *testing.T) {
-	d := newDriver(t)
-	now := time.Duration(0)
-	d.take(d.m.Acquire(now, "lock"))
-	for i := 0; i < 3; i++ {
-		require.Equal(t, 3*time.Second, d.after)
-		now += 3 * time.Second
-		d.take(d.m.Timer(now, d.timer))
-		require.Equal(t, 1500*time.Millisecond, d.after)
-		now += 1500 * time.Millisecond
-		d.take(d.m.Timer(now, d.timer))
+	// timeouts runs out the command in flight: every send times out.
+	timeouts := func(d *driver, now time.Duration) time.Duration {
+		for d.timer != 0 {
+			require.Equal(t, 3*time.Second, d.after)
+			now += 3 * time.Second
+			id := d.timer
+			d.timer = 0 // spent; the machine arms the next one
+			d.take(d.m.Timer(now, id))
+			if d.timer == 0 {
+				break
+			}
+			require.Equal(t, 1500*time.Millisecond, d.after)
+			now += 1500 * time.Millisecond
+			id, d.timer = d.timer, 0
+			d.take(d.m.Timer(now, id))
+		}
+		return now
 	}
-	require.Len(t, d.sent, 4, "4 sends of the trylock")
-	now += 3 * time.Second
-	d.take(d.m.Timer(now, d.timer))
-	assert.Equal(t, lock.AcquireFailed, d.evs[len(d.evs)-1].Kind)
-	assert.Equal(t, 16500*time.Millisecond, now, "4 × 3s + 3 × 1.5s")
+	for _, replicated := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.Replicated = replicated
+		m, err := New(cfg, rand.New(rand.NewPCG(1, 2)))
+		require.NoError(t, err)
+		d := &driver{t: t, m: m}
+		d.take(d.m.Acquire(0, "lock"))
+		now := timeouts(d, 0)
+		assert.Equal(t, lock.AcquireFailed, d.evs[len(d.evs)-1].Kind)
+		trylockSends, want := len(d.sent), 4*3*time.Second+3*1500*time.Millisecond
+		if !replicated {
+			trylockSends, want = 1, 3*time.Second
+		}
+		assert.Len(t, d.sent, trylockSends, "replicated=%v: trylock sends", replicated)
+		assert.Equal(t, want, now, "replicated=%v", replicated)
 
-	d.take(d.m.Acquire(now, "lock"))
-	d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
-	d.take(d.m.Release(now))
-	sends := len(d.sent)
-	d.take(d.m.Timer(now+3*time.Second, d.timer))
-	assert.Len(t, d.sent, sends+1, "no resend, only the latch's DEL")
-	assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
-	assert.Zero(t, d.evs[len(d.evs)-1].Votes)
+		d.take(d.m.Acquire(now, "lock"))
+		d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
+		sends := len(d.sent)
+		d.take(d.m.Extend(now))
+		now = timeouts(d, now)
+		assert.Len(t, d.sent, sends+4, "replicated=%v: a renewal is resent", replicated)
+		assert.Equal(t, lock.ExtendFailed, d.evs[len(d.evs)-1].Kind)
+
+		sends = len(d.sent)
+		d.take(d.m.Release(now))
+		timeouts(d, now)
+		unlocks := 1
+		if replicated {
+			unlocks = 4
+		}
+		assert.Len(t, d.sent, sends+unlocks+1, "replicated=%v: unlock sends, and the latch's DEL", replicated)
+		assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
+		assert.Zero(t, d.evs[len(d.evs)-1].Votes)
+	}
 }
 
 // TestRenewalRefused: a renewal whose field is gone fails quietly (ExtendFailed), and the

@@ -217,28 +217,53 @@ func TestRedLockWaitsEachMastersShare(t *testing.T) {
 }
 
 // TestRedLockUnlocksAMasterThatTimedOut: a master that never answers fails its tryLock
-// after four sends (3s each, 1.5s apart: 16.5s), and is unlocked before the loop goes on;
-// with the tryLock's 7.5s spent, a new attempt starts from master 0.
+// with a RedisResponseTimeoutException, and is unlocked before the loop goes on. Against
+// a single server the trylock is sent once (3s) and the loop goes on to master 1 with the
+// time left; with replicas it is resent three times (16.5s), the unlock too (3s + 1.5s +
+// 3s), and with the tryLock's 7.5s spent a new attempt starts from master 0.
 func TestRedLockUnlocksAMasterThatTimedOut(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(5))
-	d.take(d.r.Acquire(0, "lock"))
-	for range 4 {
-		d.drop()
-		d.fire() // the response timeout
-		if len(d.waiting) == 0 {
-			d.fire() // the retry interval
+	for _, tc := range []struct {
+		replicated       bool
+		sends, unlocks   int
+		failedAt         time.Duration
+		nextNode, events int
+	}{
+		{replicated: false, sends: 1, unlocks: 1, failedAt: 3 * time.Second, nextNode: 1, events: 1},
+		{replicated: true, sends: 4, unlocks: 2, failedAt: 16500 * ms, nextNode: 0, events: 3},
+	} {
+		cfg := DefaultRedLockConfig(5)
+		cfg.Lock.Replicated = tc.replicated
+		d := newRLDriver(t, cfg)
+		d.take(d.r.Acquire(0, "lock"))
+		trylocks, unlocks := 0, 0
+		for len(d.waiting) > 0 && unlocks < tc.unlocks+1 && d.now < time.Minute {
+			switch d.waiting[0].Command.Script {
+			case resp.ScriptRedissonTryLock:
+				trylocks++
+			case resp.ScriptRedissonUnlock:
+				unlocks++
+				if unlocks == 1 {
+					assert.Equal(t, tc.failedAt, d.now, "replicated=%v: the tryLock fails", tc.replicated)
+				}
+				if unlocks == tc.unlocks {
+					d.answer(ms, free) // the last unlock is answered
+					unlocks++
+					continue
+				}
+			}
+			d.drop()
+			d.fire() // the response timeout
+			if len(d.waiting) == 0 {
+				d.fire() // the retry interval
+			}
 		}
+		assert.Equal(t, tc.sends, trylocks, "replicated=%v: trylock sends", tc.replicated)
+		assert.Equal(t, tc.unlocks, unlocks-1, "replicated=%v: unlock sends", tc.replicated)
+		require.Len(t, d.waiting, 1)
+		assert.Equal(t, tc.nextNode, d.waiting[0].Node, "replicated=%v", tc.replicated)
+		assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script)
+		assert.Len(t, d.evs, tc.events, "replicated=%v: %v", tc.replicated, d.kinds())
 	}
-	assert.Equal(t, 16500*ms, d.now)
-	require.Len(t, d.waiting, 1)
-	u := d.waiting[0]
-	assert.Equal(t, 0, u.Node)
-	assert.Equal(t, resp.ScriptRedissonUnlock, u.Command.Script)
-	d.answer(ms, free)
-	assert.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.AttemptStarted}, d.kinds())
-	require.Len(t, d.waiting, 1)
-	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script)
 }
 
 // TestRedLockWatchdogs: each master's lock is renewed a watchdog period after it was
