@@ -19,7 +19,7 @@ var rewrite = flag.Bool("rewrite", false, "regenerate the sweep fixtures under t
 
 // fixtures are the sweep folders under testdata/, each the output of the real sweep engine
 // for the spec.yaml beside it (see sweep_test.go for what each one sweeps).
-var fixtures = []string{"sweep-one", "sweep-two", "sweep-three"}
+var fixtures = []string{"sweep-one", "sweep-two", "sweep-three", "sweep-latency"}
 
 // fixtureFiles are the files of a fixture that the sweep writes.
 var fixtureFiles = []string{sweep.RunsFile, sweep.SummaryFile, sweep.ManifestFile}

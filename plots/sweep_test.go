@@ -23,9 +23,10 @@ import (
 // simulated world from the spec.yaml beside them (TestFixturesAreSweepOutput checks that
 // they still are; go test ./plots -rewrite regenerates them), kept small (9 to 24 runs):
 //
-//	sweep-one    retry_jitter (3 values) on split-brain-no-jitter
-//	sweep-two    ttl (3, spanning 25×) × nodes (2) with GC pauses
-//	sweep-three  ttl × nodes × persistence (2 each) with node crashes
+//	sweep-one      retry_jitter (3 values) on split-brain-no-jitter
+//	sweep-two      ttl (3, spanning 25×) × nodes (2) with GC pauses
+//	sweep-three    ttl × nodes × persistence (2 each) with node crashes
+//	sweep-latency  latency (3 tails, too long to write whole as ticks) × client (2)
 
 // summaryRows reads a fixture's summary.csv as one map per point.
 func summaryRows(t *testing.T, dir string) []map[string]string {

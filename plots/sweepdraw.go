@@ -365,11 +365,12 @@ func slicesMinMax(v []float64) (float64, float64) {
 	return lo, hi
 }
 
-// valueTicks marks exactly the knob's values: as numbers in the axis's unit, or as the
-// sweep wrote them on a categorical axis.
+// valueTicks marks exactly the knob's values: as numbers in the axis's unit, or by their
+// tick labels on a categorical axis (the values as the sweep wrote them, or what tells
+// long ones apart).
 func valueTicks(ax KnobAxis) plot.Ticker {
 	ticks := make([]plot.Tick, len(ax.Values))
-	for i, v := range ax.Values {
+	for i, v := range ax.Ticks {
 		if ax.Scale != Categorical {
 			v = number(ax.X[i])
 		}
@@ -516,8 +517,8 @@ func heatmapPlots(f *HeatmapFigure, h *Heatmap) (*plot.Plot, *plot.Plot) {
 	p.Title.Text = h.Title
 	p.X.Label.Text, p.Y.Label.Text = f.X.Label, f.Y.Label
 	p.Add(hm, &cellLabels{z: h.Z, cm: cm})
-	p.X.Tick.Marker = indexTicks(f.X.Values)
-	p.Y.Tick.Marker = indexTicks(f.Y.Values)
+	p.X.Tick.Marker = indexTicks(f.X.Ticks)
+	p.Y.Tick.Marker = indexTicks(f.Y.Ticks)
 	p.X.Label.Text, p.Y.Label.Text = categoryLabel(f.X), categoryLabel(f.Y)
 	p.X.Min, p.X.Max = -0.5, float64(len(f.X.Values))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(f.Y.Values))-0.5
@@ -533,8 +534,14 @@ func heatmapPlots(f *HeatmapFigure, h *Heatmap) (*plot.Plot, *plot.Plot) {
 }
 
 // categoryLabel names a knob on a heatmap's axis, where cells are evenly spaced whatever
-// the values: the tick labels carry the units.
-func categoryLabel(ax KnobAxis) string { return ax.Knob }
+// the values: the tick labels carry the units, and the label what ticks cut short leave
+// out.
+func categoryLabel(ax KnobAxis) string {
+	if ax.Common != "" {
+		return ax.Knob + " = " + ax.Common
+	}
+	return ax.Knob
+}
 
 // colorMap is a sequential scale from near-white at 0 to a dark colour at the maximum:
 // red for violations (red means a broken promise everywhere in these figures), blue for

@@ -42,17 +42,30 @@ type KnobAxis struct {
 	Scale  Scale     // linear, log or categorical
 	Values []string  // in the sweep's order
 	X      []float64 // the position of each value (its index when categorical)
+	// Ticks label the values where the axis writes them as text (a categorical axis, a
+	// heatmap's cells): the values themselves, or, for values too long to sit side by
+	// side, only what tells them apart (see shortLabels).
+	Ticks []string
+	// Common is what the values share when Ticks are cut short, with · where each tick
+	// goes ("tail(uniform(200µs,800µs),0.02,const(·))"), and "" when Ticks are the
+	// values. The axis's label and the figure's caption say it: a tick alone ("5ms") could
+	// pass for a whole value.
+	Common string
 }
 
 // newKnobAxis reads a knob's values as numbers where it can (durations in ms or s, by
 // their size) and chooses a scale.
 func newKnobAxis(knob string, values []string) KnobAxis {
-	ax := KnobAxis{Knob: knob, Label: knob, Values: values, Scale: Categorical}
+	ax := KnobAxis{Knob: knob, Label: knob, Values: values, Ticks: values, Scale: Categorical}
 	nums, unit, ok := numbers(knob, values)
 	for i := range values {
 		ax.X = append(ax.X, float64(i))
 	}
-	if !ok {
+	if !ok { // text: ticks as long as whole values could run into each other
+		ax.Ticks, ax.Common = shortLabels(values)
+		if ax.Common != "" {
+			ax.Label = knob + " = " + ax.Common
+		}
 		return ax
 	}
 	ax.Unit = unit
@@ -315,8 +328,19 @@ func knobPanels(sw *Sweep, f *KnobFigure, keys []int, lines []string) []Panel {
 		kept = append(kept, pn)
 	}
 	noteUnacquired(cells, notes)
+	notes.add(f.X.ticksNote())
 	f.Notes = append(notes.all(), sw.Notes...)
 	return kept
+}
+
+// ticksNote says, for an axis whose ticks are cut short, what its values are: the axis's
+// label says it too, but a label too long for its panel runs past the panel's edge. It is
+// "" for an axis whose ticks are its values.
+func (ax KnobAxis) ticksNote() string {
+	if ax.Common == "" {
+		return ""
+	}
+	return "Ticks of " + ax.Knob + " show only what its values differ in: each value is " + ax.Common + ", with the tick for " + hole
 }
 
 // The kinds of the oracle, as the figures name them.
@@ -334,7 +358,7 @@ const (
 type noteList struct{ none, list []string }
 
 func (n *noteList) add(s string) {
-	if !slices.Contains(n.list, s) {
+	if s != "" && !slices.Contains(n.list, s) {
 		n.list = append(n.list, s)
 	}
 }
@@ -686,6 +710,8 @@ func HeatmapFigures(sw *Sweep) []HeatmapFigure {
 				}
 			}
 			noteUnacquired(cells, notes)
+			notes.add(f.X.ticksNote())
+			notes.add(f.Y.ticksNote())
 			f.Notes = append(notes.all(), sw.Notes...)
 			f.Caption = caption(sw, f.Pooled, "Safety: a cell's count of that kind over all its acquisitions, per 10,000; p99: each run's 99th percentile, median over runs; –: nothing measured", f.Notes)
 			out = append(out, f)
