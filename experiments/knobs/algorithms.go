@@ -33,7 +33,7 @@ var algorithmTable = []Algorithm{
 	{Name: "redisson", Masters: 1,
 		Help: "Redisson 3.43.0's RLock (package redlock/redisson) on one master: a hash with a watchdog lease " +
 			"(ttl), pub/sub wake-up, Redisson's own scripts; it reads ttl (lockWatchdogTimeout), timeout " +
-			"(response timeout), retry_delay (retryInterval) and tries (sends of one command: " +
+			"(response timeout), retry_delay (retryInterval) and tries (sends of a command Redisson resends: " +
 			"retryAttempts + 1); the watchdog is extend_every",
 		New: func(cfg *Config) (lock.Factory, error) {
 			return redisson.Factory(redissonConfig(cfg))

@@ -78,8 +78,8 @@ var profileTable = []Profile{
 	{Name: "redisson", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RLock, lock() with the watchdog",
 		Help: "not Redlock: a re-entrant hash lock on one master (nodes is ignored; replicas add failover) " +
 			"with a 30s watchdog lease renewed every 10s; a taken lock is waited for on its pub/sub channel " +
-			"or for its remaining TTL, without limit; each command waits 3s and is sent again after " +
-			"1.5s up to 3 times (the unlock never); Redisson's own scripts by EVAL",
+			"or for its remaining TTL, without limit; each command waits 3s; a renewal is sent again after " +
+			"1.5s up to 3 times, the trylock and unlock only with replicas; Redisson's own scripts by EVAL",
 		Sets: kvs("algorithm", "redisson", "ttl", "30s", "drift_factor", "0", "drift_pad", "0s",
 			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
 			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
@@ -89,7 +89,8 @@ var profileTable = []Profile{
 		Help: "an RLock on each master, taken one after another with RLock.tryLock(1.5s) each; a master may fail " +
 			"N − (N/2 + 1) times, one more failure unlocks and starts over; N/2 + 1 masters taken is the lock, " +
 			"the rest never asked, no validity check; each master's lock keeps its own 30s watchdog lease " +
-			"renewed every 10s; each command waits 3s and is sent again after 1.5s up to 3 times; unlock() on every master",
+			"renewed every 10s; each command waits 3s (a trylock that timed out is unlocked), a renewal is sent " +
+			"again after 1.5s up to 3 times; unlock() on every master",
 		Sets: kvs("algorithm", "redisson-redlock", "ttl", "30s", "drift_factor", "0", "drift_pad", "0s",
 			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
 			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",

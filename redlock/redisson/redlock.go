@@ -110,9 +110,10 @@ type subEvent struct {
 // (N/2 + 1) times; one more failure unlocks what the attempt took and starts over from
 // the first master, keeping the time left. Once N − taken equals that limit after a
 // failure, it stops and has the lock: N/2 + 1 masters, and the rest never asked. A
-// tryLock whose command ran out of sends (a RedisResponseTimeoutException: 16.5 s with
-// the defaults) unlocks that master before going on. When the time left runs out, the
-// attempt unlocks what it took and lock() starts another.
+// tryLock whose command timed out (a RedisResponseTimeoutException: after 3 s against a
+// single server, after 16.5 s of resends with replicas) unlocks that master before going
+// on. When the time left runs out, the attempt unlocks what it took and lock() starts
+// another.
 //
 // It never computes a validity and never checks one: each master's lock has its own
 // watchdog from its own acquisition, whatever the others do. What this machine reports
