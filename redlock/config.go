@@ -147,14 +147,24 @@ const (
 	// scripts (the extension takes a missing key back with SET PX); a value that is a
 	// GUID's text.
 	DialectRedlockNet
+	// DialectNodeRedlock5 is node-redlock 5.0.0-beta.2 over ioredis: its own acquire,
+	// extend and release scripts (EVALSHA, then EVAL on NOSCRIPT); an attempt that ends
+	// as soon as a quorum voted for or a quorum voted against; no release between
+	// attempts (one value for the whole acquire, whose acquire script then finds its own
+	// leftover keys taken), only one release round after the last lost attempt; validity
+	// counted from the start of acquire(), not of the attempt, and never checked; an
+	// extension refused at once once the validity has passed; and a release retried like
+	// an acquire until a quorum deleted the key.
+	DialectNodeRedlock5
 )
 
 var dialectNames = [...]string{DialectSpec: "spec", DialectRedsync: "redsync", DialectNodeRedlock: "node-redlock",
-	DialectRedlockPy: "redlock-py", DialectRedlockNet: "redlock-net"}
+	DialectRedlockPy: "redlock-py", DialectRedlockNet: "redlock-net", DialectNodeRedlock5: "node-redlock-5"}
 
 // Dialects returns every dialect, in declaration order.
 func Dialects() []Dialect {
-	return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock, DialectRedlockPy, DialectRedlockNet}
+	return []Dialect{DialectSpec, DialectRedsync, DialectNodeRedlock, DialectRedlockPy, DialectRedlockNet,
+		DialectNodeRedlock5}
 }
 
 func (d Dialect) String() string { return enumName(dialectNames[:], int(d), "dialect") }

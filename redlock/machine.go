@@ -27,11 +27,15 @@ const (
 	StateHeld                    // acquired; Extend and Release may start
 	StateExtending               // the compare-and-pexpire round
 	StateReleasing               // the compare-and-delete round of Release
+	// StateReleaseBackingOff: waiting retry_delay ± retry_jitter before another release
+	// round (node-redlock 5 retries a release that no quorum confirmed).
+	StateReleaseBackingOff
 )
 
 var stateNames = [...]string{StateIdle: "idle", StateAcquiring: "acquiring",
 	StateFencing: "fencing", StateCleaningUp: "cleaning-up", StateBackingOff: "backing-off",
-	StateHeld: "held", StateExtending: "extending", StateReleasing: "releasing"}
+	StateHeld: "held", StateExtending: "extending", StateReleasing: "releasing",
+	StateReleaseBackingOff: "release-backing-off"}
 
 func (s State) String() string { return enumName(stateNames[:], int(s), "state") }
 
@@ -58,6 +62,9 @@ type round struct {
 	// takenRule: fail fast the way redsync does, once `need` nodes refused, rather than
 	// once a quorum is out of reach whatever the failures were.
 	takenRule bool
+	// againstRule: fail fast the way node-redlock 5 does, once `need` nodes voted against
+	// (refused, erred or failed), which for an even N waits longer than "out of reach".
+	againstRule bool
 }
 
 func (r *round) over() bool {
@@ -70,6 +77,8 @@ func (r *round) over() bool {
 		return true
 	case r.takenRule:
 		return r.refused >= r.need
+	case r.againstRule:
+		return r.done-r.oks >= r.need
 	}
 	return r.done-r.oks > r.targets-r.need
 }
@@ -132,6 +141,12 @@ type Machine struct {
 	// extendTimeout and releaseTimeout are the per-node waits of extensions and releases.
 	extendTimeout, releaseTimeout time.Duration
 	takenRule                     bool // the dialect's fail-fast counts refusals only
+	// nr5 is DialectNodeRedlock5: no cleanup between attempts, validity from the start of
+	// the acquire and unchecked, releases retried, its fail-fast rule.
+	nr5 bool
+	// unchecked: validity is never checked (VariantNoValidityCheck, node-redlock 5).
+	unchecked bool
+	relAttempt int // release rounds so far (node-redlock 5 retries them)
 
 	state       State
 	now         time.Duration // the latest input's reading
@@ -198,6 +213,8 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 		extendTimeout:  cfg.ExtendNodeTimeout(),
 		releaseTimeout: cfg.ReleaseNodeTimeout(),
 		takenRule:      cfg.Dialect == DialectRedsync,
+		nr5:            cfg.Dialect == DialectNodeRedlock5,
+		unchecked:      cfg.Variant == VariantNoValidityCheck || cfg.Dialect == DialectNodeRedlock5,
 		slots:          make([]slot, cfg.Nodes),
 		out:            make([]lock.Output, 0, 2*cfg.Nodes+4),
 	}
@@ -284,6 +301,12 @@ func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 		m.emit(o)
 		return m.out, nil
 	}
+	if m.nr5 && m.deadline < now { // "Cannot extend an already-expired lock."
+		o := m.outcome(lock.ExtendFailed, lock.ReasonValidityExpired, now, m.deadline)
+		o.Attempt, o.Votes, o.Replies, o.Start = m.extensions, 0, 0, now
+		m.emit(o)
+		return m.out, nil
+	}
 	m.extensions++
 	m.state = StateExtending
 	m.opStart = now
@@ -315,6 +338,8 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
 	case StateCleaningUp, StateBackingOff:
 		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
+	case StateReleaseBackingOff:
+		return nil, fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
 	case StateExtending:
 		o := m.outcome(lock.ExtendFailed, lock.ReasonAborted, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies = m.extensions, m.round.oks, m.round.replies
@@ -323,6 +348,7 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 	m.disarm()
 	m.state = StateReleasing
 	m.opStart = now
+	m.relAttempt = 1
 	if !m.releaseRound() {
 		m.endRound(now)
 		return m.out, nil
@@ -390,6 +416,13 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 		m.startAttempt(now)
 		return m.out, nil
 	}
+	if m.state == StateReleaseBackingOff {
+		m.state = StateReleasing
+		m.relAttempt++
+		m.releaseRound()
+		m.arm(m.releaseTimeout)
+		return m.out, nil
+	}
 	// The per-node timeout ran out: every node still awaited is given up on. A SET may
 	// still land there later, which is why a lost attempt releases on all nodes.
 	for i := range m.slots {
@@ -408,7 +441,9 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.attempt++
 	m.state = StateAcquiring
 	m.opStart = now
-	m.deadline = now + m.cfg.TTL - m.drift
+	if !m.nr5 || m.attempt == 1 { // node-redlock 5 counts validity from the acquire's start
+		m.deadline = now + m.cfg.TTL - m.drift
+	}
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
 	if m.locked != nil {
 		clear(m.locked)
@@ -440,8 +475,11 @@ func (m *Machine) setCommand() resp.Command {
 	if m.cfg.Variant == VariantSetNXThenExpire {
 		return resp.Set(m.resource, m.value, resp.CondNX, 0)
 	}
-	if m.cfg.Dialect == DialectNodeRedlock {
+	switch m.cfg.Dialect {
+	case DialectNodeRedlock:
 		return resp.EvalSHA(resp.ScriptNodeRedlockLock, m.resource, m.value, m.cfg.TTL)
+	case DialectNodeRedlock5:
+		return resp.EvalSHA(resp.ScriptNodeRedlock5Acquire, m.resource, m.value, m.cfg.TTL)
 	}
 	c := resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
 	c.InSecs = (m.cfg.Dialect == DialectRedsync || m.cfg.Dialect == DialectRedlockNet) && m.cfg.TTL%time.Second == 0
@@ -451,7 +489,7 @@ func (m *Machine) setCommand() resp.Command {
 // setOK reports whether r is a vote for the lock: SET's OK, or for node-redlock its lock
 // script's 1 (the number of keys it took).
 func (m *Machine) setOK(r resp.Reply) bool {
-	if m.cfg.Dialect == DialectNodeRedlock {
+	if m.cfg.Dialect == DialectNodeRedlock || m.nr5 {
 		return r.Kind == resp.ReplyInt && r.Int == 1
 	}
 	return r.IsOK()
@@ -463,6 +501,8 @@ func (m *Machine) extendScript() resp.Script {
 	switch {
 	case m.cfg.Dialect == DialectNodeRedlock:
 		return resp.ScriptNodeRedlockExtend
+	case m.nr5:
+		return resp.ScriptNodeRedlock5Extend
 	case m.cfg.Dialect == DialectRedlockNet:
 		return resp.ScriptRedlockNetExtend
 	case m.cfg.Dialect == DialectRedsync && m.cfg.SetNXOnExtend:
@@ -490,6 +530,8 @@ func (m *Machine) releaseCommand() resp.Command {
 		return resp.EvalSHA(resp.ScriptRedsyncDelete, m.resource, m.value, 0)
 	case DialectNodeRedlock:
 		return resp.EvalSHA(resp.ScriptNodeRedlockUnlock, m.resource, m.value, 0)
+	case DialectNodeRedlock5:
+		return resp.EvalSHA(resp.ScriptNodeRedlock5Release, m.resource, m.value, 0)
 	case DialectRedlockNet:
 		return resp.EvalSHA(resp.ScriptRedlockNetUnlock, m.resource, m.value, 0)
 	case DialectRedlockPy: // redis-py's eval: EVAL every time
@@ -501,10 +543,7 @@ func (m *Machine) releaseCommand() resp.Command {
 // validAt reports whether validity is left at now, the page's step 3 condition. Skipping
 // it is VariantNoValidityCheck's deviation.
 func (m *Machine) validAt(now, deadline time.Duration) bool {
-	if m.cfg.Variant == VariantNoValidityCheck {
-		return true
-	}
-	return deadline > now
+	return m.unchecked || deadline > now
 }
 
 func (m *Machine) onSetReply(node int, r resp.Reply) {
@@ -556,6 +595,11 @@ func (m *Machine) endRound(now time.Duration) {
 	case StateExtending:
 		m.endExtend(now)
 	case StateReleasing:
+		if m.nr5 && m.round.oks < m.round.need && m.relAttempt < m.cfg.Tries {
+			m.state = StateReleaseBackingOff // node-redlock 5's release retries like an acquire
+			m.arm(m.retryDelay())
+			return
+		}
 		m.state = StateIdle
 		o := m.outcome(lock.Released, lock.ReasonNone, now, m.deadline)
 		o.Votes, o.Needed, o.Replies = m.round.oks, m.round.need, m.round.replies
@@ -635,6 +679,11 @@ func (m *Machine) win(now time.Duration) {
 func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 	m.reason = reason
 	m.emit(m.attemptEnded(now))
+	if m.nr5 && m.attempt < m.cfg.Tries { // node-redlock 5 cleans up only after the last
+		m.state = StateBackingOff
+		m.arm(m.retryDelay())
+		return
+	}
 	m.state = StateCleaningUp
 	if !m.releaseRound() {
 		m.endRound(now)
@@ -648,7 +697,7 @@ func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 // that answered OK. It reports false when it sent nothing.
 func (m *Machine) releaseRound() bool {
 	if m.locked == nil {
-		if m.takenRule { // redsync's unlock and cleanup fail fast like its acquire
+		if m.takenRule || m.nr5 { // redsync's and node-redlock 5's fail fast like their acquire
 			m.newRound(m.n, m.quorum, m.cfg.FailFast)
 		} else {
 			m.newRound(m.n, m.n, false)
@@ -675,8 +724,10 @@ func (m *Machine) releaseRound() bool {
 // endCleanup backs off only once the cleanup round is over, as redsync does (it waits for
 // every node's release before its retry delay), so the next attempt's SETs are less likely
 // to overtake this attempt's deletes (the value is the same across attempts of one
-// acquire). node-redlock differs: it does not clean up between attempts at all, and its
-// acquire script then finds its own leftover key taken.
+// acquire), and so does node-redlock 4.2.0 (lock.unlock before its delay).
+// node-redlock 5.0.0-beta.2 differs (DialectNodeRedlock5, see failAttempt): it does not
+// clean up between attempts at all, and its acquire script then finds its own leftover
+// key taken.
 func (m *Machine) endCleanup(now time.Duration) {
 	if m.attempt >= m.cfg.Tries {
 		m.state = StateIdle
@@ -729,7 +780,7 @@ func (m *Machine) newValue() string {
 	binary.LittleEndian.PutUint64(raw[:8], m.rng.Uint64())
 	binary.LittleEndian.PutUint64(raw[8:], m.rng.Uint64())
 	switch m.cfg.Dialect {
-	case DialectNodeRedlock: // crypto.randomBytes(16).toString('hex')
+	case DialectNodeRedlock, DialectNodeRedlock5: // crypto.randomBytes(16).toString('hex')
 		return hex.EncodeToString(raw[:])
 	case DialectRedlockNet: // Guid.NewGuid().ToString()
 		return UUID(raw)
@@ -763,7 +814,7 @@ func (m *Machine) outcome(kind lock.EventKind, reason lock.Reason, now, deadline
 
 func (m *Machine) newRound(targets, need int, failFast bool) {
 	m.clearSlots()
-	m.round = round{targets: targets, need: need, failFast: failFast, takenRule: m.takenRule}
+	m.round = round{targets: targets, need: need, failFast: failFast, takenRule: m.takenRule, againstRule: m.nr5}
 }
 
 func (m *Machine) clearSlots() { clear(m.slots) }

@@ -150,7 +150,7 @@ func TestDistSyntax(t *testing.T) {
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
 		"algorithm":   {"redlock", "redisson", "redisson-redlock"},
-		"client":      {"spec", "redsync", "node-redlock", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
+		"client":      {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
 		"dialect":     enumNames(redlock.Dialects()),
 		"connection":  {"queued", "drop"},
 		"variant":     enumNames(redlock.Variants()),

@@ -119,6 +119,15 @@ const (
 	// the value is ours; SET PX, answering 1, when the key is gone; -1 when another value
 	// is there.
 	ScriptRedlockNetExtend
+	// ScriptNodeRedlock5Acquire is node-redlock 5.0.0-beta.2's ACQUIRE_SCRIPT: 0 when any
+	// of KEYS exists (its own leftover key too), else SET PX on each and the number of KEYS.
+	ScriptNodeRedlock5Acquire
+	// ScriptNodeRedlock5Extend is node-redlock 5.0.0-beta.2's EXTEND_SCRIPT: 0 unless
+	// every key holds the value, else SET PX on each and the number of KEYS.
+	ScriptNodeRedlock5Extend
+	// ScriptNodeRedlock5Release is node-redlock 5.0.0-beta.2's RELEASE_SCRIPT: DEL of each
+	// key that holds the value; the number deleted.
+	ScriptNodeRedlock5Release
 	scriptEnd
 )
 
@@ -214,6 +223,9 @@ var scripts = func() (t [scriptEnd]script) {
 	t[ScriptRedlockNetExtend] = script{name: "redlock-net-extend", ttlArg: true, src: lib("redlock.net-2.3.2-extend.lua")}
 	t[ScriptRedlockPyUnlock] = script{name: "redlock-py-unlock", src: lib("redlock-py-1.0.8-unlock.lua")}
 	t[ScriptRedissonUnlock] = script{name: "redisson-unlock", ttlArg: true, src: lib("redisson-3.43.0-unlock.lua")}
+	t[ScriptNodeRedlock5Acquire] = script{name: "node-redlock-5-acquire", ttlArg: true, src: lib("node-redlock-v5.0.0-beta.2-acquire.lua")}
+	t[ScriptNodeRedlock5Extend] = script{name: "node-redlock-5-extend", ttlArg: true, src: lib("node-redlock-v5.0.0-beta.2-extend.lua")}
+	t[ScriptNodeRedlock5Release] = script{name: "node-redlock-5-release", src: lib("node-redlock-v5.0.0-beta.2-release.lua")}
 	for i := range t {
 		if t[i].src != "" {
 			sum := sha1.Sum([]byte(t[i].src))
