@@ -145,7 +145,7 @@ type Machine struct {
 	// the acquire and unchecked, releases retried, its fail-fast rule.
 	nr5 bool
 	// unchecked: validity is never checked (VariantNoValidityCheck, node-redlock 5).
-	unchecked bool
+	unchecked  bool
 	relAttempt int // release rounds so far (node-redlock 5 retries them)
 
 	state       State
