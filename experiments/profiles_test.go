@@ -231,3 +231,33 @@ func TestRedlockNetExtendsItself(t *testing.T) {
 	assert.True(t, rec.Safety.LockSafe() && rec.Safety.ResourceSafe())
 	assert.EqualValues(t, 1, rec.Liveness.Acquired)
 }
+
+// wallStep is a node-redlock lock whose holder's wall clock is stepped back 5s while it
+// holds it; the holder stops working at its deadline as it reads it, and client2 comes
+// just before the keys expire.
+const wallStep = `name: wall-clock-validity
+story: client1's wall clock is stepped back 5s while it holds a node-redlock lock
+knobs: {client: node-redlock, clients: 2, max_cycles: 1, hold: const(20s), stop_at_deadline: true, duration: 40s}
+start: {client1: 10ms, client2: 9500ms}
+schedule:
+  - at: 2s
+    clock_step: {node: client1, by: -5s}
+`
+
+// TestWallClockValidity holds validity_clock to what node-redlock's Date.now() does: on
+// the wall clock, a step back of 5s while the lock is held moves the holder's deadline 5s
+// later in true time, past the keys' expiry, so client2's lock overlaps it; on the
+// monotonic clock (the knob overridden) the step changes nothing and nothing overlaps.
+func TestWallClockValidity(t *testing.T) {
+	sc, err := scenarios.ParseFile("wall-clock-validity.yaml", []byte(wallStep))
+	require.NoError(t, err)
+	_, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	require.Len(t, rec.Violations, 2, "a validity and a usage overlap")
+	for _, v := range rec.Violations {
+		assert.InDelta(t, 14.9, v.EndS, 0.05, "%s ends at client1's wall deadline, 5s after the keys expired", v.Kind)
+	}
+	_, rec, err = ReplayScenario(context.Background(), sc, []knobs.KV{{Name: "validity_clock", Value: "monotonic"}}, 1)
+	require.NoError(t, err)
+	assert.True(t, rec.Safety.LockSafe(), "%v", rec.Violations)
+}

@@ -101,6 +101,12 @@ type ClientConfig struct {
 	StartAt        sim.Time      // true time of the first acquire
 	Fenced         bool          // send the fencing token with storage writes
 	StopAtDeadline bool          // a careful client stops working when validity runs out
+	// WallValidity: the algorithm's validity deadlines are read on the client's wall clock
+	// (Date.now(), time.time()), as node-redlock and redlock-py measure them, not on its
+	// monotonic one: the deadline is the wall reading at the decision plus the validity
+	// left, so a wall clock stepped back while the lock is held makes the holder believe
+	// in it longer, and one stepped forward shorter.
+	WallValidity bool
 	ExtendEvery    time.Duration // while working, extend this often (local time); 0: never
 	// ReleaseAfterAck makes the client wait for the storage's acknowledgement of its last
 	// write before it releases: otherwise the write can land after the next holder's (a
@@ -1031,6 +1037,9 @@ func (c *Client) mono(now sim.Time) time.Duration {
 // trueDeadline converts a deadline on the local monotonic clock to true time: what the
 // oracle needs to judge a validity window, and what the client cannot know.
 func (c *Client) trueDeadline(now sim.Time, deadline time.Duration) sim.Time {
+	if c.cfg.WallValidity {
+		return c.clk.WallReaches(now, c.clk.Wall(now)+deadline-c.mono(now))
+	}
 	return c.clk.TimerFires(now, deadline-c.mono(now))
 }
 

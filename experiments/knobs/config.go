@@ -56,6 +56,9 @@ type Config struct {
 	// Connection is what a client's connection to a node does after a timed-out request
 	// (a client profile sets its driver's).
 	Connection model.Connection
+	// WallValidity: clients read their lock's validity on the wall clock (the knob
+	// validity_clock = wall), as node-redlock (Date.now()) and redlock-py (time.time()) do.
+	WallValidity bool
 
 	ClientDriftPPM, NodeDriftPPM float64       // each process draws its drift in [−v, +v]
 	ClientOffset, NodeOffset     time.Duration // and its wall-clock offset in [−v, +v]
@@ -195,6 +198,21 @@ func registry() []knob {
 			return nil
 		},
 		get: func(c *Config) string { return c.Connection.String() }})
+	ks = append(ks, knob{Param: Param{Name: "validity_clock", Group: "algorithm", Unit: "enum",
+		Allowed: oneOf(validityClocks[:]),
+		Help: "the clock on which a holder reads its lock's validity: monotonic (Go's time.Now, a Stopwatch), " +
+			"or wall (Date.now(), time.time()): a wall clock stepped back while the lock is held makes it " +
+			"believe in the lock longer"},
+		set: func(c *Config, v string) error {
+			for i, n := range validityClocks {
+				if n == v {
+					c.WallValidity = i == 1
+					return nil
+				}
+			}
+			return asValueError("validity_clock", v, oneOf(validityClocks[:]), unknownChoice(v, validityClocks[:]))
+		},
+		get: func(c *Config) string { return validityClocks[btoi(c.WallValidity)] }})
 	ks = append(ks,
 		distKnob("hold", "workload", "work per hold, on the client's monotonic clock",
 			func(c *Config) *dist.Dist { return &c.Hold }),
@@ -643,3 +661,13 @@ const (
 	MaxJumps   = 4096 // clock jumps of one node in one run
 	MaxCrashes = 4096 // crashes of one node in one run
 )
+
+// validityClocks are the values of the validity_clock knob, false (monotonic) first.
+var validityClocks = [...]string{"monotonic", "wall"}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -149,14 +149,15 @@ func TestDistSyntax(t *testing.T) {
 // mode shows up in `redlock-sim params` and in error messages.
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
-		"algorithm":   {"redlock", "redisson", "redisson-redlock"},
-		"client":      {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
-		"dialect":     enumNames(redlock.Dialects()),
-		"connection":  {"queued", "drop"},
-		"variant":     enumNames(redlock.Variants()),
-		"mode":        enumNames(redlock.Modes()),
-		"fencing":     enumNames(redlock.Fencings()),
-		"persistence": {model.PersistNone.String(), model.PersistAOFEverySec.String(), model.PersistAOFAlways.String()},
+		"algorithm":      {"redlock", "redisson", "redisson-redlock"},
+		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
+		"dialect":        enumNames(redlock.Dialects()),
+		"connection":     {"queued", "drop"},
+		"validity_clock": {"monotonic", "wall"},
+		"variant":        enumNames(redlock.Variants()),
+		"mode":           enumNames(redlock.Modes()),
+		"fencing":        enumNames(redlock.Fencings()),
+		"persistence":    {model.PersistNone.String(), model.PersistAOFEverySec.String(), model.PersistAOFAlways.String()},
 	}
 	seen := 0
 	for _, p := range Params() {

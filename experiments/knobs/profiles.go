@@ -21,7 +21,7 @@ type Profile struct {
 var ProfileKnobs = []string{"algorithm", "ttl", "drift_factor", "drift_pad", "retry_delay",
 	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
 	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect", "connection",
-	"extend_every"}
+	"extend_every", "validity_clock"}
 
 // profileTable is the registry of client profiles, read-only after package
 // initialisation. spec comes first: it is the default.
@@ -33,7 +33,7 @@ var profileTable = []Profile{
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "10", "mode", "multiplexed",
 			"timeout", "0s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec",
-			"connection", "queued", "extend_every", "0s")},
+			"connection", "queued", "extend_every", "0s", "validity_clock", "monotonic")},
 	{Name: "redsync", Library: "redsync v4.17.0 (github.com/go-redsync/redsync) over go-redis v9.23.0 with its default options",
 		Help: "expiry 8s, drift 0.01 × ttl, retry uniform in [50ms, 250ms), 32 tries; every node " +
 			"wait is go-redis's 5s read timeout (redsync's 0.05 × ttl context timeout needs " +
@@ -43,39 +43,37 @@ var profileTable = []Profile{
 			"retry_delay", "150ms", "retry_jitter", "100ms", "tries", "32", "mode", "multiplexed",
 			"timeout", "5s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync",
-			"connection", "drop", "extend_every", "0s")},
+			"connection", "drop", "extend_every", "0s", "validity_clock", "monotonic")},
 	{Name: "node-redlock", Library: "node-redlock 4.2.0 (github.com/mike-marcacci/node-redlock; npm's latest) over ioredis 4",
 		Help: "no default ttl (the spec's 10s here); drift round(0.01 × ttl) + 2ms; retry 200ms ± 100ms, " +
 			"11 attempts; no timeout of its own: an attempt waits for every server (1h here, the longest " +
-			"a knob allows); its own lock, extend and unlock scripts; validity on Date.now() (modelled on " +
-			"the monotonic clock: docs/clients.md)",
+			"a knob allows); its own lock, extend and unlock scripts; validity on Date.now(), the wall clock",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
-			"connection", "queued", "extend_every", "0s")},
+			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "node-redlock-5", Library: "node-redlock 5.0.0-beta.2 (github.com/mike-marcacci/node-redlock; npm's next) over ioredis 5",
 		Help: "acquire(resources, duration) as node-redlock 5.0.0-beta.2 runs it: drift round(0.01 × ttl) + 2ms, " +
 			"retry 200ms ± 100ms, 11 attempts, each ending once a quorum voted for or against; no release " +
 			"between attempts (its acquire script then refuses its own leftover keys), one after the last; " +
-			"validity from the start of acquire(), never checked (it can return an expired lock); releases " +
+			"validity on Date.now() from the start of acquire(), never checked (it can return an expired lock); releases " +
 			"retried like acquires; no timeout of its own (1h here); its own scripts",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "true", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock-5",
-			"connection", "queued", "extend_every", "0s")},
+			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "redlock-py", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py",
 		Help: "no default ttl (the spec's 10s here); drift int(0.01 × ttl) + 2ms; 3 tries 200ms apart, no jitter; " +
 			"SET NX PX one server after another; no timeout (redis-py's socket_timeout is None: 1h here); " +
 			"its own compare-and-delete by EVAL; a won attempt that saw a server error is given up " +
-			"without releasing (MultipleRedlockException); no extension; validity on time.time() " +
-			"(modelled on the monotonic clock: docs/clients.md)",
+			"without releasing (MultipleRedlockException); no extension; validity on time.time(), the wall clock",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "0s", "tries", "3", "mode", "sequential",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "redlock-py",
-			"connection", "queued", "extend_every", "0s")},
+			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "redlock-net", Library: "RedLock.net 2.3.2 (github.com/samcook/RedLock.net) over StackExchange.Redis, connections it manages itself",
 		Help: "no default expiry (the spec's 10s here); drift 0.01 × ttl + 2ms; 3 attempts, each after a random " +
 			"wait in [0, 400ms); a 1s per-node timeout (its connections' SyncTimeout); the lock extends itself every " +
@@ -85,7 +83,7 @@ var profileTable = []Profile{
 			"retry_delay", "200ms", "retry_jitter", "200ms", "tries", "3", "mode", "multiplexed",
 			"timeout", "1s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redlock-net",
-			"connection", "queued", "extend_every", "5s")},
+			"connection", "queued", "extend_every", "5s", "validity_clock", "monotonic")},
 	{Name: "redisson", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RLock, lock() with the watchdog",
 		Help: "not Redlock: a re-entrant hash lock on one master (nodes is ignored; replicas add failover) " +
 			"with a 30s watchdog lease renewed every 10s; a taken lock is waited for on its pub/sub channel " +
@@ -95,7 +93,7 @@ var profileTable = []Profile{
 			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
 			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
-			"connection", "queued", "extend_every", "10s")},
+			"connection", "queued", "extend_every", "10s", "validity_clock", "monotonic")},
 	{Name: "redisson-redlock", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RedissonRedLock (deprecated), lock() with the watchdog",
 		Help: "an RLock on each master, taken one after another with RLock.tryLock(1.5s) each; a master may fail " +
 			"N − (N/2 + 1) times, one more failure unlocks and starts over; N/2 + 1 masters taken is the lock, " +
@@ -106,7 +104,7 @@ var profileTable = []Profile{
 			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
 			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
-			"connection", "queued", "extend_every", "10s")},
+			"connection", "queued", "extend_every", "10s", "validity_clock", "monotonic")},
 }
 
 func kvs(pairs ...string) []KV {

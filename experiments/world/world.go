@@ -199,8 +199,8 @@ func (w *World) planClients(po *planOptions) error {
 			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
 			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: extendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
-			Connection: cfg.Connection,
-			CrashRate:  cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,
+			Connection: cfg.Connection, WallValidity: cfg.WallValidity,
+			CrashRate: cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,
 		})
 	}
 	return nil
