@@ -261,3 +261,43 @@ func TestWallClockValidity(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rec.Safety.LockSafe(), "%v", rec.Violations)
 }
+
+// lostExtension is a node-redlock lock whose extension loses: two of five masters lost
+// power and came back empty (their votes are 0), and a third was killed (its refused
+// connection is an error), so only two of five extend.
+const lostExtension = `name: node-redlock-lost-extension
+story: client1's extension loses, and node-redlock unlocks the lock it meant to extend
+knobs: {client: node-redlock, clients: 2, max_cycles: 1, hold: const(20s), extend_every: 2s, duration: 30s}
+start: {client1: 10ms, client2: 2500ms}
+schedule:
+  - at: 1s
+    crash_node: {node: redis4, restart_after: 10ms}
+  - at: 1s
+    crash_node: {node: redis5, restart_after: 10ms}
+  - at: 1500ms
+    kill_node: {node: redis3}
+`
+
+// TestNodeRedlockUnlocksOnALostExtension holds the node-redlock profile to node-redlock
+// 4.2.0's extend(), which runs its acquire loop with the extend script: the lost round
+// unlocks the lock on every server, so client2 takes redis1 and redis2 (with the two empty
+// ones) at once, while client1 still believes its lock valid until its first deadline.
+// Had the keys stayed, client2 could not have had three masters before they expired.
+func TestNodeRedlockUnlocksOnALostExtension(t *testing.T) {
+	sc, err := scenarios.ParseFile("node-redlock-lost-extension.yaml", []byte(lostExtension))
+	require.NoError(t, err)
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	unlocked := firstStep(t, rp, "redis1", "EVAL <node-redlock-unlock>")
+	assert.InDelta(t, float64(2015*time.Millisecond), float64(unlocked), float64(10*time.Millisecond),
+		"the unlock right after the extension round lost")
+	var overlap bool
+	for _, v := range rec.Violations {
+		if v.Kind == "validity_overlap" && v.First == "client1" && v.Second == "client2" {
+			overlap = true
+			assert.InDelta(t, 2.5, v.StartS, 0.01, "client2 acquires at once")
+			assert.InDelta(t, 9.9, v.EndS, 0.05, "client1 believes its first deadline")
+		}
+	}
+	assert.True(t, overlap, "%v", rec.Violations)
+}

@@ -147,6 +147,13 @@ type Machine struct {
 	// unchecked: validity is never checked (VariantNoValidityCheck, node-redlock 5).
 	unchecked  bool
 	relAttempt int // release rounds so far (node-redlock 5 retries them)
+	// extLoop: the cleanup or back-off under way belongs to an extension, which
+	// node-redlock 4.2.0 retries like an acquire (unlocking after each lost round);
+	// extAttempt counts that extension's rounds.
+	extLoop    bool
+	extAttempt int
+	// extVotes and extReplies are the last lost extension round's, for its ExtendFailed.
+	extVotes, extReplies int
 
 	state       State
 	now         time.Duration // the latest input's reading
@@ -301,20 +308,28 @@ func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 		m.emit(o)
 		return m.out, nil
 	}
-	if m.nr5 && m.deadline < now { // "Cannot extend an already-expired lock."
+	if (m.nr5 || m.cfg.Dialect == DialectNodeRedlock) && m.deadline < now { // node-redlock: the lock has already expired
 		o := m.outcome(lock.ExtendFailed, lock.ReasonValidityExpired, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies, o.Start = m.extensions, 0, 0, now
 		m.emit(o)
 		return m.out, nil
 	}
 	m.extensions++
+	m.extAttempt = 0
+	m.startExtendRound(now)
+	return m.out, nil
+}
+
+// startExtendRound sends one round of the extension: the dialect's compare-and-pexpire
+// (or extend-or-set) on every node, with validity recomputed from now as redsync does.
+func (m *Machine) startExtendRound(now time.Duration) {
+	m.extAttempt++
 	m.state = StateExtending
 	m.opStart = now
 	m.newDeadline = now + m.cfg.TTL - m.drift
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
 	m.sendAll(resp.EvalSHA(m.extendScript(), m.resource, m.value, m.cfg.TTL))
 	m.arm(m.extendTimeout)
-	return m.out, nil
 }
 
 // Release compare-and-deletes the key on every node, whether or not this client holds it
@@ -337,6 +352,13 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 		m.emit(m.attemptEnded(now))
 		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
 	case StateCleaningUp, StateBackingOff:
+		if m.extLoop {
+			m.extLoop = false
+			o := m.outcome(lock.ExtendFailed, lock.ReasonAborted, now, m.deadline)
+			o.Attempt, o.Votes, o.Replies = m.extensions, 0, 0
+			m.emit(o)
+			break
+		}
 		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
 	case StateReleaseBackingOff:
 		return nil, fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
@@ -413,6 +435,10 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 	}
 	m.timer = 0
 	if m.state == StateBackingOff {
+		if m.extLoop {
+			m.startExtendRound(now)
+			return m.out, nil
+		}
 		m.startAttempt(now)
 		return m.out, nil
 	}
@@ -729,6 +755,19 @@ func (m *Machine) releaseRound() bool {
 // clean up between attempts at all, and its acquire script then finds its own leftover
 // key taken.
 func (m *Machine) endCleanup(now time.Duration) {
+	if m.extLoop {
+		if m.extAttempt >= m.cfg.Tries {
+			m.extLoop = false
+			m.state = StateHeld // as far as the caller knows: its lock keeps its old deadline
+			o := m.outcome(lock.ExtendFailed, m.reason, now, m.deadline)
+			o.Attempt, o.Votes, o.Replies = m.extensions, m.extVotes, m.extReplies
+			m.emit(o)
+			return
+		}
+		m.state = StateBackingOff
+		m.arm(m.retryDelay())
+		return
+	}
 	if m.attempt >= m.cfg.Tries {
 		m.state = StateIdle
 		m.emit(m.outcome(lock.AcquireFailed, m.reason, now, m.deadline))
@@ -742,6 +781,20 @@ func (m *Machine) endExtend(now time.Duration) {
 	m.state = StateHeld
 	var o lock.Event
 	switch {
+	case m.cfg.Dialect == DialectNodeRedlock && (m.round.oks < m.quorum || !m.validAt(now, m.newDeadline)):
+		// node-redlock 4.2.0 extends with its acquire loop: a lost round unlocks the lock
+		// it meant to extend on every node, then retries (in vain: the extend script needs
+		// the value there), while the caller's lock keeps its old expiration.
+		m.reason = lock.ReasonNoQuorum
+		if m.round.oks >= m.quorum {
+			m.reason = lock.ReasonValidityExpired
+		}
+		m.extVotes, m.extReplies = m.round.oks, m.round.replies
+		m.extLoop = true
+		m.state = StateCleaningUp
+		m.releaseRound()
+		m.arm(m.timeout)
+		return
 	case m.round.oks < m.quorum:
 		o = m.outcome(lock.ExtendFailed, lock.ReasonNoQuorum, now, m.deadline)
 	case !m.validAt(now, m.newDeadline):
