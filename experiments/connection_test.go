@@ -126,3 +126,65 @@ schedule:
 	assert.Less(t, acquired, 110*time.Millisecond)
 	assert.EqualValues(t, 1, rec.Liveness.Acquired)
 }
+
+// killedFor is node-redlock's lock() while redis3 is killed: for 3s (its host refusing
+// connections meanwhile), or for good.
+func killedFor(restart string) string {
+	return `name: killed-server
+story: redis3 is killed as client1 locks; ioredis queues its command and reconnects
+knobs: {client: node-redlock, clients: 1, max_cycles: 1, duration: 60s}
+start: {client1: 10ms}
+schedule:
+  - at: 5ms
+    kill_node: {node: redis3, restart_after: ` + restart + `}
+`
+}
+
+// TestOfflineQueue holds connection=offline-queue (node-redlock's profile) to ioredis: a
+// refused request is queued and the connection retried after 50ms, 100ms, 150ms, ...;
+// node-redlock 4.2.0's attempt, which waits for every server, ends only when the server
+// is back (3s: the reconnect after it takes it, five votes) or when the 21st close fails
+// the queued command, 10.5s after the first (then too late: the validity is spent).
+func TestOfflineQueue(t *testing.T) {
+	sc, err := scenarios.ParseFile("killed-3s.yaml", []byte(killedFor("3s")))
+	require.NoError(t, err)
+	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	pings := 0
+	for _, s := range rp.Steps {
+		if s.Actor == "redis3" && strings.Contains(s.Text, "cmd=PING") {
+			pings++
+		}
+	}
+	assert.Equal(t, 10, pings, "reconnects refused at 50ms, 150ms, ..., 2.75s")
+	ended := firstStep(t, rp, "client1", "attempt-ended")
+	assert.InDelta(t, float64(3315*time.Millisecond), float64(ended), float64(20*time.Millisecond), "the reconnect at 3.31s")
+	var won string
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "acquired") {
+			won = s.Text
+		}
+	}
+	assert.Contains(t, won, "oks=5", "redis3 ran the queued lock script")
+
+	sc, err = scenarios.ParseFile("killed.yaml", []byte(killedFor("never")))
+	require.NoError(t, err)
+	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	ended = firstStep(t, rp, "client1", "attempt-ended")
+	assert.InDelta(t, float64(10520*time.Millisecond), float64(ended), float64(20*time.Millisecond),
+		"the queued command fails at the 21st close: 50ms × (1 + ... + 20) after the first")
+	var text string
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "attempt-ended") {
+			text = s.Text
+			break
+		}
+	}
+	assert.Contains(t, text, "reason=validity-expired")
+
+	// Under queued, the refusal is a failed vote at once.
+	rp, _, err = ReplayScenario(context.Background(), sc, []knobs.KV{{Name: "connection", Value: "queued"}}, 1)
+	require.NoError(t, err)
+	assert.Less(t, firstStep(t, rp, "client1", "acquired"), 20*time.Millisecond)
+}

@@ -58,9 +58,18 @@ const (
 	// node. A process connects on first use, so its first request to each node waits for
 	// a handshake too.
 	ConnDrop
+	// ConnOffline is ioredis (under node-redlock): one connection per node that outlives
+	// timeouts, as ConnQueued, but a refused one (the node's process killed or shut down,
+	// its host up) is closed and reconnected after retryStrategy's min(50ms × attempts,
+	// 2s), while every command meant for that node waits in its offline queue: the
+	// unanswered ones it had sent first (autoResendUnfulfilledCommands), then the ones
+	// issued since, all sent once a reconnect is answered. Every 21st close
+	// (maxRetriesPerRequest 20) fails the queued commands, about 10.5s into an outage.
+	// The client learns of the close from its next request's refusal, not at the kill.
+	ConnOffline
 )
 
-var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop"}
+var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop", ConnOffline: "offline-queue"}
 
 func (c Connection) String() string {
 	if int(c) < len(connectionNames) {
@@ -70,7 +79,7 @@ func (c Connection) String() string {
 }
 
 // Connections returns every connection semantics, in declaration order.
-func Connections() []Connection { return []Connection{ConnQueued, ConnDrop} }
+func Connections() []Connection { return []Connection{ConnQueued, ConnDrop, ConnOffline} }
 
 // ParseConnection returns the connection semantics with the given name.
 func ParseConnection(s string) (Connection, error) {
@@ -96,18 +105,18 @@ type ClientConfig struct {
 	Storage   network.Endpoint   // the fenced storage, or NoEndpoint
 	Resources []string           // the resources it locks, taken round-robin
 
-	Hold           dist.Dist     // work per hold, measured on the client's monotonic clock
-	Think          dist.Dist     // rest between one cycle and the next acquire
-	StartAt        sim.Time      // true time of the first acquire
-	Fenced         bool          // send the fencing token with storage writes
-	StopAtDeadline bool          // a careful client stops working when validity runs out
+	Hold           dist.Dist // work per hold, measured on the client's monotonic clock
+	Think          dist.Dist // rest between one cycle and the next acquire
+	StartAt        sim.Time  // true time of the first acquire
+	Fenced         bool      // send the fencing token with storage writes
+	StopAtDeadline bool      // a careful client stops working when validity runs out
 	// WallValidity: the algorithm's validity deadlines are read on the client's wall clock
 	// (Date.now(), time.time()), as node-redlock and redlock-py measure them, not on its
 	// monotonic one: the deadline is the wall reading at the decision plus the validity
 	// left, so a wall clock stepped back while the lock is held makes the holder believe
 	// in it longer, and one stepped forward shorter.
 	WallValidity bool
-	ExtendEvery    time.Duration // while working, extend this often (local time); 0: never
+	ExtendEvery  time.Duration // while working, extend this often (local time); 0: never
 	// ReleaseAfterAck makes the client wait for the storage's acknowledgement of its last
 	// write before it releases: otherwise the write can land after the next holder's (a
 	// stale write the workload made, not the lock). It waits AckTimeout (on its own clock;
@@ -223,6 +232,7 @@ const (
 	cevCrash
 	cevRestart
 	cevRandomCrash
+	cevReconnect // ioredis reconnects to a node (ConnOffline); arg: node | life<<32
 )
 
 // lifeShift places a process's incarnation in the top bits of its request ids: a
@@ -253,6 +263,22 @@ type parkedReq struct {
 	req lock.Req
 	cmd resp.Command
 }
+
+// offlineConn is ioredis's connection to one node under ConnOffline.
+type offlineConn struct {
+	down     bool        // closed, and reconnecting
+	attempts int         // ioredis's retryAttempts: closes since the connection was last ready
+	hs       uint64      // the reconnect's handshake awaited; 0: none
+	sent     []parkedReq // written and unanswered (ioredis's commandQueue), in order
+	queue    []parkedReq // waiting for the connection (its offline queue), in order
+}
+
+// ioredis's defaults: retryStrategy's step and cap, and maxRetriesPerRequest.
+const (
+	ioredisRetryStep  = 50 * time.Millisecond
+	ioredisRetryCap   = 2 * time.Second
+	ioredisMaxRetries = 20
+)
 
 // hsFlag marks a request id as a connection handshake, not a lock algorithm's request
 // (whose ids never come near it).
@@ -306,6 +332,8 @@ type Client struct {
 	conns  []conn
 	parked []parkedReq
 	hsSeq  uint64
+	// offline models ConnOffline's connections (nil otherwise).
+	offline []offlineConn
 
 	state    clientState
 	gen      uint64 // bumped at each acquire; events of an older cycle are stale
@@ -435,6 +463,9 @@ func (c *Client) mapNodes() {
 	if c.cfg.Connection == ConnDrop {
 		c.conns = make([]conn, len(c.cfg.Nodes))
 		c.parked = make([]parkedReq, len(c.cfg.Nodes))
+	}
+	if c.cfg.Connection == ConnOffline {
+		c.offline = make([]offlineConn, len(c.cfg.Nodes))
 	}
 }
 
@@ -576,6 +607,10 @@ func (c *Client) run(now sim.Time, kind int, arg uint64) {
 		c.endWork(now, arg, false)
 	case cevExtend:
 		c.extend(now, arg)
+	case cevReconnect:
+		if arg>>32 == c.life {
+			c.reconnect(int(uint32(arg)))
+		}
 	}
 }
 
@@ -606,7 +641,14 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	}
 	req := lock.Req(m.ReqID & (1<<lifeShift - 1))
 	if req&hsFlag != 0 {
+		if c.offline != nil {
+			c.reconnected(now, node, uint64(req), m.Reply)
+			return
+		}
 		c.handshaken(now, node, uint64(req), m.Reply)
+		return
+	}
+	if c.offline != nil && !c.offlineAnswered(now, node, req, m.Reply) {
 		return
 	}
 	if c.retryAsEval(node, req, m.Reply) {
@@ -656,10 +698,16 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 				c.park(o.Node, o.Req, o.Command)
 				continue
 			}
+			if c.offline != nil && c.offlineSend(o.Node, o.Req, o.Command) {
+				continue
+			}
 			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req)|c.life<<lifeShift, o.Command))
 		case lock.OutAbandon:
 			if c.conns != nil {
 				c.abandon(o.Node, o.Req)
+			}
+			if c.offline != nil {
+				c.offlineAbandon(o.Node, o.Req)
 			}
 		case lock.OutSetTimer:
 			c.s.Cancel(c.timerEv)
@@ -726,6 +774,118 @@ func (c *Client) abandon(node int, req lock.Req) {
 	}
 	if c.lastReq[node] == req {
 		c.lastReq[node] = 0
+	}
+}
+
+// offlineSend notes a request written to node's connection under ConnOffline, or, while
+// that connection is down, queues it and reports true: it goes out after the reconnect.
+func (c *Client) offlineSend(node int, req lock.Req, cmd resp.Command) bool {
+	oc := &c.offline[node]
+	if oc.down {
+		oc.queue = append(oc.queue, parkedReq{req: req, cmd: cmd})
+		return true
+	}
+	oc.sent = append(oc.sent, parkedReq{req: req, cmd: cmd})
+	return false
+}
+
+// offlineAnswered takes a reply to req from node under ConnOffline. A refusal (the node's
+// process is gone) closes the connection and keeps req, with every other unanswered
+// request, for after the reconnect: it reports false, and the algorithm hears nothing.
+// Any other reply is the request's answer: it reports true.
+func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, r resp.Reply) bool {
+	oc := &c.offline[node]
+	i := 0
+	for i < len(oc.sent) && oc.sent[i].req != req {
+		i++
+	}
+	if i == len(oc.sent) {
+		return !oc.down // a refusal of a request already queued again: nobody waits for it
+	}
+	if r.Kind != resp.ReplyNone {
+		if !(r.Kind == resp.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT")) {
+			oc.sent = append(oc.sent[:i], oc.sent[i+1:]...) // an EVAL follows a NOSCRIPT under the same id
+		}
+		return true
+	}
+	// The close: what was sent and not answered is resent first, then the offline queue.
+	oc.queue = append(append([]parkedReq(nil), oc.sent...), oc.queue...)
+	oc.sent = oc.sent[:0]
+	c.closed(now, int(node))
+	return false
+}
+
+// offlineAbandon forgets req, which the algorithm stopped waiting for: ioredis would
+// still deliver its answer, to nobody, so only the bookkeeping of answers goes (a reply
+// lost on the way would otherwise stay in it for ever). A queued req still goes out.
+func (c *Client) offlineAbandon(node int, req lock.Req) {
+	oc := &c.offline[node]
+	for i := range oc.sent {
+		if oc.sent[i].req == req {
+			oc.sent = append(oc.sent[:i], oc.sent[i+1:]...)
+			return
+		}
+	}
+}
+
+// closed is ioredis's close handler for node's connection: count the attempt, fail the
+// queued commands every maxRetriesPerRequest + 1 closes, and reconnect after
+// retryStrategy's delay.
+func (c *Client) closed(now sim.Time, node int) {
+	oc := &c.offline[node]
+	oc.down, oc.hs = true, 0
+	oc.attempts++
+	c.at(c.clk.TimerFires(now, min(ioredisRetryStep*time.Duration(oc.attempts), ioredisRetryCap)),
+		cevReconnect, uint64(uint32(node))|c.life<<32)
+	if oc.attempts%(ioredisMaxRetries+1) != 0 {
+		return
+	}
+	q := oc.queue
+	oc.queue = nil
+	for _, p := range q { // MaxRetriesPerRequestError
+		if c.state == csDead {
+			return
+		}
+		outs, err := c.m.Reply(c.mono(now), node, p.req, resp.NoReply)
+		c.feed(now, outs, err)
+	}
+}
+
+// reconnect opens a new connection to node: a PING handshake, as ioredis's ready check.
+func (c *Client) reconnect(node int) {
+	oc := &c.offline[node]
+	if !oc.down {
+		return
+	}
+	c.hsSeq++
+	oc.hs = hsFlag | c.hsSeq
+	c.stats.Connects++
+	c.net.Send(c.ep, c.cfg.Nodes[node], Request(oc.hs|c.life<<lifeShift, resp.Command{Op: resp.OpPing}))
+}
+
+// reconnected answers a reconnect's handshake under ConnOffline: refused, the connection
+// closes again; answered, it is ready, and the queued requests go out in order.
+func (c *Client) reconnected(now sim.Time, node int32, hs uint64, r resp.Reply) {
+	oc := &c.offline[node]
+	if oc.hs != hs {
+		c.stats.Stray++
+		return
+	}
+	oc.hs = 0
+	if r.Kind == resp.ReplyNone {
+		c.closed(now, int(node))
+		return
+	}
+	oc.down, oc.attempts = false, 0
+	q := oc.queue
+	oc.queue = nil
+	for _, p := range q {
+		oc.sent = append(oc.sent, p)
+		c.lastReq[node] = p.req
+		if c.lastCmd[node].Op = p.cmd.Op; p.cmd.Op == resp.OpEvalSHA {
+			c.lastCmd[node] = p.cmd
+		}
+		c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(p.req)|c.life<<lifeShift, p.cmd))
 	}
 }
 
@@ -988,6 +1148,7 @@ func (c *Client) restart(now sim.Time) {
 	clear(c.lastCmd)
 	clear(c.conns) // a new process connects anew
 	clear(c.parked)
+	clear(c.offline)
 	c.timerID, c.ackID, c.token, c.validUntil = 0, 0, 0, 0
 	c.state = csIdle
 	c.stats.Restarts++

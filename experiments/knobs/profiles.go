@@ -52,7 +52,7 @@ var profileTable = []Profile{
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
-			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
+			"connection", "offline-queue", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "node-redlock-5", Library: "node-redlock 5.0.0-beta.2 (github.com/mike-marcacci/node-redlock; npm's next) over ioredis 5",
 		Help: "acquire(resources, duration) as node-redlock 5.0.0-beta.2 runs it: drift round(0.01 × ttl) + 2ms, " +
 			"retry 200ms ± 100ms, 11 attempts, each ending once a quorum voted for or against; no release " +
@@ -63,7 +63,7 @@ var profileTable = []Profile{
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "true", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock-5",
-			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
+			"connection", "offline-queue", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "redlock-py", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py",
 		Help: "no default ttl (the spec's 10s here); drift int(0.01 × ttl) + 2ms; 3 tries 200ms apart, no jitter; " +
 			"SET NX PX one server after another; no timeout (redis-py's socket_timeout is None: 1h here); " +
