@@ -19,7 +19,7 @@ func TestRoundCountersAreAsserted(t *testing.T) {
 	require.NoError(t, err)
 	m.round.oks = m.round.replies + 1
 	assert.PanicsWithValue(t,
-		"invariant broken: redlock: round counters out of step: {targets:5 sent:5 done:0 oks:1 replies:0 need:3 refused:0 errs:0 failFast:false takenRule:false}",
+		"invariant broken: redlock: round counters out of step: {targets:5 sent:5 done:0 oks:1 replies:0 need:3 refused:0 errs:0 failFast:false takenRule:false againstRule:false}",
 		func() { m.advance(0) })
 
 	// A refusal is an answer that was not a success: never more of them than answers left.

@@ -325,8 +325,10 @@ func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 func (m *Machine) startExtendRound(now time.Duration) {
 	m.extAttempt++
 	m.state = StateExtending
-	m.opStart = now
-	m.newDeadline = now + m.cfg.TTL - m.drift
+	if !m.nr5 || m.extAttempt == 1 { // node-redlock 5 counts from extend()'s start
+		m.opStart = now
+		m.newDeadline = now + m.cfg.TTL - m.drift
+	}
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
 	m.sendAll(resp.EvalSHA(m.extendScript(), m.resource, m.value, m.cfg.TTL))
 	m.arm(m.extendTimeout)
@@ -363,6 +365,7 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 	case StateReleaseBackingOff:
 		return nil, fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
 	case StateExtending:
+		m.extLoop = false // a later round of node-redlock's extend() loop ends here too
 		o := m.outcome(lock.ExtendFailed, lock.ReasonAborted, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies = m.extensions, m.round.oks, m.round.replies
 		m.emit(o)
@@ -777,7 +780,23 @@ func (m *Machine) endCleanup(now time.Duration) {
 	m.arm(m.retryDelay())
 }
 
+// endExtend ends the extension with its round's outcome; the lock keeps its old deadline
+// unless the round won.
+//
+// node-redlock 5.0.0-beta.2's extend() (DialectNodeRedlock5) is its acquire's retry loop
+// (_execute) without a cleanup: a round without a quorum for backs off and sends the
+// extend script again, up to tries rounds, releasing nothing, and then fails; the lock
+// keeps its old deadline, and a later round that wins counts the new one from extend()'s
+// start, as the library does (start + duration − drift).
 func (m *Machine) endExtend(now time.Duration) {
+	if m.nr5 {
+		m.extLoop = m.round.oks < m.quorum && m.extAttempt < m.cfg.Tries
+		if m.extLoop {
+			m.state = StateBackingOff
+			m.arm(m.retryDelay())
+			return
+		}
+	}
 	m.state = StateHeld
 	var o lock.Event
 	switch {

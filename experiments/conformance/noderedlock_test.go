@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -34,21 +35,11 @@ var nodeRedlockScripts = []faultScript{
 // the simulator with client=node-redlock, and requires them to agree.
 func TestNodeRedlockConformance(t *testing.T) {
 	redistest.Path(t)
-	nodeBin, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join("node", "node_modules", "redlock", "package.json"))
-	}
-	if err != nil {
-		msg := "node-redlock conformance needs Node.js and `npm ci --prefix experiments/conformance/node`: " + err.Error()
-		if os.Getenv(RequireNodeEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	nodeBin := needNode(t, "redlock", "ioredis")
 	for _, fs := range nodeRedlockScripts {
 		t.Run(fs.name, func(t *testing.T) {
 			t.Parallel()
-			real := runNodeRedlock(t, nodeBin, fs)
+			real := runNodeRedlock(t, nodeBin, "noderedlock.js", fs)
 			simd := runSimulated(t, "node-redlock", fs)
 			t.Logf("real:      %s", real)
 			t.Logf("simulated: %s", simd)
@@ -71,22 +62,52 @@ func TestNodeRedlockConformance(t *testing.T) {
 	}
 }
 
-// runNodeRedlock plays the script with the real library: noderedlock.js does the
-// library's part (it stops and continues the servers itself, so that its clock and theirs
-// agree); this side starts the servers and reads their MONITOR streams.
-func runNodeRedlock(t *testing.T, nodeBin string, fs faultScript) outcome {
+// needNode returns the path of the node binary, once it checked that `npm ci` installed
+// each of pkgs in experiments/conformance/node; without them it skips the test, or fails
+// it under REDLOCK_SIM_REQUIRE_NODE.
+func needNode(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	nodeBin, err := exec.LookPath("node")
+	for _, p := range pkgs {
+		if err == nil {
+			_, err = os.Stat(filepath.Join("node", "node_modules", p, "package.json"))
+		}
+	}
+	if err != nil {
+		msg := "node-redlock conformance needs Node.js and `npm ci --prefix experiments/conformance/node`: " + err.Error()
+		if os.Getenv(RequireNodeEnv) != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return nodeBin
+}
+
+// runNodeRedlock plays the script with the real library: script (noderedlock.js or
+// noderedlock5.js, in node/) does the library's part (it stops and continues the servers
+// itself, so that its clock and theirs agree); this side starts the servers and reads
+// their MONITOR streams.
+func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcome {
 	type server struct {
 		Host string `json:"host"`
 		Port int    `json:"port"`
 		Pid  int    `json:"pid"`
 	}
-	in := map[string]any{"ttl_ms": 10000, "stopped": fs.stopped, "stop_for_ms": fs.stopFor.Milliseconds(),
-		"held": fs.held, "held_for_ms": fs.heldFor.Milliseconds(), "extend": fs.extend}
+	ttl := cmp.Or(fs.ttl, 10*time.Second)
+	heldFor := make([]int64, len(fs.held))
+	for k := range fs.held {
+		heldFor[k] = fs.heldTTL(k).Milliseconds()
+	}
+	in := map[string]any{"ttl_ms": ttl.Milliseconds(), "stopped": fs.stopped, "stop_for_ms": fs.stopFor.Milliseconds(),
+		"held": fs.held, "held_for_ms": fs.heldFor.Milliseconds(), "held_for_each_ms": heldFor, "extend": fs.extend}
 	if fs.stopped == nil {
 		in["stopped"] = []int{}
 	}
 	if fs.held == nil {
 		in["held"] = []int{}
+	}
+	if fs.tries > 0 {
+		in["retry_count"] = fs.tries - 1
 	}
 	if fs.retryDelay > 0 {
 		in["retry_delay_ms"], in["retry_jitter_ms"] = fs.retryDelay.Milliseconds(), 0
@@ -102,11 +123,12 @@ func runNodeRedlock(t *testing.T, nodeBin string, fs faultScript) outcome {
 	arg, err := json.Marshal(in)
 	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(nodeBin, filepath.Join("node", "noderedlock.js"), string(arg))
+	cmd := exec.Command(nodeBin, filepath.Join("node", script), string(arg))
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), stderr.String())
 	var got struct {
 		Acquired     bool    `json:"acquired"`
+		Attempts     int     `json:"attempts"`
 		LockTookMs   float64 `json:"lock_took_ms"`
 		ValidityMs   float64 `json:"validity_ms"`
 		Extended     bool    `json:"extended"`
@@ -114,23 +136,44 @@ func runNodeRedlock(t *testing.T, nodeBin string, fs faultScript) outcome {
 		Unlocked     bool    `json:"unlocked"`
 		UnlockTookMs float64 `json:"unlock_took_ms"`
 		Value        string  `json:"value"`
+		WarmValue    string  `json:"warm_value"`
 		Leftover     []bool  `json:"leftover"`
 	}
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), stdout.String())
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	o := outcome{acquired: got.Acquired, lockTook: ms(got.LockTookMs), validity: ms(got.ValidityMs),
+	o := outcome{acquired: got.Acquired, attempts: got.Attempts, lockTook: ms(got.LockTookMs), validity: ms(got.ValidityMs),
 		extended: got.Extended, extendTook: ms(got.ExtendTookMs), unlocked: got.Unlocked,
 		unlockTook: ms(got.UnlockTookMs), leftover: got.Leftover, commands: make([][]string, nodes)}
+	lines := make([][][]string, nodes)
+	value := got.Value
 	for i, m := range monitors {
-		for _, argv := range m.stop() {
+		lines[i] = m.stop()
+		if value == "" && got.WarmValue != "" { // a failed acquire returns no lock to ask
+			value = scriptValueIn(lines[i], got.WarmValue)
+		}
+	}
+	for i := range monitors {
+		for _, argv := range lines[i] {
 			// The warm-up's commands carry another value: only the compared lock's count.
-			if got.Value == "" || !strings.Contains(strings.Join(argv, "\x00"), got.Value) {
+			if value == "" || !strings.Contains(strings.Join(argv, "\x00"), value) {
 				continue
 			}
-			if c, ok := canon(argv, got.Value); ok {
+			if c, ok := canon(argv, value); ok {
 				o.commands[i] = append(o.commands[i], c)
 			}
 		}
 	}
 	return o
+}
+
+// scriptValueIn returns the lock value of the first one-key EVAL or EVALSHA among lines
+// (a node-redlock command: script, 1, key, value, ...) whose value is not skip, or "".
+func scriptValueIn(lines [][]string, skip string) string {
+	for _, argv := range lines {
+		if len(argv) >= 5 && (strings.EqualFold(argv[0], "evalsha") || strings.EqualFold(argv[0], "eval")) &&
+			argv[2] == "1" && argv[4] != skip {
+			return argv[4]
+		}
+	}
+	return ""
 }

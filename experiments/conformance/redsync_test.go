@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -43,10 +44,27 @@ type faultScript struct {
 	// before Lock.
 	held    []int
 	heldFor time.Duration
+	// heldForEach, when set, gives each server in held its own hold (heldForEach[k] for
+	// held[k]) in place of heldFor: another client's key that outlives the others' shows
+	// what a library does with a server it can never win.
+	heldForEach []time.Duration
 	// stopFor, when set, continues the stopped servers that long after Lock began (for a
 	// library that waits for every server however long it takes), rather than after Unlock.
 	stopFor time.Duration
 	ttl     time.Duration // 0: the profile's
+	// hold is how long the simulated client works between Lock and Unlock (0: 6s, which
+	// puts a stop at 6.5s between its two cycles). The real side unlocks at once, so a
+	// script whose TTL is shorter than 6s needs a shorter hold for its Unlock to find
+	// the keys the real one finds.
+	hold time.Duration
+}
+
+// heldTTL is how long another client holds the lock's key on server held[k].
+func (fs faultScript) heldTTL(k int) time.Duration {
+	if fs.heldForEach != nil {
+		return fs.heldForEach[k]
+	}
+	return fs.heldFor
 }
 
 // outcome is what a user of the library sees, plus what the servers ran.
@@ -55,6 +73,9 @@ type outcome struct {
 	lockTook, extendTook, unlockTook time.Duration
 	validity                         time.Duration
 	extended, unlocked               bool
+	// attempts is how many attempts the acquire made (filled by the simulated side and by
+	// the node-redlock scripts, which report it).
+	attempts int
 	// commands are the lock commands each server ran, in order, in a canonical form (see
 	// canon); leftover says whether the lock's key is still there just after the stopped
 	// servers continued.
@@ -129,8 +150,8 @@ func TestRedsyncConformance(t *testing.T) {
 }
 
 func (o outcome) String() string {
-	return fmt.Sprintf("acquired=%v lock=%v validity=%v extend=%v/%v unlock=%v/%v leftover=%v commands=%q",
-		o.acquired, o.lockTook.Round(time.Millisecond), o.validity.Round(time.Millisecond),
+	return fmt.Sprintf("acquired=%v attempts=%d lock=%v validity=%v extend=%v/%v unlock=%v/%v leftover=%v commands=%q",
+		o.acquired, o.attempts, o.lockTook.Round(time.Millisecond), o.validity.Round(time.Millisecond),
 		o.extended, o.extendTook.Round(time.Millisecond), o.unlocked, o.unlockTook.Round(time.Millisecond),
 		o.leftover, o.commands)
 }
@@ -179,8 +200,8 @@ func runRedsync(t *testing.T, fs faultScript) outcome {
 		}
 	}()
 	m := rs.NewMutex("lock", opts...)
-	for _, i := range fs.held {
-		ok, err := servers[i].Client().SetNX(context.Background(), "lock", scenarios.OutsideValue, fs.heldFor).Result()
+	for k, i := range fs.held {
+		ok, err := servers[i].Client().SetNX(context.Background(), "lock", scenarios.OutsideValue, fs.heldTTL(k)).Result()
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
@@ -230,12 +251,14 @@ func runRedsync(t *testing.T, fs faultScript) outcome {
 // runSimulated plays the script through the simulator with the client profile. Client1's
 // first cycle (lock, extend, unlock; all servers up) warms its connections; the servers
 // stop at 6.5s (or, with stopFor, as its second cycle begins); its second cycle, at
-// 7.01s, is the one compared.
+// 7.01s, is the one compared. (A script's shorter hold moves both earlier: the stop to
+// hold + 0.5s, the second cycle to hold + 1.01s.)
 func runSimulated(t *testing.T, client string, fs faultScript) outcome {
-	const stopAt, resumeAt = 6500 * time.Millisecond, 40 * time.Second
+	hold := cmp.Or(fs.hold, 6*time.Second)
+	stopAt, resumeAt := hold+500*time.Millisecond, 40*time.Second
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: conformance-%s\nstory: the conformance script %s\n", fs.name, fs.name)
-	fmt.Fprintf(&b, "knobs:\n  client: %s\n  clients: 1\n  max_cycles: 2\n  hold: const(6s)\n  think: const(1s)\n  max_extensions: 1\n", client)
+	fmt.Fprintf(&b, "knobs:\n  client: %s\n  clients: 1\n  max_cycles: 2\n  hold: const(%v)\n  think: const(1s)\n  max_extensions: 1\n", client, hold)
 	if fs.ttl > 0 {
 		fmt.Fprintf(&b, "  ttl: %v\n", fs.ttl)
 	}
@@ -263,8 +286,8 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		}
 		fmt.Fprintf(&b, "  - at: %v\n    pause_node: {node: redis%d, for: %v}\n", stopAt, i+1, resumeAt-stopAt)
 	}
-	for _, i := range fs.held {
-		fmt.Fprintf(&b, "  - on: {event: acquire-start, client: client1, nth: 2}\n    outside_lock: {node: redis%d, ttl: %v}\n", i+1, fs.heldFor)
+	for k, i := range fs.held {
+		fmt.Fprintf(&b, "  - on: {event: acquire-start, client: client1, nth: 2}\n    outside_lock: {node: redis%d, ttl: %v}\n", i+1, fs.heldTTL(k))
 	}
 	sc, err := scenarios.ParseFile(fs.name+".yaml", []byte(b.String()))
 	require.NoError(t, err, b.String())
@@ -288,8 +311,10 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		o.acquired = true
 		o.lockTook = time.Duration(ok - acqStart)
 		o.validity = time.Duration(rp.States[rp.Steps[i].State].Clients[0].ValidNs)
-	} else if failed, _ := at("acquire-failed", acqStart); failed >= 0 {
+		o.attempts = field(rp.Steps[i].Text, "attempt")
+	} else if failed, i := at("acquire-failed", acqStart); failed >= 0 {
 		o.lockTook = time.Duration(failed - acqStart)
+		o.attempts = field(rp.Steps[i].Text, "attempt")
 	}
 	if o.acquired {
 		if fs.extend {
@@ -346,13 +371,19 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 // oksAtLeast reads the oks= field of a released line: redsync's Unlock reports success
 // when a quorum deleted its key.
 func oksAtLeast(text string, q int) bool {
+	return field(text, "oks") >= q
+}
+
+// field reads the whole number name=N of a narrated line, or -1 when it has none.
+func field(text, name string) int {
 	for _, f := range strings.Fields(text) {
-		if v, ok := strings.CutPrefix(f, "oks="); ok {
-			n, _ := strconv.Atoi(v)
-			return n >= q
+		if v, ok := strings.CutPrefix(f, name+"="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
 		}
 	}
-	return false
+	return -1
 }
 
 // canon returns a lock command in one spelling for both sides: the command's name in

@@ -53,12 +53,13 @@ var profileTable = []Profile{
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
 			"connection", "offline-queue", "extend_every", "0s", "validity_clock", "wall")},
-	{Name: "node-redlock-5", Library: "node-redlock 5.0.0-beta.2 (github.com/mike-marcacci/node-redlock; npm's next) over ioredis 5",
+	{Name: "node-redlock-5", Library: "node-redlock 5.0.0-beta.2 (github.com/mike-marcacci/node-redlock; a beta: npm's latest is 4.2.0) over ioredis 5",
 		Help: "acquire(resources, duration) as node-redlock 5.0.0-beta.2 runs it: drift round(0.01 × ttl) + 2ms, " +
 			"retry 200ms ± 100ms, 11 attempts, each ending once a quorum voted for or against; no release " +
 			"between attempts (its acquire script then refuses its own leftover keys), one after the last; " +
-			"validity on Date.now() from the start of acquire(), never checked (it can return an expired lock); releases " +
-			"retried like acquires; no timeout of its own (1h here); its own scripts",
+			"validity on Date.now() from the start of acquire(), never checked (it can return an expired lock); " +
+			"extensions and releases retried like acquires, releasing nothing; no timeout of its own (1h here); " +
+			"ioredis's offline queue; its own scripts",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",

@@ -3,6 +3,7 @@
 // library saw as one JSON line. The Go test (redsync_test.go's sibling, noderedlock_test.go)
 // runs the same script through the simulator and compares. Input: one JSON argument,
 // {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held, held_for_ms,
+// held_for_each_ms (one hold per server in held, in place of held_for_ms), retry_count,
 // retry_delay_ms, retry_jitter_ms, extend}.
 'use strict';
 const Redis = require('ioredis');
@@ -13,6 +14,7 @@ async function main() {
 	const s = JSON.parse(process.argv[2]);
 	const clients = s.servers.map((v) => new Redis({ host: v.host, port: v.port }));
 	const opts = {};
+	if (s.retry_count !== undefined) opts.retryCount = s.retry_count;
 	if (s.retry_delay_ms !== undefined) opts.retryDelay = s.retry_delay_ms;
 	if (s.retry_jitter_ms !== undefined) opts.retryJitter = s.retry_jitter_ms;
 	const redlock = new Redlock(clients, opts);
@@ -23,7 +25,8 @@ async function main() {
 	await warm.extend(s.ttl_ms);
 	await warm.unlock();
 
-	for (const i of s.held) await clients[i].set('lock', 'outside', 'PX', s.held_for_ms, 'NX');
+	const heldFor = s.held_for_each_ms || s.held.map(() => s.held_for_ms);
+	for (const [k, i] of s.held.entries()) await clients[i].set('lock', 'outside', 'PX', heldFor[k], 'NX');
 	const continued = s.stopped.map((i) => {
 		process.kill(s.servers[i].pid, 'SIGSTOP');
 		return new Promise((resolve) => setTimeout(() => {
@@ -32,7 +35,7 @@ async function main() {
 		}, s.stop_for_ms));
 	});
 
-	const out = { acquired: false, leftover: [] };
+	const out = { acquired: false, warm_value: warm.value, leftover: [] };
 	let t = performance.now();
 	let lock;
 	try {

@@ -1,0 +1,114 @@
+// noderedlock5.js plays one conformance script with the real node-redlock 5.0.0-beta.2
+// over ioredis 5 (the npm aliases redlock5 and ioredis5, beside 4.2.0 and ioredis 4)
+// against the redis-servers the Go test started, and prints what a user of the library saw
+// as one JSON line. The Go test (noderedlock5_test.go) runs the same script through the
+// simulator with client=node-redlock-5 and compares. Input: one JSON argument, as
+// noderedlock.js's: {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held,
+// held_for_ms, held_for_each_ms, retry_count, retry_delay_ms, retry_jitter_ms, extend}.
+//
+// Output: acquired, lock_took_ms, validity_ms (lock.expiration − Date.now() as acquire()
+// returned: 5.0.0-beta.2 never checks it, so it may be negative), attempts (the attempts
+// acquire() made), extended, extend_took_ms, unlocked (release() reached a quorum),
+// unlock_took_ms, value (the compared acquire's value, or "" when it failed: the Go side
+// then reads it from MONITOR), warm_value (the warm-up's value, which it skips), leftover.
+'use strict';
+const Redis = require('ioredis5');
+const Redlock = require('redlock5').default;
+const { performance } = require('perf_hooks');
+
+// limitMs bounds the whole script: a bug that leaves a promise unresolved fails the Go
+// test with a message instead of hanging it until go test's own timeout.
+const limitMs = 120000;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main() {
+	const s = JSON.parse(process.argv[2]);
+	const clients = s.servers.map((v) => {
+		const c = new Redis({ host: v.host, port: v.port });
+		c.on('error', () => {}); // a stopped server's errors are votes against, not crashes
+		return c;
+	});
+	const settings = {};
+	if (s.retry_count !== undefined) settings.retryCount = s.retry_count;
+	if (s.retry_delay_ms !== undefined) settings.retryDelay = s.retry_delay_ms;
+	if (s.retry_jitter_ms !== undefined) settings.retryJitter = s.retry_jitter_ms;
+	const redlock = new Redlock(clients, settings);
+
+	// Warm connections and scripts, as a long-running service has them. Each operation
+	// resolves at a quorum; the last servers' replies are awaited here so that the
+	// compared acquire starts with nothing of the warm-up in flight.
+	const warm = await redlock.acquire(['lock'], s.ttl_ms);
+	const warmExt = await warm.extend(s.ttl_ms);
+	await Promise.all(warmExt.attempts);
+	const warmRel = await warmExt.release();
+	await Promise.all(warmRel.attempts);
+
+	const heldFor = s.held_for_each_ms || s.held.map(() => s.held_for_ms);
+	for (const [k, i] of s.held.entries()) await clients[i].set('lock', 'outside', 'PX', heldFor[k], 'NX');
+	const continued = s.stopped.map((i) => {
+		process.kill(s.servers[i].pid, 'SIGSTOP');
+		return new Promise((resolve) => setTimeout(() => {
+			process.kill(s.servers[i].pid, 'SIGCONT');
+			resolve();
+		}, s.stop_for_ms));
+	});
+
+	const out = { acquired: false, value: '', warm_value: warm.value, leftover: [] };
+	let t = performance.now();
+	let lock;
+	try {
+		lock = await redlock.acquire(['lock'], s.ttl_ms);
+		out.acquired = true;
+		out.lock_took_ms = performance.now() - t;
+		out.validity_ms = lock.expiration - Date.now();
+		out.attempts = lock.attempts.length;
+		out.value = lock.value;
+	} catch (e) {
+		out.lock_took_ms = performance.now() - t;
+		out.attempts = e.attempts ? e.attempts.length : 0;
+		out.error = String(e && e.message);
+	}
+	if (lock && s.extend) {
+		t = performance.now();
+		try {
+			lock = await lock.extend(s.ttl_ms);
+			out.extended = true;
+		} catch (e) {
+			out.extended = false;
+			out.extend_error = String(e && e.message);
+		}
+		out.extend_took_ms = performance.now() - t;
+	}
+	if (lock) {
+		t = performance.now();
+		try {
+			await lock.release();
+			out.unlocked = true;
+		} catch (e) {
+			out.unlocked = false;
+		}
+		out.unlock_took_ms = performance.now() - t;
+	}
+	await Promise.all(continued);
+	await sleep(300); // the continued servers run what waited in their sockets
+	const value = out.value;
+	for (const c of clients) out.leftover.push(value !== '' && (await c.get('lock')) === value);
+	console.log(JSON.stringify(out));
+	// An attempt resolves at a quorum, so a command to a server that never answered would
+	// still be queued in ioredis and quit() (which waits for its QUIT's reply, behind it)
+	// would hang: give quit a moment, then close the sockets outright.
+	await Promise.race([Promise.allSettled(clients.map((c) => c.quit())), sleep(1000)]);
+	for (const c of clients) c.disconnect();
+}
+
+const watchdog = setTimeout(() => {
+	console.error(`noderedlock5.js: not done after ${limitMs}ms`);
+	process.exit(2);
+}, limitMs);
+watchdog.unref();
+
+main().catch((e) => {
+	console.error(e && e.stack ? e.stack : String(e));
+	process.exit(1);
+});
