@@ -154,6 +154,9 @@ type Machine struct {
 	extAttempt int
 	// extVotes and extReplies are the last lost extension round's, for its ExtendFailed.
 	extVotes, extReplies int
+	// seqRelease: the cleanup and release rounds ask one node after another, each in turn
+	// waiting its timeout, as redlock-py's `for server in self.servers: unlock_instance`.
+	seqRelease bool
 
 	state       State
 	now         time.Duration // the latest input's reading
@@ -221,6 +224,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 		releaseTimeout: cfg.ReleaseNodeTimeout(),
 		takenRule:      cfg.Dialect == DialectRedsync,
 		nr5:            cfg.Dialect == DialectNodeRedlock5,
+		seqRelease:     cfg.Dialect == DialectRedlockPy,
 		unchecked:      cfg.Variant == VariantNoValidityCheck || cfg.Dialect == DialectNodeRedlock5,
 		slots:          make([]slot, cfg.Nodes),
 		out:            make([]lock.Output, 0, 2*cfg.Nodes+4),
@@ -488,6 +492,24 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.arm(m.timeout)
 }
 
+// sendNextRelease asks the next node of a release round one after another, with its own
+// timeout (redlock-py's unlock loop).
+func (m *Machine) sendNextRelease() {
+	m.disarm()
+	m.send(m.round.sent, m.releaseCommand())
+	m.round.sent++
+	m.arm(m.releaseWait())
+}
+
+// releaseWait is the per-node wait of the release round under way: the cleanup after a
+// lost attempt waits as an acquire does, a release as releases do.
+func (m *Machine) releaseWait() time.Duration {
+	if m.state == StateCleaningUp {
+		return m.timeout
+	}
+	return m.releaseTimeout
+}
+
 func (m *Machine) sendNextSet() {
 	m.disarm() // the previous node's timeout, when its reply beat it
 	m.send(m.round.sent, m.setCommand())
@@ -608,6 +630,9 @@ func (m *Machine) advance(now time.Duration) {
 	}
 	if m.state == StateAcquiring && m.cfg.Mode == Sequential && m.round.done == m.round.sent {
 		m.sendNextSet()
+	}
+	if m.seqRelease && (m.state == StateCleaningUp || m.state == StateReleasing) && m.round.done == m.round.sent {
+		m.sendNextRelease()
 	}
 }
 
@@ -730,6 +755,11 @@ func (m *Machine) releaseRound() bool {
 			m.newRound(m.n, m.quorum, m.cfg.FailFast)
 		} else {
 			m.newRound(m.n, m.n, false)
+		}
+		if m.seqRelease {
+			m.send(0, m.releaseCommand())
+			m.round.sent = 1
+			return true
 		}
 		m.sendAll(m.releaseCommand())
 		return true
