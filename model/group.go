@@ -13,8 +13,9 @@ import (
 
 // The group's kernel event kinds.
 const (
-	evFailover = iota + 1 // the detection timeout after the master went down
-	evFault               // a fault scheduled with At
+	evFailover    = iota + 1 // the detection timeout after the master went down
+	evFault                  // a fault scheduled with At
+	evWaitTimeout            // a WAIT's timeout; the argument is its sequence number
 )
 
 // Group is one logical Redis endpoint on the network: a master and its replicas, with
@@ -37,6 +38,8 @@ type Group struct {
 	downSince sim.Time // when the current master went down, while it is down
 	failEv    sim.EventID
 	faults    []Fault // scheduled with At; the event's argument indexes it
+	waits     []pendingWait
+	waitSeq   uint64
 	stats     GroupStats
 }
 
@@ -281,7 +284,91 @@ func (g *Group) HandleEvent(now sim.Time, kind int, arg uint64) {
 		g.maybeFailover(now)
 	case evFault:
 		g.apply(now, g.faults[arg])
+	case evWaitTimeout:
+		for i := range g.waits {
+			if g.waits[i].seq == arg {
+				g.answerWait(now, i)
+				return
+			}
+		}
 	}
+}
+
+// pendingWait is a WAIT its master has not answered yet.
+type pendingWait struct {
+	seq    uint64
+	master *Node
+	from   network.Endpoint
+	id     uint64
+	cmd    resp.Command
+	target uint64 // the replication offset every write before the WAIT reached
+	need   int
+	ev     sim.EventID
+}
+
+// wait runs WAIT on master m: answered now if enough replicas acknowledged every write the
+// master made before it (a replica acknowledges a write as it applies it), else when they
+// have or when its timeout passes, with how many had. A WAIT left waiting when its master
+// goes down is never answered.
+func (g *Group) wait(now sim.Time, m *Node, from network.Endpoint, id uint64, c *resp.Command) {
+	need, err := strconv.Atoi(c.Value)
+	if err != nil || need < 0 || c.TTL < 0 {
+		g.reply(from, id, resp.Reply{Kind: resp.ReplyError, Str: "ERR value is out of range, must be positive"})
+		return
+	}
+	w := pendingWait{master: m, from: from, id: id, cmd: *c, target: g.offset, need: need}
+	if g.acked(w.target) >= need {
+		g.waits = append(g.waits, w)
+		g.answerWait(now, len(g.waits)-1)
+		return
+	}
+	g.waitSeq++
+	w.seq = g.waitSeq
+	if c.TTL > 0 {
+		id, err := g.s.Schedule(m.clk.TimerFires(now, c.TTL), g, evWaitTimeout, w.seq)
+		if err != nil {
+			g.s.Fail(fmt.Errorf("group %s: %w", g.cfg.Name, err))
+			return
+		}
+		w.ev = id
+	}
+	g.waits = append(g.waits, w)
+}
+
+// acked counts the running replicas that applied every write up to offset target.
+func (g *Group) acked(target uint64) int {
+	k := 0
+	for _, r := range g.nodes {
+		if !r.master && r.up && r.offset >= target {
+			k++
+		}
+	}
+	return k
+}
+
+// checkWaits answers the WAITs that enough replicas now acknowledged.
+func (g *Group) checkWaits(now sim.Time) {
+	for i := 0; i < len(g.waits); {
+		if g.acked(g.waits[i].target) >= g.waits[i].need {
+			g.answerWait(now, i)
+			continue
+		}
+		i++
+	}
+}
+
+// answerWait answers WAIT i with the replicas that acknowledged it, from its master if
+// that is still up and master, and forgets it.
+func (g *Group) answerWait(now sim.Time, i int) {
+	w := g.waits[i]
+	g.waits = append(g.waits[:i], g.waits[i+1:]...)
+	g.s.Cancel(w.ev)
+	if !w.master.up || !w.master.master {
+		return
+	}
+	reply := resp.IntReply(int64(g.acked(w.target)))
+	w.master.traceExec(&w.cmd, reply)
+	g.reply(w.from, w.id, reply)
 }
 
 // FaultKind names a process fault.

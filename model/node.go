@@ -263,6 +263,11 @@ func (n *Node) serve(now sim.Time) {
 
 // execute is serve for a request that never waited in the queue.
 func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.Command) {
+	if c.Op == resp.OpWait { // blocks its client, not the node: the group answers it
+		n.stats.Commands++
+		n.g.wait(now, n, from, id, c)
+		return
+	}
 	reply, nowMs := n.run(now, from, c)
 	n.finish(now, nowMs, from, id, reply)
 }
@@ -595,6 +600,9 @@ func (n *Node) applyRepl(now sim.Time) {
 	if applied {
 		n.maybeFsync(now, n.WallMs(now))
 		n.armCron(now)
+		if len(n.g.waits) > 0 {
+			n.g.checkWaits(now)
+		}
 	}
 	if n.replEv == 0 && n.repl.n > 0 {
 		n.replEv = n.schedule(n.repl.front().at, evRepl)

@@ -584,3 +584,35 @@ func TestForcedFailoverWhileTheMasterRuns(t *testing.T) {
 	single := w.group(GroupConfig{Name: "s"})
 	assert.Error(t, single.At(0, Fault{Kind: FaultFailover}), "nothing to promote")
 }
+
+// TestWait holds WAIT to Redis's: answered at once when enough replicas already have
+// every write the master made before it, else when they have (a replica acknowledges a
+// write as it applies it, 50ms after it here), or at its timeout with how many did; and
+// on a master without replicas WAIT 0 answers 0 at once, WAIT 1 at its timeout.
+func TestWait(t *testing.T) {
+	w := newWorld(t, 1, fast)
+	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{}, {}}, ReplicationDelay: 50 * ms, FailoverAfter: time.Second})
+	solo := w.group(GroupConfig{Name: "s", Nodes: []NodeConfig{{}}})
+	c := w.client("c")
+	c.at(10*ms, g.Endpoint(), set("lock", "a", resp.CondNX, 30*time.Second))
+	synced := c.at(10*ms, g.Endpoint(), resp.Wait(1, time.Second))
+	already := c.at(200*ms, g.Endpoint(), resp.Wait(1, time.Second))
+	require.NoError(t, g.At(sim.Time(300*ms), Fault{Kind: FaultPause, Node: 1, For: 5 * time.Second}))
+	c.at(400*ms, g.Endpoint(), set("other", "b", 0, 0))
+	timedOut := c.at(400*ms, g.Endpoint(), resp.Wait(1, time.Second))
+	zero := c.at(10*ms, solo.Endpoint(), resp.Wait(0, 0))
+	none := c.at(10*ms, solo.Endpoint(), resp.Wait(1, 500*ms))
+	w.run(3 * time.Second)
+
+	assert.Equal(t, resp.IntReply(1), c.reply(synced))
+	assert.InDelta(t, float64(60*ms), float64(c.replies[synced].at), float64(2*ms), "when the replica applied the SET")
+	assert.Equal(t, resp.IntReply(1), c.reply(already))
+	assert.InDelta(t, float64(200*ms), float64(c.replies[already].at), float64(2*ms), "at once")
+	assert.Equal(t, resp.IntReply(0), c.reply(timedOut), "the paused replica never applied the second SET")
+	assert.InDelta(t, float64(1400*ms), float64(c.replies[timedOut].at), float64(2*ms), "at the timeout")
+	assert.Equal(t, resp.IntReply(0), c.reply(zero))
+	assert.InDelta(t, float64(10*ms), float64(c.replies[zero].at), float64(2*ms))
+	assert.Equal(t, resp.IntReply(0), c.reply(none))
+	assert.InDelta(t, float64(510*ms), float64(c.replies[none].at), float64(2*ms))
+	assert.Equal(t, []string{"WAIT", "1", "1000"}, resp.Wait(1, time.Second).Args())
+}

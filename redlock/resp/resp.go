@@ -32,11 +32,16 @@ const (
 	OpSubscribe
 	// OpUnsubscribe is UNSUBSCRIBE channel (Key).
 	OpUnsubscribe
+	// OpWait is WAIT numreplicas (Value, in decimal) timeout (TTL): the master answers,
+	// once that many replicas acknowledged every write it made before the WAIT or the
+	// timeout passed (0: none), how many did. Redisson sends it after a lock's script when
+	// the master has replicas. See Wait.
+	OpWait
 )
 
 var opNames = [...]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpPExpire: "PEXPIRE",
 	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA", OpPing: "PING",
-	OpSubscribe: "SUBSCRIBE", OpUnsubscribe: "UNSUBSCRIBE"}
+	OpSubscribe: "SUBSCRIBE", OpUnsubscribe: "UNSUBSCRIBE", OpWait: "WAIT"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -302,6 +307,11 @@ func EvalSHA(s Script, key, value string, ttl time.Duration) Command {
 	return Command{Op: OpEvalSHA, Key: key, Value: value, TTL: ttl, Script: s}
 }
 
+// Wait returns WAIT numreplicas timeout.
+func Wait(numreplicas int, timeout time.Duration) Command {
+	return Command{Op: OpWait, Value: strconv.Itoa(numreplicas), TTL: timeout}
+}
+
 // Args returns the command's argv as a Redis client sends it. It allocates, so the
 // simulator never calls it on its hot path; the real driver and the differential test do.
 func (c Command) Args() []string {
@@ -326,6 +336,8 @@ func (c Command) Args() []string {
 		return []string{"PEXPIRE", c.Key, ms}
 	case OpPing:
 		return []string{"PING"}
+	case OpWait:
+		return []string{"WAIT", c.Value, ms}
 	case OpEval, OpEvalSHA:
 		head := c.Script.SHA()
 		if c.Op == OpEval {
