@@ -145,6 +145,11 @@ schedule:
 // node-redlock 4.2.0's attempt, which waits for every server, ends only when the server
 // is back (3s: the reconnect after it takes it, five votes) or when the 21st close fails
 // the queued command, 10.5s after the first (then too late: the validity is spent).
+// Under node-redlock 5.0.0-beta.2, which acquires and releases on a quorum of the other
+// four, both commands wait in the queue and go out together at the reconnect; the
+// restarted server's empty script cache answers each EVALSHA NOSCRIPT, and each is sent
+// again as EVAL, in order, as the real library does (the conformance script kill-3s in
+// experiments/conformance): the key is set, then deleted.
 func TestOfflineQueue(t *testing.T) {
 	sc, err := scenarios.ParseFile("killed-3s.yaml", []byte(killedFor("3s")))
 	require.NoError(t, err)
@@ -187,4 +192,25 @@ func TestOfflineQueue(t *testing.T) {
 	rp, _, err = ReplayScenario(context.Background(), sc, []knobs.KV{{Name: "connection", Value: "queued"}}, 1)
 	require.NoError(t, err)
 	assert.Less(t, firstStep(t, rp, "client1", "acquired"), 20*time.Millisecond)
+
+	sc, err = scenarios.ParseFile("killed-3s-5.yaml", []byte(killedFor("3s")))
+	require.NoError(t, err)
+	rp, _, err = ReplayScenario(context.Background(), sc, []knobs.KV{{Name: "client", Value: "node-redlock-5"},
+		{Name: "hold", Value: "const(10ms)"}}, 1)
+	require.NoError(t, err)
+	assert.Less(t, firstStep(t, rp, "client1", "released"), 50*time.Millisecond, "started at 10ms, held 10ms: acquired and released on the other four")
+	var ran []string
+	for _, s := range rp.Steps {
+		if f := strings.Fields(s.Text); s.Actor == "redis3" && len(f) > 1 && strings.HasPrefix(f[0], "EVAL") {
+			ran = append(ran, f[0]+" "+f[1]+" "+s.Text[strings.Index(s.Text, "→"):])
+		}
+	}
+	assert.Equal(t, []string{
+		"EVALSHA <node-redlock-5-acquire> → (error) NOSCRIPT No matching script. Please use EVAL.",
+		"EVALSHA <node-redlock-5-release> → (error) NOSCRIPT No matching script. Please use EVAL.",
+		"EVAL <node-redlock-5-acquire> → (integer) 1",
+		"EVAL <node-redlock-5-release> → (integer) 1",
+	}, ran, "redis3's commands after its restart")
+	last := rp.States[len(rp.States)-1]
+	assert.Empty(t, last.Nodes[2].Keys, "redis3 deleted the key it was given")
 }

@@ -792,7 +792,8 @@ func (c *Client) offlineSend(node int, req lock.Req, cmd resp.Command) bool {
 // offlineAnswered takes a reply to req from node under ConnOffline. A refusal (the node's
 // process is gone) closes the connection and keeps req, with every other unanswered
 // request, for after the reconnect: it reports false, and the algorithm hears nothing.
-// Any other reply is the request's answer: it reports true.
+// A NOSCRIPT to an EVALSHA sends it again as EVAL and reports false too. Any other reply
+// is the request's answer: it reports true.
 func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, r resp.Reply) bool {
 	oc := &c.offline[node]
 	i := 0
@@ -803,9 +804,18 @@ func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, r resp.
 		return !oc.down // a refusal of a request already queued again: nobody waits for it
 	}
 	if r.Kind != resp.ReplyNone {
-		if !(r.Kind == resp.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT")) {
-			oc.sent = append(oc.sent[:i], oc.sent[i+1:]...) // an EVAL follows a NOSCRIPT under the same id
+		if p := &oc.sent[i]; r.Kind == resp.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT") && p.cmd.Op == resp.OpEvalSHA {
+			// Every EVALSHA that comes back NOSCRIPT is sent again as EVAL, under the same id,
+			// not only the last one sent (retryAsEval's rule): after a reconnect the queued
+			// EVALSHAs go out together, and a restarted server's empty script cache refuses
+			// each (node-redlock then EVALs each, in order, as the conformance script
+			// kill-3s shows on a real redis-server).
+			p.cmd.Op = resp.OpEval
+			c.stats.NoScript++
+			c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req)|c.life<<lifeShift, p.cmd))
+			return false
 		}
+		oc.sent = append(oc.sent[:i], oc.sent[i+1:]...)
 		return true
 	}
 	// The close: what was sent and not answered is resent first, then the offline queue.

@@ -39,6 +39,22 @@ var nodeRedlock5Scripts = []faultScript{
 	// than the TTL, as the real one, which releases at once).
 	{name: "expired-lock", ttl: time.Second, hold: 10 * time.Millisecond, held: []int{0, 1, 2},
 		heldFor: 1200 * time.Millisecond, retryDelay: 350 * time.Millisecond, extend: true},
+	// Server 0 is killed as acquire() begins and restarted, empty, 3s later. acquire(),
+	// extend() and release() each end at once on a quorum of the other four; server 0's
+	// three commands wait in ioredis's offline queue and go out together at the reconnect
+	// after the restart (3.3s): three EVALSHAs, each NOSCRIPT from the empty script cache,
+	// then the three EVALs in order, which set, extend and delete the key: nothing is left.
+	// The simulated client releases after 10ms, before the reconnect, as the real one does.
+	{name: "kill-3s", killed: []int{0}, restartAfter: 3 * time.Second, hold: 10 * time.Millisecond, extend: true},
+	// Server 0 killed for good, servers 1-2 held by another client for 5s, a 5s TTL. The
+	// first attempt has two votes for (3-4) and two against (1-2), no quorum either way,
+	// and waits for server 0's, which ioredis's 21st close fails 10.5s into the outage
+	// (maxRetriesPerRequest 20): against, lost. The second attempt, 200ms later, finds
+	// every live server's key expired and wins with four: acquire() took 10.7s and returns
+	// a lock 5.8s expired (validity counts from its start). release() deletes the four keys
+	// at once; its command for server 0 stays queued.
+	{name: "killed-for-good", killed: []int{0}, held: []int{1, 2}, heldFor: 5 * time.Second, ttl: 5 * time.Second,
+		hold: 10 * time.Millisecond, retryDelay: 200 * time.Millisecond},
 }
 
 // TestNodeRedlock5Conformance runs each script against node-redlock 5.0.0-beta.2 over
@@ -48,6 +64,9 @@ var nodeRedlock5Scripts = []faultScript{
 // validity acquire() returned (negative for an expired lock), extend() and release(),
 // each server's commands in order and the keys left behind.
 func TestNodeRedlock5Conformance(t *testing.T) {
+	// Its scripts mostly wait (the killed-for-good one 10.5s for ioredis's flush), so it
+	// runs beside TestNodeRedlockConformance rather than after it.
+	t.Parallel()
 	redistest.Path(t)
 	nodeBin := needNode(t, "redlock5", "ioredis5")
 	for _, fs := range nodeRedlock5Scripts {

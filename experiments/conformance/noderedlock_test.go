@@ -1,12 +1,16 @@
 package conformance_test
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,12 +32,26 @@ var nodeRedlockScripts = []faultScript{
 	// loaded machine's slower rounds, tens of ms over three attempts, cannot move the
 	// win to another attempt on the real side.
 	{name: "3-of-5-held-500ms", held: []int{0, 1, 2}, heldFor: 500 * time.Millisecond, retryDelay: 200 * time.Millisecond},
+	// Server 0 is killed as lock() begins and restarted, empty, 3s later. ioredis queues
+	// the lock script for it and reconnects after 50ms, 100ms, ... (refused until the
+	// restart); lock(), which waits for every server, returns when the reconnect at 3.3s
+	// runs it (EVALSHA, NOSCRIPT from the empty script cache, EVAL): five votes.
+	{name: "kill-3s", killed: []int{0}, restartAfter: 3 * time.Second, extend: true},
+	// Server 0 is killed for good. ioredis fails its queued lock script at the 21st close,
+	// 10.5s into the outage (maxRetriesPerRequest 20); the other four are a quorum, and a
+	// 20s TTL leaves the lock 9.3s of validity. unlock() waits for the dead server too,
+	// whose command ioredis fails only at its 42nd close, 43s into the outage: the real
+	// side stops waiting after 1s, the simulated one runs to the end.
+	{name: "killed-for-good", killed: []int{0}, ttl: 20 * time.Second, hold: 10 * time.Millisecond, unlockWait: time.Second},
 }
 
 // TestNodeRedlockConformance runs each script against node-redlock 4.2.0 over ioredis
 // 4.31.0 (npm ci in experiments/conformance/node) on five real redis-servers, and through
 // the simulator with client=node-redlock, and requires them to agree.
 func TestNodeRedlockConformance(t *testing.T) {
+	// Its scripts mostly wait (the killed-for-good one 10.5s for ioredis's flush), so it
+	// runs beside TestNodeRedlock5Conformance rather than after it.
+	t.Parallel()
 	redistest.Path(t)
 	nodeBin := needNode(t, "redlock", "ioredis")
 	for _, fs := range nodeRedlockScripts {
@@ -44,11 +62,15 @@ func TestNodeRedlockConformance(t *testing.T) {
 			t.Logf("real:      %s", real)
 			t.Logf("simulated: %s", simd)
 			assert.Equal(t, real.acquired, simd.acquired, "acquired")
+			assert.Equal(t, real.attempts, simd.attempts, "attempts lock() made")
 			near(t, "time lock() took", real.lockTook, simd.lockTook)
 			if real.acquired && simd.acquired {
 				near(t, "validity returned (negated)", -real.validity, -simd.validity)
-				assert.Equal(t, real.unlocked, simd.unlocked, "unlock() succeeded")
-				near(t, "time unlock() took", real.unlockTook, simd.unlockTook)
+				assert.Equal(t, real.unlockPending, simd.unlockPending, "unlock() still pending after %v", fs.unlockWait)
+				if !real.unlockPending && !simd.unlockPending {
+					assert.Equal(t, real.unlocked, simd.unlocked, "unlock() succeeded")
+					near(t, "time unlock() took", real.unlockTook, simd.unlockTook)
+				}
 				if fs.extend {
 					assert.Equal(t, real.extended, simd.extended, "extend() succeeded")
 					near(t, "time extend() took", real.extendTook, simd.extendTook)
@@ -84,9 +106,11 @@ func needNode(t *testing.T, pkgs ...string) string {
 }
 
 // runNodeRedlock plays the script with the real library: script (noderedlock.js or
-// noderedlock5.js, in node/) does the library's part (it stops and continues the servers
-// itself, so that its clock and theirs agree); this side starts the servers and reads
-// their MONITOR streams.
+// noderedlock5.js, in node/) does the library's part (it stops, continues and kills the
+// servers itself, so that its clock and theirs agree); this side starts the servers,
+// reads their MONITOR streams, and restarts a killed server when the script asks (a line
+// "restart i" on its stdout, answered with "restarted i" on its stdin), reattaching
+// MONITOR to it.
 func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcome {
 	type server struct {
 		Host string `json:"host"`
@@ -99,12 +123,12 @@ func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcom
 		heldFor[k] = fs.heldTTL(k).Milliseconds()
 	}
 	in := map[string]any{"ttl_ms": ttl.Milliseconds(), "stopped": fs.stopped, "stop_for_ms": fs.stopFor.Milliseconds(),
-		"held": fs.held, "held_for_ms": fs.heldFor.Milliseconds(), "held_for_each_ms": heldFor, "extend": fs.extend}
-	if fs.stopped == nil {
-		in["stopped"] = []int{}
-	}
-	if fs.held == nil {
-		in["held"] = []int{}
+		"held": fs.held, "held_for_ms": fs.heldFor.Milliseconds(), "held_for_each_ms": heldFor, "extend": fs.extend,
+		"killed": fs.killed, "restart_after_ms": fs.restartAfter.Milliseconds(), "unlock_wait_ms": fs.unlockWait.Milliseconds()}
+	for _, k := range []string{"stopped", "held", "killed"} {
+		if v, _ := in[k].([]int); v == nil {
+			in[k] = []int{}
+		}
 	}
 	if fs.tries > 0 {
 		in["retry_count"] = fs.tries - 1
@@ -113,47 +137,85 @@ func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcom
 		in["retry_delay_ms"], in["retry_jitter_ms"] = fs.retryDelay.Milliseconds(), 0
 	}
 	servers := make([]server, nodes)
-	monitors := make([]*monitor, nodes)
+	procs := make([]*redistest.Server, nodes)
+	// monitors are each server's MONITOR streams in order: a killed server's ends at the
+	// kill, and a restarted one has a second.
+	monitors := make([][]*monitor, nodes)
 	for i := range servers {
-		s := redistest.Start(t)
-		servers[i] = server{Host: "127.0.0.1", Port: s.Port(), Pid: s.Pid()}
-		monitors[i] = startMonitor(t, s.Addr())
+		procs[i] = redistest.Start(t)
+		servers[i] = server{Host: "127.0.0.1", Port: procs[i].Port(), Pid: procs[i].Pid()}
+		monitors[i] = []*monitor{startMonitor(t, procs[i].Addr())}
 	}
 	in["servers"] = servers
 	arg, err := json.Marshal(in)
 	require.NoError(t, err)
-	var stdout, stderr bytes.Buffer
+	var stderr bytes.Buffer
 	cmd := exec.Command(nodeBin, filepath.Join("node", script), string(arg))
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
-	var got struct {
-		Acquired     bool    `json:"acquired"`
-		Attempts     int     `json:"attempts"`
-		LockTookMs   float64 `json:"lock_took_ms"`
-		ValidityMs   float64 `json:"validity_ms"`
-		Extended     bool    `json:"extended"`
-		ExtendTookMs float64 `json:"extend_took_ms"`
-		Unlocked     bool    `json:"unlocked"`
-		UnlockTookMs float64 `json:"unlock_took_ms"`
-		Value        string  `json:"value"`
-		WarmValue    string  `json:"warm_value"`
-		Leftover     []bool  `json:"leftover"`
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // after Wait, harmless; before, a failed test's script
+	restarts := 0
+	if fs.restartAfter > 0 {
+		restarts = len(fs.killed)
 	}
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), stdout.String())
+	if restarts == 0 {
+		require.NoError(t, stdin.Close())
+	}
+	var result []byte
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	for lines.Scan() {
+		v, ok := strings.CutPrefix(lines.Text(), "restart ")
+		if !ok {
+			result = append(result, lines.Bytes()...)
+			continue
+		}
+		i, err := strconv.Atoi(v)
+		require.NoError(t, err, lines.Text())
+		monitors[i] = append(monitors[i], restartServer(t, procs[i]))
+		_, err = fmt.Fprintf(stdin, "restarted %d\n", i)
+		require.NoError(t, err)
+		if restarts--; restarts == 0 {
+			require.NoError(t, stdin.Close())
+		}
+	}
+	require.NoError(t, cmd.Wait(), stderr.String())
+	var got struct {
+		Acquired      bool    `json:"acquired"`
+		Attempts      int     `json:"attempts"`
+		LockTookMs    float64 `json:"lock_took_ms"`
+		ValidityMs    float64 `json:"validity_ms"`
+		Extended      bool    `json:"extended"`
+		ExtendTookMs  float64 `json:"extend_took_ms"`
+		Unlocked      bool    `json:"unlocked"`
+		UnlockTookMs  float64 `json:"unlock_took_ms"`
+		UnlockPending bool    `json:"unlock_pending"`
+		Value         string  `json:"value"`
+		WarmValue     string  `json:"warm_value"`
+		Leftover      []bool  `json:"leftover"`
+	}
+	require.NoError(t, json.Unmarshal(result, &got), string(result))
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	o := outcome{acquired: got.Acquired, attempts: got.Attempts, lockTook: ms(got.LockTookMs), validity: ms(got.ValidityMs),
 		extended: got.Extended, extendTook: ms(got.ExtendTookMs), unlocked: got.Unlocked,
-		unlockTook: ms(got.UnlockTookMs), leftover: got.Leftover, commands: make([][]string, nodes)}
-	lines := make([][][]string, nodes)
+		unlockTook: ms(got.UnlockTookMs), unlockPending: got.UnlockPending, leftover: got.Leftover,
+		commands: make([][]string, nodes)}
+	ran := make([][][]string, nodes)
 	value := got.Value
-	for i, m := range monitors {
-		lines[i] = m.stop()
+	for i := range monitors {
+		for _, m := range monitors[i] {
+			ran[i] = append(ran[i], m.stop()...)
+		}
 		if value == "" && got.WarmValue != "" { // a failed acquire returns no lock to ask
-			value = scriptValueIn(lines[i], got.WarmValue)
+			value = scriptValueIn(ran[i], got.WarmValue)
 		}
 	}
-	for i := range monitors {
-		for _, argv := range lines[i] {
+	for i := range ran {
+		for _, argv := range ran[i] {
 			// The warm-up's commands carry another value: only the compared lock's count.
 			if value == "" || !strings.Contains(strings.Join(argv, "\x00"), value) {
 				continue
@@ -164,6 +226,46 @@ func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcom
 		}
 	}
 	return o
+}
+
+// restartServer starts a killed server again on its port, empty (the scripts keep
+// nothing on disk), and returns its new MONITOR stream. The library reconnects on its
+// own timer (ioredis's retryStrategy, hundreds of milliseconds apart by then), so the
+// stream must be attached before that reconnect, or the commands the library had queued
+// would run unseen: it checks, through CLIENT LIST's ids (the server numbers its
+// connections in order), that no other client connected before MONITOR did.
+func restartServer(t *testing.T, s *redistest.Server) *monitor {
+	s.Restart()
+	m := startMonitor(t, s.Addr())
+	list, err := s.Client().ClientList(context.Background()).Result()
+	require.NoError(t, err)
+	monitorID, earlier := int64(-1), []string{}
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		id, flags, cmdName := int64(-1), "", ""
+		for _, f := range strings.Fields(line) {
+			switch k, v, _ := strings.Cut(f, "="); k {
+			case "id":
+				id, _ = strconv.ParseInt(v, 10, 64)
+			case "flags":
+				flags = v
+			case "cmd":
+				cmdName = v
+			}
+		}
+		switch {
+		case strings.Contains(flags, "O"):
+			monitorID = id
+		case cmdName != "client|list":
+			earlier = append(earlier, line)
+		}
+	}
+	require.Positive(t, monitorID, "MONITOR is attached: %s", list)
+	for _, line := range earlier {
+		f := strings.Fields(line)
+		id, _ := strconv.ParseInt(strings.TrimPrefix(f[0], "id="), 10, 64)
+		require.Greater(t, id, monitorID, "the library reconnected before MONITOR was attached (a loaded machine?): %s", line)
+	}
+	return m
 }
 
 // scriptValueIn returns the lock value of the first one-key EVAL or EVALSHA among lines

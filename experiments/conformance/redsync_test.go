@@ -29,8 +29,9 @@ import (
 
 // faultScript is one situation both sides are put in. Every script starts with warm
 // connections (a lock, extend and unlock cycle on all nodes first, as a long-running
-// service has them), then stops some servers with SIGSTOP, locks, optionally extends,
-// unlocks if it got the lock, and continues the stopped servers.
+// service has them), then stops some servers with SIGSTOP (or kills them with SIGKILL:
+// the node-redlock scripts), locks, optionally extends, unlocks if it got the lock, and
+// continues the stopped servers.
 type faultScript struct {
 	name     string
 	stopped  []int // the servers stopped before Lock and continued after Unlock
@@ -57,6 +58,19 @@ type faultScript struct {
 	// script whose TTL is shorter than 6s needs a shorter hold for its Unlock to find
 	// the keys the real one finds.
 	hold time.Duration
+	// killed are servers killed with SIGKILL just before Lock begins, once the library's
+	// connections to them have seen the close: their hosts stay up and refuse
+	// connections, as after a crash of the process alone. restartAfter, when set, starts
+	// them again that long after the kill, on the same port with an empty dataset (the
+	// scripts have no persistence); 0 leaves them dead to the end. (runNodeRedlock plays
+	// them; runRedsync has no script that kills.)
+	killed       []int
+	restartAfter time.Duration
+	// unlockWait, when set, is how long the real side waits for Unlock before it reports
+	// the unlock still pending: node-redlock 4.2.0's unlock waits for every server, and
+	// ioredis fails a command queued for a dead one only at its 42nd close, about 43s
+	// into the outage, past what a test can wait.
+	unlockWait time.Duration
 }
 
 // heldTTL is how long another client holds the lock's key on server held[k].
@@ -73,6 +87,8 @@ type outcome struct {
 	lockTook, extendTook, unlockTook time.Duration
 	validity                         time.Duration
 	extended, unlocked               bool
+	// unlockPending says Unlock had not returned after the script's unlockWait.
+	unlockPending bool
 	// attempts is how many attempts the acquire made (filled by the simulated side and by
 	// the node-redlock scripts, which report it).
 	attempts int
@@ -150,10 +166,10 @@ func TestRedsyncConformance(t *testing.T) {
 }
 
 func (o outcome) String() string {
-	return fmt.Sprintf("acquired=%v attempts=%d lock=%v validity=%v extend=%v/%v unlock=%v/%v leftover=%v commands=%q",
+	return fmt.Sprintf("acquired=%v attempts=%d lock=%v validity=%v extend=%v/%v unlock=%v/%v pending=%v leftover=%v commands=%q",
 		o.acquired, o.attempts, o.lockTook.Round(time.Millisecond), o.validity.Round(time.Millisecond),
 		o.extended, o.extendTook.Round(time.Millisecond), o.unlocked, o.unlockTook.Round(time.Millisecond),
-		o.leftover, o.commands)
+		o.unlockPending, o.leftover, o.commands)
 }
 
 // runRedsync plays the script against real servers and the real library.
@@ -250,9 +266,10 @@ func runRedsync(t *testing.T, fs faultScript) outcome {
 
 // runSimulated plays the script through the simulator with the client profile. Client1's
 // first cycle (lock, extend, unlock; all servers up) warms its connections; the servers
-// stop at 6.5s (or, with stopFor, as its second cycle begins); its second cycle, at
-// 7.01s, is the one compared. (A script's shorter hold moves both earlier: the stop to
-// hold + 0.5s, the second cycle to hold + 1.01s.)
+// stop at 6.5s (or, with stopFor, as its second cycle begins; killed servers are killed
+// as it begins: kill_node, whose host refuses connections while the server is down); its
+// second cycle, at 7.01s, is the one compared. (A script's shorter hold moves both
+// earlier: the stop to hold + 0.5s, the second cycle to hold + 1.01s.)
 func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 	hold := cmp.Or(fs.hold, 6*time.Second)
 	stopAt, resumeAt := hold+500*time.Millisecond, 40*time.Second
@@ -262,7 +279,11 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 	if fs.ttl > 0 {
 		fmt.Fprintf(&b, "  ttl: %v\n", fs.ttl)
 	}
-	fmt.Fprintf(&b, "  duration: %v\n", resumeAt+500*time.Millisecond)
+	end := resumeAt + 500*time.Millisecond
+	if fs.unlockWait > 0 {
+		end = time.Minute // long enough for an unlock that waits out ioredis's second flush
+	}
+	fmt.Fprintf(&b, "  duration: %v\n", end)
 	if fs.extend {
 		b.WriteString("  extend_every: 1ms\n")
 	}
@@ -276,8 +297,15 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		fmt.Fprintf(&b, "  retry_delay: %v\n  retry_jitter: 0s\n", fs.retryDelay)
 	}
 	b.WriteString("start: {client1: 10ms}\n")
-	if len(fs.stopped)+len(fs.held) > 0 {
+	if len(fs.stopped)+len(fs.held)+len(fs.killed) > 0 {
 		b.WriteString("schedule:\n")
+	}
+	restart := "never"
+	if fs.restartAfter > 0 {
+		restart = fs.restartAfter.String()
+	}
+	for _, i := range fs.killed {
+		fmt.Fprintf(&b, "  - on: {event: acquire-start, client: client1, nth: 2}\n    kill_node: {node: redis%d, restart_after: %s}\n", i+1, restart)
 	}
 	for _, i := range fs.stopped {
 		if fs.stopFor > 0 {
@@ -327,9 +355,17 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		}
 		s, _ := at("release-start", acqStart)
 		e, i := at("released", s)
-		require.GreaterOrEqual(t, e, s)
-		o.unlockTook = time.Duration(e - s)
-		o.unlocked = strings.Contains(rp.Steps[i].Text, "oks=") && oksAtLeast(rp.Steps[i].Text, nodes/2+1)
+		switch {
+		case e < 0:
+			require.Positive(t, fs.unlockWait, "the release ends within the run")
+			o.unlockPending = true
+		case fs.unlockWait > 0 && time.Duration(e-s) > fs.unlockWait:
+			o.unlockPending = true
+			fallthrough
+		default:
+			o.unlockTook = time.Duration(e - s)
+			o.unlocked = strings.Contains(rp.Steps[i].Text, "oks=") && oksAtLeast(rp.Steps[i].Text, nodes/2+1)
+		}
 	}
 	// The lock value of the second cycle: the first SET (or, for a library that acquires
 	// with a script, EVAL or EVALSHA) after it began.
@@ -353,6 +389,9 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 	for _, m := range rp.Messages {
 		if m.Kind != "request" || m.Fate != "delivered" || m.SentNs < acqStart {
 			continue
+		}
+		if m.Pair >= 0 && rp.Messages[m.Pair].Text == resp.NoReply.String() {
+			continue // a killed server's host refused it: the server never ran it
 		}
 		n, err := strconv.Atoi(strings.TrimPrefix(m.To, "redis"))
 		require.NoError(t, err, m.To)

@@ -4,15 +4,23 @@
 // runs the same script through the simulator and compares. Input: one JSON argument,
 // {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held, held_for_ms,
 // held_for_each_ms (one hold per server in held, in place of held_for_ms), retry_count,
-// retry_delay_ms, retry_jitter_ms, extend}.
+// retry_delay_ms, retry_jitter_ms, extend, killed, restart_after_ms, unlock_wait_ms}.
+// Servers in killed are killed (SIGKILL) just before lock() and, with restart_after_ms,
+// restarted by the Go test that long after (kill.js); unlock_wait_ms bounds the wait for
+// unlock(), which is then reported unlock_pending.
 'use strict';
 const Redis = require('ioredis');
 const Redlock = require('redlock');
 const { performance } = require('perf_hooks');
+const { killServers, deadServers, sleep, quitAll } = require('./kill');
 
 async function main() {
 	const s = JSON.parse(process.argv[2]);
-	const clients = s.servers.map((v) => new Redis({ host: v.host, port: v.port }));
+	const clients = s.servers.map((v) => {
+		const c = new Redis({ host: v.host, port: v.port });
+		c.on('error', () => {}); // a killed server's refusals are ioredis's to retry
+		return c;
+	});
 	const opts = {};
 	if (s.retry_count !== undefined) opts.retryCount = s.retry_count;
 	if (s.retry_delay_ms !== undefined) opts.retryDelay = s.retry_delay_ms;
@@ -34,6 +42,8 @@ async function main() {
 			resolve();
 		}, s.stop_for_ms));
 	});
+
+	const restarted = await killServers(s, clients);
 
 	const out = { acquired: false, warm_value: warm.value, leftover: [] };
 	let t = performance.now();
@@ -61,19 +71,21 @@ async function main() {
 	}
 	if (lock) {
 		t = performance.now();
-		try {
-			await lock.unlock();
-			out.unlocked = true;
-		} catch (e) {
-			out.unlocked = false;
-		}
+		const unlocked = lock.unlock().then(() => true, () => false);
+		const r = await (s.unlock_wait_ms ? Promise.race([unlocked, sleep(s.unlock_wait_ms).then(() => 'pending')]) : unlocked);
+		if (r === 'pending') out.unlock_pending = true;
+		else out.unlocked = r;
 		out.unlock_took_ms = performance.now() - t;
 	}
 	await Promise.all(continued);
-	await new Promise((resolve) => setTimeout(resolve, 300));
-	for (const c of clients) out.leftover.push(out.value !== undefined && (await c.get('lock')) === out.value);
+	await Promise.all(restarted);
+	await sleep(300); // the continued servers run what waited in their sockets
+	const dead = deadServers(s);
+	for (const [i, c] of clients.entries()) {
+		out.leftover.push(out.value !== undefined && !dead.has(i) && (await c.get('lock')) === out.value);
+	}
 	console.log(JSON.stringify(out));
-	await Promise.all(clients.map((c) => c.quit()));
+	await quitAll(clients, dead);
 }
 
 main().catch((e) => {

@@ -4,7 +4,8 @@
 // as one JSON line. The Go test (noderedlock5_test.go) runs the same script through the
 // simulator with client=node-redlock-5 and compares. Input: one JSON argument, as
 // noderedlock.js's: {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held,
-// held_for_ms, held_for_each_ms, retry_count, retry_delay_ms, retry_jitter_ms, extend}.
+// held_for_ms, held_for_each_ms, retry_count, retry_delay_ms, retry_jitter_ms, extend,
+// killed, restart_after_ms}.
 //
 // Output: acquired, lock_took_ms, validity_ms (lock.expiration − Date.now() as acquire()
 // returned: 5.0.0-beta.2 never checks it, so it may be negative), attempts (the attempts
@@ -15,18 +16,24 @@
 const Redis = require('ioredis5');
 const Redlock = require('redlock5').default;
 const { performance } = require('perf_hooks');
+const { killServers, deadServers, sleep, quitAll } = require('./kill');
 
 // limitMs bounds the whole script: a bug that leaves a promise unresolved fails the Go
 // test with a message instead of hanging it until go test's own timeout.
 const limitMs = 120000;
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// votesWaitMs bounds the wait for the servers an operation did not wait for (its
+// attempts' statistics, which resolve once every server answered): a restarted server
+// answers at ioredis's reconnect, within a second of its restart. (A dead one answers
+// only when ioredis fails its queued commands, 10.5s into the outage and then every
+// 33s: a script with one does not wait.)
+const votesWaitMs = 1000;
 
 async function main() {
 	const s = JSON.parse(process.argv[2]);
 	const clients = s.servers.map((v) => {
 		const c = new Redis({ host: v.host, port: v.port });
-		c.on('error', () => {}); // a stopped server's errors are votes against, not crashes
+		c.on('error', () => {}); // a stopped or killed server's errors are votes against, not crashes
 		return c;
 	});
 	const settings = {};
@@ -54,7 +61,10 @@ async function main() {
 		}, s.stop_for_ms));
 	});
 
+	const restarted = await killServers(s, clients);
+
 	const out = { acquired: false, value: '', warm_value: warm.value, leftover: [] };
+	const votes = []; // every attempt's statistics: all of its servers' answers
 	let t = performance.now();
 	let lock;
 	try {
@@ -64,6 +74,7 @@ async function main() {
 		out.validity_ms = lock.expiration - Date.now();
 		out.attempts = lock.attempts.length;
 		out.value = lock.value;
+		votes.push(...lock.attempts);
 	} catch (e) {
 		out.lock_took_ms = performance.now() - t;
 		out.attempts = e.attempts ? e.attempts.length : 0;
@@ -74,6 +85,7 @@ async function main() {
 		try {
 			lock = await lock.extend(s.ttl_ms);
 			out.extended = true;
+			votes.push(...lock.attempts);
 		} catch (e) {
 			out.extended = false;
 			out.extend_error = String(e && e.message);
@@ -83,23 +95,25 @@ async function main() {
 	if (lock) {
 		t = performance.now();
 		try {
-			await lock.release();
+			const { attempts } = await lock.release();
 			out.unlocked = true;
+			votes.push(...attempts);
 		} catch (e) {
 			out.unlocked = false;
 		}
 		out.unlock_took_ms = performance.now() - t;
 	}
 	await Promise.all(continued);
+	await Promise.all(restarted);
+	// A killed server's commands wait in ioredis's offline queue until the reconnect after
+	// its restart: the keys are read once it ran them (or after votesWaitMs).
+	const dead = deadServers(s);
+	if (dead.size === 0) await Promise.race([Promise.all(votes), sleep(votesWaitMs)]);
 	await sleep(300); // the continued servers run what waited in their sockets
 	const value = out.value;
-	for (const c of clients) out.leftover.push(value !== '' && (await c.get('lock')) === value);
+	for (const [i, c] of clients.entries()) out.leftover.push(value !== '' && !dead.has(i) && (await c.get('lock')) === value);
 	console.log(JSON.stringify(out));
-	// An attempt resolves at a quorum, so a command to a server that never answered would
-	// still be queued in ioredis and quit() (which waits for its QUIT's reply, behind it)
-	// would hang: give quit a moment, then close the sockets outright.
-	await Promise.race([Promise.allSettled(clients.map((c) => c.quit())), sleep(1000)]);
-	for (const c of clients) c.disconnect();
+	await quitAll(clients, dead);
 }
 
 const watchdog = setTimeout(() => {

@@ -1,0 +1,70 @@
+// kill.js is what noderedlock.js and noderedlock5.js share to kill servers and have them
+// restarted. The servers are the Go test's children, so this script kills one itself
+// (SIGKILL by pid, on its own clock, as it stops them) but asks the Go test to start it
+// again: a line "restart i" on stdout, answered "restarted i" on stdin once the server
+// answers on its old port, empty, with MONITOR attached again.
+'use strict';
+const readline = require('readline');
+
+// closeLimitMs bounds the wait for ioredis to see a killed server's connection close: the
+// kernel closes it at the kill, so a wait this long means something else is wrong.
+const closeLimitMs = 5000;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let lines; // stdin's lines, read only by a script that asks for a restart
+const waiting = new Map(); // server → resolve of its restart
+
+// restart asks the Go test to start server i again and resolves once it has.
+function restart(i) {
+	if (!lines) {
+		lines = readline.createInterface({ input: process.stdin });
+		lines.on('line', (l) => {
+			const m = /^restarted (\d+)$/.exec(l);
+			const done = m && waiting.get(Number(m[1]));
+			if (done) {
+				waiting.delete(Number(m[1]));
+				done();
+			}
+		});
+	}
+	return new Promise((resolve) => {
+		waiting.set(i, resolve);
+		process.stdout.write(`restart ${i}\n`);
+	});
+}
+
+// killServers kills each server in s.killed and waits until its ioredis client has seen
+// the close and set its reconnect timer (the 'reconnecting' event), so that lock() or
+// acquire(), which the caller starts next, finds the connection down, as the simulated
+// client does. With s.restart_after_ms it returns, per killed server, a promise that
+// resolves once the server was restarted that long after its kill; else none.
+async function killServers(s, clients) {
+	const restarted = [];
+	for (const i of s.killed || []) {
+		const closed = new Promise((resolve) => clients[i].once('reconnecting', resolve));
+		process.kill(s.servers[i].pid, 'SIGKILL');
+		if (s.restart_after_ms) restarted.push(sleep(s.restart_after_ms).then(() => restart(i)));
+		const seen = await Promise.race([closed.then(() => true), sleep(closeLimitMs).then(() => false)]);
+		if (!seen) throw new Error(`ioredis did not see server ${i}'s connection close within ${closeLimitMs}ms of the kill`);
+	}
+	return restarted;
+}
+
+// deadServers returns the servers s kills for good (killed, and not restarted).
+function deadServers(s) {
+	return new Set(s.restart_after_ms ? [] : s.killed || []);
+}
+
+// quitAll quits every client. A command queued for a server that never answered (a dead
+// one, or one an attempt stopped waiting for) stays queued in ioredis, and quit(), which
+// waits for its QUIT's reply behind it, would hang: a dead server's client is closed at
+// once, the others are given a moment to quit before their sockets are closed outright.
+async function quitAll(clients, dead) {
+	for (const i of dead) clients[i].disconnect();
+	const live = clients.filter((c, i) => !dead.has(i));
+	await Promise.race([Promise.allSettled(live.map((c) => c.quit())), sleep(1000)]);
+	for (const c of live) c.disconnect();
+}
+
+module.exports = { killServers, deadServers, sleep, quitAll };
