@@ -302,3 +302,95 @@ func TestNodeRedlockUnlocksOnALostExtension(t *testing.T) {
 	}
 	assert.True(t, overlap, "%v", rec.Violations)
 }
+
+// redissonRefused is one Redisson client whose master is killed before it locks: its
+// host refuses connections. TestRedissonRetriesARefusedConnection varies the profile, the
+// masters and the one killed.
+const redissonRefused = `name: redisson-refused
+story: a master is killed before client1 locks; Redisson keeps trying for a connection
+knobs: {client: redisson, clients: 1, max_cycles: 1, duration: 30s}
+start: {client1: 100ms}
+schedule:
+  - at: 10ms
+    kill_node: {node: redis1}
+`
+
+// TestRedissonRetriesARefusedConnection holds both Redisson profiles to RedisExecutor's
+// handling of a connection it cannot get: no command fails at once. Each attempt is
+// followed by another retryInterval (1.5s) after it began, retryAttempts (3) times, the
+// trylock's noRetry notwithstanding, and the fourth refusal fails the command with a
+// connection error. RLock.lock() on a killed master throws after 4.5s (four trylocks, at
+// 0.1, 1.6, 3.1 and 4.6s), or, when the master is back at 2s, takes the lock with the
+// third. RedissonRedLock.lock() over five masters with redis2 killed has the lock after
+// 4.5s, four masters, with no unlock sent to redis2 (tryLock unlocks only after a
+// response timeout), and its unlock() waits 4.5s for redis2. Over three masters with the
+// first killed, each tryLock spends its whole 4.5s wait on redis1 and ends before asking
+// the other two: lock() never returns.
+func TestRedissonRetriesARefusedConnection(t *testing.T) {
+	type sends struct{ trylocks, unlocks []time.Duration }
+	// run runs a scenario and returns its replay and, for each node, when it was sent
+	// (ran, or refused) each trylock and unlock.
+	run := func(yaml string) (*report.Replay, map[string]sends) {
+		t.Helper()
+		sc, err := scenarios.ParseFile("redisson-refused.yaml", []byte(yaml))
+		require.NoError(t, err)
+		rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+		require.NoError(t, err)
+		by := map[string]sends{}
+		for _, s := range rp.Steps {
+			n, at := by[s.Actor], time.Duration(s.AtNs)
+			switch {
+			case !strings.HasPrefix(s.Actor, "redis"):
+				continue
+			case strings.Contains(s.Text, "<redisson-trylock>"):
+				n.trylocks = append(n.trylocks, at)
+			case strings.Contains(s.Text, "<redisson-unlock>"):
+				n.unlocks = append(n.unlocks, at)
+			}
+			by[s.Actor] = n
+		}
+		return rp, by
+	}
+	near := func(want, got time.Duration, msg string) {
+		t.Helper()
+		assert.InDelta(t, float64(want), float64(got), float64(10*time.Millisecond), "%s: %v", msg, got)
+	}
+
+	rp, by := run(redissonRefused)
+	require.Len(t, by["redis1"].trylocks, 4, "RLock: four attempts")
+	for i, at := range by["redis1"].trylocks {
+		near(100*time.Millisecond+time.Duration(i)*1500*time.Millisecond, at, "RLock: an attempt every 1.5s")
+	}
+	near(4600*time.Millisecond, firstStep(t, rp, "client1", "acquire-failed"), "RLock: lock() throws after 4.5s")
+
+	back := strings.Replace(redissonRefused, "{node: redis1}", "{node: redis1, restart_after: 2s}", 1)
+	rp, by = run(back)
+	assert.Len(t, by["redis1"].trylocks, 3)
+	near(3100*time.Millisecond, firstStep(t, rp, "client1", "acquired"), "RLock: the third attempt reaches the master that came back")
+
+	redlock := strings.Replace(strings.Replace(redissonRefused, "client: redisson,", "client: redisson-redlock, nodes: 5,", 1),
+		"{node: redis1}", "{node: redis2}", 1)
+	rp, by = run(redlock)
+	acquired := firstStep(t, rp, "client1", "acquired")
+	near(4600*time.Millisecond, acquired, "RedLock: lock() after redis2's 4.5s")
+	var won string
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "acquired") {
+			won = s.Text
+		}
+	}
+	assert.Contains(t, won, "oks=4")
+	assert.Len(t, by["redis2"].trylocks, 4)
+	require.NotEmpty(t, by["redis2"].unlocks)
+	assert.Greater(t, by["redis2"].unlocks[0], acquired, "no unlock of redis2 before the lock: only unlock() sends one")
+	released := firstStep(t, rp, "client1", "released") - firstStep(t, rp, "client1", "release-start")
+	near(4500*time.Millisecond, released, "RedLock: unlock() waits out redis2's attempts")
+
+	three := strings.Replace(redissonRefused, "client: redisson,", "client: redisson-redlock, nodes: 3,", 1)
+	rp, by = run(three)
+	for _, s := range rp.Steps {
+		assert.False(t, s.Actor == "client1" && strings.HasPrefix(s.Text, "acquired"), "three masters, the first killed: %s", s.Text)
+	}
+	assert.Empty(t, by["redis2"].trylocks, "redis2 is never asked")
+	assert.GreaterOrEqual(t, len(by["redis1"].trylocks), 6*4, "a tryLock of four refused attempts every 4.5s for 30s")
+}

@@ -14,6 +14,16 @@
 // has replicas (they then go out in a batch that waits for them), never against a single
 // server. A command that runs out of sends fails the operation.
 //
+// A master whose process is gone while its host is up (killed, shut down) refuses the
+// connection: the driver reports it as resp.NoReply. Redisson fails no command at once
+// for that. RedisExecutor cannot get a working connection (a pooled one whose channel
+// closed fails the write, a new one the connect), leaves the attempt to the retry timer it
+// armed retryInterval after the attempt began, and then tries again, retryAttempts times,
+// whichever the command (the trylock and unlock's noRetry forbids only a resend after a
+// response timeout). So a trylock, renewal or unlock against a refused master goes out at
+// 0, 1.5, 3 and 4.5 s and fails with the fourth refusal, with a connection error rather
+// than a response timeout; a master back in the meantime gets the next attempt.
+//
 // What the lock's holder believes: Redisson never computes a validity. This machine
 // reports the lock as valid until the lease, counted from when the winning request was
 // sent, and each renewal moves that to its own send time plus the lease: the latest
@@ -22,8 +32,11 @@
 //
 // Not modelled: re-entrant acquisition (the simulated workload never re-enters), the
 // WAIT for replicas that 3.43.0 sends after a lock command when replicas exist
-// (checkLockSyncedSlaves), resubscription after a reconnect, and the DEL of the unlock
-// latch being a separate connection's command (it is sent like any other).
+// (checkLockSyncedSlaves), resubscription after a reconnect, the DEL of the unlock
+// latch being a separate connection's command (it is sent like any other), a refused
+// SUBSCRIBE (PublishSubscribeService's own retries), and the backoff on which Redisson's
+// pooled connections reconnect to a master that came back (ConnectionWatchdog: a command
+// may meet a connection still closed for a few seconds; here the next attempt reaches it).
 package redisson
 
 import (
@@ -45,10 +58,13 @@ type Config struct {
 	Lease time.Duration
 	// Timeout is the response timeout of one command send.
 	Timeout time.Duration
-	// RetryInterval is the wait before a command that timed out is sent again.
+	// RetryInterval is the wait before a command that timed out is sent again, and the
+	// time from one attempt at a refused connection to the next.
 	RetryInterval time.Duration
-	// RetryAttempts is how many times a command that timed out is sent again: the
-	// watchdog's renewal always; the trylock and unlock scripts only when Replicated.
+	// RetryAttempts is how many times a command that timed out is sent again (the
+	// watchdog's renewal always; the trylock and unlock scripts only when Replicated),
+	// and how many more attempts any of them makes at a refused connection. Both count
+	// against the one budget, as RedisExecutor's one attempt counter does.
 	RetryAttempts int
 	// Replicated says the master has replicas (a Sentinel or master-replica config).
 	// Redisson then sends the lock's scripts through a batch that waits for the replicas
@@ -133,8 +149,9 @@ type Machine struct {
 	// waitEnd bounds a tryLock(waitTime): past it, a try that finds the lock taken gives
 	// up instead of waiting on. 0 is lock(), which waits for ever.
 	waitEnd time.Duration
-	// timedOut says the last acquire failed because a command ran out of sends (Redisson's
-	// RedisResponseTimeoutException), which RedissonRedLock answers with an unlock.
+	// timedOut says the last acquire failed because a command ran out of sends after a
+	// response timeout (Redisson's RedisResponseTimeoutException), which RedissonRedLock
+	// answers with an unlock; not after a refused connection.
 	timedOut bool
 
 	subscribed bool // to this resource's channel
@@ -274,6 +291,10 @@ func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Repl
 	}
 	m.req = 0
 	m.disarm()
+	if r.Kind == resp.ReplyNone && (m.op != opAcquire || m.ph == phTry) {
+		m.refused()
+		return m.out, nil
+	}
 	switch m.op {
 	case opAcquire:
 		m.onAcquireReply(r)
@@ -297,7 +318,7 @@ func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Repl
 		if r.Kind == resp.ReplyInt {
 			votes = 1
 		}
-		m.released(votes)
+		m.released(votes, true)
 	}
 	return m.out, nil
 }
@@ -410,9 +431,31 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 			m.arm(m.cfg.RetryInterval)
 			return m.out, nil
 		}
-		m.fail()
+		m.fail(true)
 	}
 	return m.out, nil
+}
+
+// refused answers a refused connection (resp.NoReply) to the trylock, renewal or unlock
+// in flight as RedisExecutor (redisson-3.43.0) answers a connection it cannot get or
+// write to: tryComplete leaves the attempt open while attempts remain, and the retry
+// timer that execute armed retryInterval after the attempt began starts the next one
+// (scheduleRetryTimeout); noRetry plays no part. The last attempt's refusal fails the
+// command at once, with a connection error (not a RedisResponseTimeoutException, so
+// RedissonRedLock sends no unlock for it). SUBSCRIBE goes through PublishSubscribeService
+// instead, which is not modelled; its NoReply is taken as before.
+func (m *Machine) refused() {
+	if m.sends > m.cfg.RetryAttempts {
+		m.fail(false)
+		return
+	}
+	wait := m.sentAt + m.cfg.RetryInterval - m.now
+	if wait <= 0 { // no retry interval: tryComplete starts the next attempt at once
+		m.resend()
+		return
+	}
+	m.retry = true
+	m.arm(wait)
 }
 
 // resendable reports whether the command in flight is sent again after a timeout:
@@ -422,8 +465,9 @@ func (m *Machine) resendable() bool {
 	return m.cfg.Replicated || m.op == opRenew || (m.op == opAcquire && m.ph == phSubscribe)
 }
 
-// fail ends the operation whose command ran out of sends (RedisResponseTimeoutException).
-func (m *Machine) fail() {
+// fail ends the operation whose command ran out of sends: after a response timeout
+// (timedOut: a RedisResponseTimeoutException) or a refused connection.
+func (m *Machine) fail(timedOut bool) {
 	switch m.op {
 	case opAcquire:
 		if m.ph == phTry {
@@ -431,13 +475,13 @@ func (m *Machine) fail() {
 			ev.Validity = 0
 			m.emit(ev)
 		}
-		m.timedOut = true
+		m.timedOut = timedOut
 		m.endAcquire(lock.ReasonNoQuorum)
 	case opRenew:
 		m.op = opHeld
 		m.emit(m.event(lock.ExtendFailed, lock.ReasonNoQuorum, 0))
 	case opRelease:
-		m.released(0)
+		m.released(0, timedOut)
 	}
 }
 
@@ -448,10 +492,13 @@ func (m *Machine) endAcquire(reason lock.Reason) {
 	m.op = opIdle
 }
 
-func (m *Machine) released(votes int) {
+// released ends an unlock. latch says whether the DEL of the unlock latch follows: after
+// a refused unlock it does not, since Redisson deletes the latch in a thenApply on the
+// unlock's result (RedissonBaseLock.unlockInnerAsync), which a failed unlock skips.
+func (m *Machine) released(votes int, latch bool) {
 	m.op = opIdle
 	m.emit(m.event(lock.Released, lock.ReasonNone, votes))
-	if c := m.cmd; c.Script == resp.ScriptRedissonUnlock {
+	if c := m.cmd; latch && c.Script == resp.ScriptRedissonUnlock {
 		_, id := cutUnlock(c.Value)
 		m.fire(resp.Command{Op: resp.OpDel, Key: resp.RedissonLatch(m.resource, id)})
 	}

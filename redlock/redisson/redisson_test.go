@@ -199,3 +199,143 @@ func TestBadConfig(t *testing.T) {
 }
 
 func bulk(s string) resp.Reply { return resp.Reply{Kind: resp.ReplyBulk, Str: s} }
+
+// refuseAll answers every send of the command in flight with a refused connection
+// (resp.NoReply) 1ms after it went out, firing each retry timer the machine sets, and
+// returns when each send went out and when the machine stopped retrying.
+func refuseAll(d *driver, now time.Duration) (sends []time.Duration, end time.Duration) {
+	d.t.Helper()
+	for {
+		sends = append(sends, now)
+		now += ms
+		d.take(d.m.Reply(now, 0, d.last().Req, resp.NoReply))
+		if d.timer == 0 {
+			return sends, now
+		}
+		now += d.after
+		id := d.timer
+		d.timer = 0
+		d.take(d.m.Timer(now, id))
+	}
+}
+
+// TestRefusedConnection: a trylock, a renewal and an unlock whose master refuses the
+// connection are each tried again retryInterval after each attempt began, retryAttempts
+// times, whether or not the command is resent after a timeout (noRetry) and with or
+// without replicas, and fail with the fourth refusal, 4.5s after the first send: as a
+// connection error, not a response timeout, and an unlock that failed so sends no DEL
+// of its latch.
+func TestRefusedConnection(t *testing.T) {
+	every := []time.Duration{0, 1500 * ms, 3000 * ms, 4500 * ms}
+	for _, replicated := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.Replicated = replicated
+		m, err := New(cfg, rand.New(rand.NewPCG(1, 2)))
+		require.NoError(t, err)
+		d := &driver{t: t, m: m}
+
+		d.take(d.m.Acquire(0, "lock"))
+		sends, end := refuseAll(d, 0)
+		assert.Equal(t, every, sends, "replicated=%v: trylock", replicated)
+		assert.Equal(t, 4501*ms, end)
+		require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.AcquireFailed}, d.kinds(),
+			"replicated=%v: one attempt, and the application hears only of its end", replicated)
+		assert.False(t, d.m.timedOut, "a connection error, not a RedisResponseTimeoutException")
+		for _, o := range d.sent {
+			assert.Equal(t, resp.ScriptRedissonTryLock, o.Command.Script, "nothing but the trylock goes out")
+		}
+
+		now := 10 * time.Second
+		d.take(d.m.Acquire(now, "lock"))
+		d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
+		d.take(d.m.Extend(now))
+		sends, end = refuseAll(d, now)
+		assert.Equal(t, []time.Duration{now, now + 1500*ms, now + 3000*ms, now + 4500*ms}, sends, "replicated=%v: renewal", replicated)
+		assert.Equal(t, lock.ExtendFailed, d.evs[len(d.evs)-1].Kind)
+		assert.Equal(t, now+4501*ms, end)
+
+		now = 20 * time.Second
+		d.take(d.m.Release(now))
+		before := len(d.sent)
+		sends, _ = refuseAll(d, now)
+		assert.Equal(t, []time.Duration{now, now + 1500*ms, now + 3000*ms, now + 4500*ms}, sends, "replicated=%v: unlock", replicated)
+		assert.Len(t, d.sent, before+3, "three more unlocks and no DEL of the latch")
+		assert.Equal(t, resp.ScriptRedissonUnlock, d.last().Command.Script)
+		assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
+		assert.Zero(t, d.evs[len(d.evs)-1].Votes)
+	}
+}
+
+// TestRefusedMasterBackInTime: a master that is back before the third attempt gets it:
+// the trylock sent at 3s takes the lock, its lease counted from that send.
+func TestRefusedMasterBackInTime(t *testing.T) {
+	d := newDriver(t)
+	d.take(d.m.Acquire(0, "lock"))
+	for range 2 {
+		d.take(d.m.Reply(d.m.sentAt+ms, 0, d.last().Req, resp.NoReply))
+		id := d.timer
+		d.take(d.m.Timer(d.m.sentAt+1500*ms, id))
+	}
+	require.Len(t, d.sent, 3)
+	assert.Equal(t, 3*time.Second, d.m.sentAt)
+	d.take(d.m.Reply(3*time.Second+ms, 0, d.last().Req, resp.Nil))
+	require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds())
+	assert.Equal(t, 33*time.Second, d.evs[2].Deadline)
+}
+
+// TestRefusalsAndTimeoutsShareTheAttempts: RedisExecutor counts attempts at a connection
+// and resends after a response timeout in one counter. A renewal refused, then timed out,
+// then refused twice has used its four sends: it fails at the last refusal, 7.5s after
+// the first send. A trylock refused and then timed out fails at the timeout (noRetry: no
+// resend after a timeout), as a RedisResponseTimeoutException.
+func TestRefusalsAndTimeoutsShareTheAttempts(t *testing.T) {
+	d := newDriver(t)
+	d.take(d.m.Acquire(0, "lock"))
+	d.take(d.m.Reply(ms, 0, d.last().Req, resp.Nil))
+	sends := len(d.sent)
+	d.take(d.m.Extend(10 * time.Second))
+	now := 10 * time.Second
+	step := func(refuse bool) {
+		t.Helper()
+		if refuse {
+			now += ms
+			d.take(d.m.Reply(now, 0, d.last().Req, resp.NoReply))
+		} else {
+			require.Equal(t, 3*time.Second, d.after, "the response timeout")
+			now += d.after
+			id := d.timer
+			d.take(d.m.Timer(now, id))
+		}
+	}
+	retry := func() {
+		t.Helper()
+		require.NotZero(t, d.timer)
+		now += d.after
+		id := d.timer
+		d.take(d.m.Timer(now, id))
+	}
+	step(true) // refused at 10.001s; the next attempt at 11.5s
+	retry()
+	step(false) // timed out at 14.5s; resent after 1.5s
+	retry()
+	step(true) // 16.001s
+	retry()
+	step(true) // 17.501s: the fourth send's refusal
+	assert.Len(t, d.sent, sends+4)
+	assert.Zero(t, d.timer)
+	assert.Equal(t, lock.ExtendFailed, d.evs[len(d.evs)-1].Kind)
+	assert.Equal(t, 17501*ms, now)
+
+	d = newDriver(t)
+	d.take(d.m.Acquire(0, "lock"))
+	d.take(d.m.Reply(ms, 0, d.last().Req, resp.NoReply))
+	id := d.timer
+	d.take(d.m.Timer(1500*ms, id))
+	require.Len(t, d.sent, 2)
+	require.Equal(t, 3*time.Second, d.after)
+	id = d.timer
+	d.take(d.m.Timer(4500*ms, id))
+	assert.Equal(t, lock.AcquireFailed, d.evs[len(d.evs)-1].Kind)
+	assert.True(t, d.m.timedOut, "the timeout, not the refusal, ended it")
+	assert.Len(t, d.sent, 2)
+}

@@ -112,8 +112,14 @@ type subEvent struct {
 // failure, it stops and has the lock: N/2 + 1 masters, and the rest never asked. A
 // tryLock whose command timed out (a RedisResponseTimeoutException: after 3 s against a
 // single server, after 16.5 s of resends with replicas) unlocks that master before going
-// on. When the time left runs out, the attempt unlocks what it took and lock() starts
-// another.
+// on. A master that refuses the connection (killed, shut down) fails its tryLock after
+// retryAttempts × retryInterval (4.5 s) of attempts at a connection, with a connection
+// error, which tryLock catches without an unlock. One such master spends the whole wait
+// of a tryLock over three masters (4.5 s), two that of one over five (7.5 s): every
+// tryLock then ends without the lock and lock() never returns, unless the refused master
+// that spends it is last in the order (the failure limit ends the loop with the lock
+// first). When the time left runs out, the attempt unlocks what it took and lock()
+// starts another.
 //
 // It never computes a validity and never checks one: each master's lock has its own
 // watchdog from its own acquisition, whatever the others do. What this machine reports
@@ -486,7 +492,10 @@ func (r *RedLock) handle(i int, ev *lock.Event) {
 		if !atTry || r.stage != stTry || ev.Reason == lock.ReasonAborted {
 			return
 		}
-		if s.m.timedOut { // RedisResponseTimeoutException: unlock this master first
+		// RedissonMultiLock.tryLock unlocks a master whose tryLock threw a
+		// RedisResponseTimeoutException and catches any other exception (a refused
+		// connection's) without one.
+		if s.m.timedOut {
 			r.stage = stUnlockOne
 			r.unlock(i)
 			return

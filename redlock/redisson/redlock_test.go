@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,8 +21,9 @@ type rlDriver struct {
 	t       *testing.T
 	r       *RedLock
 	now     time.Duration
-	sent    []lock.Output // every send, in order
-	waiting []lock.Output // sends not yet answered
+	sent    []lock.Output   // every send, in order
+	sentAt  []time.Duration // when each of sent went out
+	waiting []lock.Output   // sends not yet answered
 	evs     []lock.Event
 	timer   lock.TimerID
 	fireAt  time.Duration
@@ -40,6 +42,7 @@ func (d *rlDriver) take(outs []lock.Output, err error) {
 		switch o.Kind {
 		case lock.OutSend:
 			d.sent = append(d.sent, o)
+			d.sentAt = append(d.sentAt, d.now)
 			if o.Command.Op != resp.OpDel { // the unlock latch's DEL: nobody waits for it
 				d.waiting = append(d.waiting, o)
 			}
@@ -291,4 +294,143 @@ func TestRedLockWatchdogs(t *testing.T) {
 
 	_, err := d.r.Extend(d.now)
 	assert.ErrorIs(t, err, lock.ErrBusy, "the watchdogs extend; the caller never does")
+}
+
+// refuseNode answers master node's command in flight with a refused connection 1ms after
+// each attempt, firing the retry its RLock sets in between, until the RLock gives up. It
+// returns when each refused attempt went out.
+func (d *rlDriver) refuseNode(node int) (at []time.Duration) {
+	d.t.Helper()
+	for {
+		i := slices.IndexFunc(d.waiting, func(o lock.Output) bool { return o.Node == node })
+		if i < 0 {
+			return at
+		}
+		o := d.waiting[i]
+		d.waiting = slices.Delete(d.waiting, i, i+1)
+		at = append(at, d.sentAt[slices.IndexFunc(d.sent, func(s lock.Output) bool { return s.Req == o.Req })])
+		d.now += ms
+		d.take(d.r.Reply(d.now, o.Node, o.Req, resp.NoReply))
+		if !d.r.subs[node].m.retry {
+			return at // it gave up
+		}
+		require.Equal(d.t, d.r.subs[node].timerAt, d.fireAt, "the retry is the earliest timer")
+		d.fire()
+	}
+}
+
+// TestRedLockSkipsARefusedMaster: master 1 of five refuses the connection. Its tryLock
+// makes four attempts, 1.5s apart, and fails with a connection error 4.5s after the
+// first, which RedissonMultiLock.tryLock catches without unlocking it; the loop goes on
+// to masters 2, 3 and 4, and the lock is four masters at 4.505s. unlock() waits for
+// master 1's four attempts too: 4.5s.
+func TestRedLockSkipsARefusedMaster(t *testing.T) {
+	d := newRLDriver(t, DefaultRedLockConfig(5))
+	d.take(d.r.Acquire(0, "lock"))
+	d.answer(ms, free) // master 0 at 1ms
+	at := d.refuseNode(1)
+	assert.Equal(t, []time.Duration{ms, 1501 * ms, 3001 * ms, 4501 * ms}, at)
+	assert.Equal(t, 4502*ms, d.now, "the fourth refusal ends master 1's tryLock")
+	require.Len(t, d.waiting, 1)
+	assert.Equal(t, 2, d.waiting[0].Node, "no unlock of master 1: master 2 is next")
+	assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script)
+	for range 3 {
+		d.answer(ms, free)
+	}
+	acq := d.lastEvent()
+	require.Equal(t, lock.Acquired, acq.Kind, "%v", d.kinds())
+	assert.Equal(t, 4, acq.Votes)
+	assert.Equal(t, 4505*ms, d.now)
+	assert.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds(), "one attempt")
+	for _, o := range d.sent {
+		if o.Node == 1 {
+			assert.Equal(t, resp.ScriptRedissonTryLock, o.Command.Script, "master 1 is sent nothing but its trylock")
+		}
+	}
+
+	start := d.now
+	d.take(d.r.Release(start))
+	require.Len(t, d.waiting, 5, "all at once")
+	for _, o := range slices.Clone(d.waiting) {
+		if o.Node != 1 { // the other four answer at once
+			d.waiting = slices.DeleteFunc(d.waiting, func(w lock.Output) bool { return w.Req == o.Req })
+			d.take(d.r.Reply(d.now, o.Node, o.Req, free(o)))
+		}
+	}
+	require.NotEqual(t, lock.Released, d.lastEvent().Kind)
+	at = d.refuseNode(1)
+	assert.Equal(t, []time.Duration{start, start + 1500*ms, start + 3000*ms, start + 4500*ms}, at)
+	rel := d.lastEvent()
+	require.Equal(t, lock.Released, rel.Kind)
+	assert.Equal(t, 4, rel.Votes)
+	assert.Equal(t, 4501*ms, d.now-start, "unlock() waits out master 1's attempts")
+}
+
+// TestRedLockOfThreeNeverLocksPastARefusedFirstMaster: of three masters, the first
+// refuses the connection. Its 4.5s of attempts spend the whole of tryLock's wait (3 ×
+// 1.5s), so the attempt ends there, with nothing taken and masters 1 and 2 never asked,
+// and lock()'s next tryLock starts again from master 0: while master 0 stays down,
+// lock() never returns, though two of three masters are free.
+func TestRedLockOfThreeNeverLocksPastARefusedFirstMaster(t *testing.T) {
+	d := newRLDriver(t, DefaultRedLockConfig(3))
+	d.take(d.r.Acquire(0, "lock"))
+	for round := range 3 {
+		at := d.refuseNode(0)
+		require.Len(t, at, 4, "round %d", round)
+		ended := d.evs[len(d.evs)-2]
+		assert.Equal(t, lock.AttemptEnded, ended.Kind)
+		assert.Equal(t, lock.ReasonNoQuorum, ended.Reason)
+		assert.Equal(t, 1, ended.Servers, "masters 1 and 2 never asked")
+		assert.Equal(t, lock.AttemptStarted, d.lastEvent().Kind)
+		assert.Equal(t, round+2, d.lastEvent().Attempt)
+		require.Len(t, d.waiting, 1)
+		assert.Equal(t, 0, d.waiting[0].Node, "the next tryLock starts from master 0")
+	}
+	assert.Equal(t, 3*4501*ms, d.now)
+	assert.NotContains(t, d.kinds(), lock.Acquired)
+}
+
+// TestRedLockOfFiveWithTwoRefusedMasters: two refused masters of five spend a tryLock's
+// 7.5s. With masters 1 and 3 refused, master 3's failure at 9s finds the time gone: the
+// attempt unlocks masters 0 and 2 and the next starts from master 0. With masters 1 and
+// 4 refused, master 4's failure comes with three masters taken, which ends the loop with
+// the lock before the time is counted.
+func TestRedLockOfFiveWithTwoRefusedMasters(t *testing.T) {
+	for _, tc := range []struct {
+		second int
+		won    bool
+		end    time.Duration // the second refusal's
+	}{{second: 3, won: false, end: 9004 * ms}, {second: 4, won: true, end: 9005 * ms}} {
+		d := newRLDriver(t, DefaultRedLockConfig(5))
+		d.take(d.r.Acquire(0, "lock"))
+		for i := range 5 {
+			if i == 1 || i == tc.second {
+				require.Len(t, d.refuseNode(i), 4)
+				continue
+			}
+			if i == 4 && !tc.won {
+				break // the attempt is over: master 4 is not asked
+			}
+			d.answer(ms, free)
+		}
+		assert.Equal(t, tc.end, d.now, "second=%d: the second refusal", tc.second)
+		if tc.won {
+			require.Equal(t, lock.Acquired, d.lastEvent().Kind, "%v", d.kinds())
+			assert.Equal(t, 3, d.lastEvent().Votes)
+			continue
+		}
+		assert.NotContains(t, d.kinds(), lock.Acquired)
+		var nodes []int
+		for _, o := range d.waiting {
+			assert.Equal(t, resp.ScriptRedissonUnlock, o.Command.Script)
+			nodes = append(nodes, o.Node)
+		}
+		assert.Equal(t, []int{0, 2}, nodes, "what the attempt took is unlocked")
+		d.answer(ms, free)
+		d.answer(ms, free)
+		require.Len(t, d.waiting, 1)
+		assert.Equal(t, 0, d.waiting[0].Node)
+		assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script, "and lock() tries again from master 0")
+		assert.Equal(t, 2, d.lastEvent().Attempt)
+	}
 }
