@@ -394,3 +394,32 @@ func TestRedissonRetriesARefusedConnection(t *testing.T) {
 	assert.Empty(t, by["redis2"].trylocks, "redis2 is never asked")
 	assert.GreaterOrEqual(t, len(by["redis1"].trylocks), 6*4, "a tryLock of four refused attempts every 4.5s for 30s")
 }
+
+// redissonFailover is Redisson's RLock on a master with one replica (50ms behind), whose
+// master loses power the moment client1 has the lock; the replica is promoted after 1s.
+const redissonFailover = `name: redisson-failover
+story: the master loses power as soon as client1 has the lock; its replica is promoted
+knobs: {client: redisson, clients: 2, replicas: 1, replication_delay: 50ms, failover_after: 1s, max_cycles: 1, hold: const(20s), duration: 40s}
+start: {client1: 10ms, client2: 3s}
+schedule:
+  - on: {event: acquired, client: client1}
+    crash_node: {node: redis1}
+`
+
+// TestRedissonWaitsForItsReplica holds the redisson profile to Redisson's syncedEval
+// with replicas: the trylock's answer counts only once WAIT found the replica synced (50ms
+// later), so the promoted replica has the lock and client2 waits for client1's release;
+// after the failover the master has no replica, so client1's next renewal finds none
+// synced and fails, and client2's INFO replication then reads 0 and asks no WAIT.
+func TestRedissonWaitsForItsReplica(t *testing.T) {
+	sc, err := scenarios.ParseFile("redisson-failover.yaml", []byte(redissonFailover))
+	require.NoError(t, err)
+	rp, rec, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	acquired := firstStep(t, rp, "client1", "acquired")
+	assert.InDelta(t, float64(62*time.Millisecond), float64(acquired), float64(3*time.Millisecond), "after the replica applied the trylock")
+	assert.True(t, rec.Safety.LockSafe() && rec.Safety.ResourceSafe(), "%v", rec.Violations)
+	released := firstStep(t, rp, "client1", "released")
+	assert.Greater(t, firstStep(t, rp, "client2", "acquired"), released, "client2 waits for client1's release")
+	assert.Greater(t, firstStep(t, rp, "client1", "extend-failed"), 10*time.Second, "the renewal after the failover")
+}

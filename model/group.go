@@ -335,6 +335,18 @@ func (g *Group) wait(now sim.Time, m *Node, from network.Endpoint, id uint64, c 
 	g.waits = append(g.waits, w)
 }
 
+// info answers INFO replication: the master's role and its connected replicas (the
+// running ones).
+func (g *Group) info() resp.Reply {
+	k := 0
+	for _, r := range g.nodes {
+		if !r.master && r.up {
+			k++
+		}
+	}
+	return resp.Reply{Kind: resp.ReplyBulk, Str: "# Replication\r\nrole:master\r\nconnected_slaves:" + strconv.Itoa(k) + "\r\n"}
+}
+
 // acked counts the running replicas that applied every write up to offset target.
 func (g *Group) acked(target uint64) int {
 	k := 0

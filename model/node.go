@@ -263,9 +263,15 @@ func (n *Node) serve(now sim.Time) {
 
 // execute is serve for a request that never waited in the queue.
 func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.Command) {
-	if c.Op == resp.OpWait { // blocks its client, not the node: the group answers it
+	if c.Op >= resp.OpWait { // WAIT and INFO replication: the group answers them
 		n.stats.Commands++
-		n.g.wait(now, n, from, id, c)
+		if c.Op == resp.OpWait { // it blocks its client, not the node
+			n.g.wait(now, n, from, id, c)
+			return
+		}
+		reply := n.g.info()
+		n.traceExec(c, reply)
+		n.g.reply(from, id, reply)
 		return
 	}
 	reply, nowMs := n.run(now, from, c)

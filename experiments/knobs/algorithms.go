@@ -1,6 +1,8 @@
 package knobs
 
 import (
+	"time"
+
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/redisson"
@@ -53,7 +55,7 @@ var algorithmTable = []Algorithm{
 // config, whose lock scripts Redisson resends after a timeout.
 func redissonConfig(cfg *Config) redisson.Config {
 	return redisson.Config{Lease: cfg.Lock.TTL, Timeout: cfg.Lock.NodeTimeout(), RetryInterval: cfg.Lock.RetryDelay,
-		RetryAttempts: cfg.Lock.Tries - 1, Replicated: cfg.EffectiveReplicas() > 0}
+		RetryAttempts: cfg.Lock.Tries - 1, Replicated: cfg.EffectiveReplicas() > 0, SyncTimeout: time.Second}
 }
 
 // Masters returns how many Redis endpoints the configured algorithm's clients address:

@@ -30,9 +30,12 @@
 // moment the key could still be there if nothing but the lease removes it. Redisson's
 // application is told neither when a renewal fails nor when that moment passes.
 //
-// Not modelled: re-entrant acquisition (the simulated workload never re-enters), the
-// WAIT for replicas that 3.43.0 sends after a lock command when replicas exist
-// (checkLockSyncedSlaves), resubscription after a reconnect, the DEL of the unlock
+// With replicas, every lock script waits for them as 3.43.0's syncedEval does (INFO
+// replication, then the script and WAIT in one batch, checkLockSyncedSlaves: see
+// Config.SyncTimeout); WAIT_SUPPORTED's one-time probe (WAIT 0 0) is not sent.
+//
+// Not modelled: re-entrant acquisition (the simulated workload never re-enters),
+// resubscription after a reconnect, the DEL of the unlock
 // latch being a separate connection's command (it is sent like any other), a refused
 // SUBSCRIBE (PublishSubscribeService's own retries), and the backoff on which Redisson's
 // pooled connections reconnect to a master that came back (ConnectionWatchdog: a command
@@ -45,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/redlock"
@@ -72,12 +76,22 @@ type Config struct {
 	// command, the trylock and unlock included. Against a single server (isSingleConfig)
 	// they go out as evalWriteNoRetryAsync, never resent.
 	Replicated bool
+	// SyncTimeout is slavesSyncTimeout, the WAIT's timeout. With Replicated, the client
+	// learns how many replicas the master has (availableSlaves) from INFO replication's
+	// connected_slaves before its first lock script, and again after a WAIT that found
+	// fewer; with at least one, each lock script goes out in a batch with WAIT
+	// availableSlaves SyncTimeout after it, the batch waits Timeout + SyncTimeout for its
+	// answer, and a WAIT that answers 0 is "None of slaves were synced"
+	// (checkLockSyncedSlaves, on by default): the trylock is then unlocked and tried again
+	// after RetryInterval, up to RetryAttempts times (handleNoSync,
+	// ServiceManager.execute); a renewal fails; an unlock throws, its script having run.
+	SyncTimeout time.Duration
 }
 
 // DefaultConfig returns Redisson 3.43.0's defaults.
 func DefaultConfig() Config {
 	return Config{Lease: 30 * time.Second, Timeout: 3 * time.Second, RetryInterval: 1500 * time.Millisecond,
-		RetryAttempts: 3}
+		RetryAttempts: 3, SyncTimeout: time.Second}
 }
 
 // Validate reports the first setting outside what Redisson accepts.
@@ -145,6 +159,18 @@ type Machine struct {
 	cmd     resp.Command // the request in flight, for resending
 	sends   int          // sends of the request in flight so far
 	retry   bool         // the timer is a retry interval, not a response timeout
+	// waitReq is the WAIT sent after the script in flight (with replicas), whose answer
+	// ends the batch; stash holds the script's answer meanwhile.
+	waitReq lock.Req
+	stash   resp.Reply
+	// syncRetry: the timer is the retry interval after "None of slaves were synced";
+	// noSyncLeft counts the retries left to this tryAcquire.
+	syncRetry  bool
+	noSyncLeft int
+	// avail is availableSlaves: the replicas a WAIT waits for, -1 until INFO replication
+	// (infoReq, in flight) told; waitFor is the count the WAIT in flight asked for.
+	avail, waitFor int
+	infoReq        lock.Req
 
 	// waitEnd bounds a tryLock(waitTime): past it, a try that finds the lock taken gives
 	// up instead of waiting on. 0 is lock(), which waits for ever.
@@ -172,7 +198,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 	if rng == nil {
 		return nil, errors.New("redisson: nil random source")
 	}
-	return &Machine{cfg: cfg, rng: rng, name: uuid(rng) + ":1"}, nil
+	return &Machine{cfg: cfg, rng: rng, name: uuid(rng) + ":1", avail: -1}, nil
 }
 
 // LockName returns the hash field this client holds the lock under.
@@ -221,6 +247,12 @@ func (m *Machine) waitOver() bool { return m.waitEnd > 0 && m.now >= m.waitEnd }
 
 // try sends the trylock script: one attempt.
 func (m *Machine) try() {
+	m.noSyncLeft = m.cfg.RetryAttempts // ServiceManager.execute's budget, per tryAcquire
+	m.tryAgain()
+}
+
+// tryAgain sends the trylock script once more within the same tryAcquire.
+func (m *Machine) tryAgain() {
 	m.attempt++
 	m.ph = phTry
 	m.emit(lock.Event{Kind: lock.AttemptStarted, Resource: m.resource, Attempt: m.attempt, Start: m.now})
@@ -286,14 +318,59 @@ func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Repl
 		m.message(r)
 		return m.out, nil
 	}
+	if m.infoReq != 0 && req == m.infoReq {
+		m.infoReq = 0
+		m.disarm()
+		if r.Kind == resp.ReplyNone { // refused: retried like the script would be
+			m.refused()
+			return m.out, nil
+		}
+		m.avail, m.sends = connectedSlaves(r), 0 // the script has a budget of its own
+		m.resend()
+		return m.out, nil
+	}
+	if m.waitReq != 0 && req != 0 {
+		switch {
+		case req == m.req && r.Kind != resp.ReplyNone: // the script's answer: the batch ends with WAIT's
+			m.stash, m.req = r, 0
+			return m.out, nil
+		case req == m.req: // refused: so will the WAIT be
+			m.waitReq = 0
+		case req == m.waitReq:
+			m.waitReq = 0
+			m.disarm()
+			if r.Kind == resp.ReplyNone {
+				m.refused()
+				return m.out, nil
+			}
+			if r.Kind == resp.ReplyInt && r.Int < int64(m.waitFor) {
+				m.avail = -1 // e.setAvailableSlaves(-1): INFO replication again next time
+			}
+			if r.Kind == resp.ReplyInt && r.Int == 0 {
+				m.noSync()
+				return m.out, nil
+			}
+			req, m.req, r = 0, 0, m.stash
+			m.answered(r)
+			return m.out, nil
+		default:
+			return m.out, nil
+		}
+	}
 	if req != m.req || req == 0 {
 		return m.out, nil // late, or a reply nobody waits for (UNSUBSCRIBE's, the latch's DEL)
 	}
 	m.req = 0
 	m.disarm()
+	m.answered(r)
+	return m.out, nil
+}
+
+// answered takes the answer to the command in flight.
+func (m *Machine) answered(r resp.Reply) {
 	if r.Kind == resp.ReplyNone && (m.op != opAcquire || m.ph == phTry) {
 		m.refused()
-		return m.out, nil
+		return
 	}
 	switch m.op {
 	case opAcquire:
@@ -305,7 +382,7 @@ func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Repl
 			m.renewals++
 			m.op = opHeld
 			m.emit(m.event(lock.Extended, lock.ReasonNone, 1))
-			return m.out, nil
+			return
 		}
 		// The field is gone (the key expired, or another client holds it): Redisson's
 		// watchdog stops, logging nothing the application sees.
@@ -320,7 +397,38 @@ func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Repl
 		}
 		m.released(votes, true)
 	}
-	return m.out, nil
+}
+
+// noSync is "None of slaves were synced": the script ran on the master, but its WAIT
+// found no replica with it. A trylock is unlocked (handleNoSync) and tried again after
+// the retry interval while ServiceManager.execute's attempts last, then lock() throws; a
+// renewal fails, which stops the watchdog; an unlock throws after its script ran.
+func (m *Machine) noSync() {
+	switch m.op {
+	case opAcquire:
+		ev := m.event(lock.AttemptEnded, lock.ReasonNoQuorum, 0)
+		ev.Validity = 0
+		m.emit(ev)
+		raw := randomBytes(m.rng)
+		m.fire(resp.Command{Op: resp.OpEval, Script: resp.ScriptRedissonUnlock, Key: m.resource,
+			Value: resp.RedissonUnlockValue(m.name, hex.EncodeToString(raw[:])), TTL: m.cfg.Lease})
+		if m.noSyncLeft > 0 {
+			m.noSyncLeft--
+			m.syncRetry = true
+			m.arm(m.cfg.RetryInterval)
+			return
+		}
+		m.endAcquire(lock.ReasonNoQuorum)
+	case opRenew:
+		m.op = opHeld
+		m.emit(m.event(lock.ExtendFailed, lock.ReasonNoQuorum, 0))
+	case opRelease:
+		votes := 0
+		if m.stash.Kind == resp.ReplyInt {
+			votes = 1
+		}
+		m.released(votes, false)
+	}
 }
 
 func (m *Machine) onAcquireReply(r resp.Reply) {
@@ -421,10 +529,13 @@ func (m *Machine) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 	case m.op == opAcquire && m.ph == phSubscribe && m.waitOver(): // subscribeFuture.get(time)
 		m.abandonInFlight()
 		m.endAcquire(lock.ReasonNoQuorum)
+	case m.syncRetry: // ServiceManager.execute's retry after "None of slaves were synced"
+		m.syncRetry = false
+		m.tryAgain()
 	case m.retry: // the retry interval is over: send again
 		m.retry = false
 		m.resend()
-	case m.req != 0: // no response in time
+	case m.req != 0 || m.waitReq != 0 || m.infoReq != 0: // no response in time
 		m.abandonInFlight()
 		if m.sends <= m.cfg.RetryAttempts && m.resendable() {
 			m.retry = true
@@ -520,12 +631,27 @@ func (m *Machine) send(c resp.Command) {
 }
 
 func (m *Machine) resend() {
+	if m.cfg.Replicated && m.cmd.Op == resp.OpEval && m.avail < 0 { // how many replicas?
+		m.sends++
+		m.sentAt = m.now
+		m.lastReq++
+		m.infoReq = m.lastReq
+		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.infoReq, Command: resp.Command{Op: resp.OpInfo}})
+		m.arm(m.cfg.Timeout)
+		return
+	}
 	m.sends++
 	m.sentAt = m.now
 	m.lastReq++
 	m.req = m.lastReq
 	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.req, Command: m.cmd})
 	wait := m.cfg.Timeout
+	if m.cfg.Replicated && m.avail > 0 && m.cmd.Op == resp.OpEval { // syncedEval's batch
+		m.lastReq++
+		m.waitReq, m.waitFor = m.lastReq, m.avail
+		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.waitReq, Command: resp.Wait(m.avail, m.cfg.SyncTimeout)})
+		wait += m.cfg.SyncTimeout
+	}
 	if left := m.waitEnd - m.now; m.op == opAcquire && m.ph == phSubscribe && m.waitEnd > 0 && left < wait {
 		wait = max(left, 0) // subscribeFuture.get(time): the subscription waits no longer than the tryLock
 	}
@@ -545,8 +671,16 @@ func (m *Machine) abandonInFlight() {
 		m.push(lock.Output{Kind: lock.OutAbandon, Node: 0, Req: m.req})
 		m.req = 0
 	}
+	if m.waitReq != 0 {
+		m.push(lock.Output{Kind: lock.OutAbandon, Node: 0, Req: m.waitReq})
+		m.waitReq = 0
+	}
+	if m.infoReq != 0 {
+		m.push(lock.Output{Kind: lock.OutAbandon, Node: 0, Req: m.infoReq})
+		m.infoReq = 0
+	}
 	m.disarm()
-	m.retry = false
+	m.retry, m.syncRetry = false, false
 }
 
 func (m *Machine) event(kind lock.EventKind, reason lock.Reason, votes int) lock.Event {
@@ -605,4 +739,21 @@ func cutUnlock(v string) (name, id string) {
 		}
 	}
 	return v, ""
+}
+
+// connectedSlaves reads connected_slaves from INFO replication's answer; 0 when the
+// answer is not one (an error, a refused connection).
+func connectedSlaves(r resp.Reply) int {
+	const field = "connected_slaves:"
+	s := r.Str
+	i := strings.Index(s, field)
+	if r.Kind != resp.ReplyBulk || i < 0 {
+		return 0
+	}
+	s = s[i+len(field):]
+	n := 0
+	for j := 0; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+		n = n*10 + int(s[j]-'0')
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -154,6 +155,9 @@ func TestResponseTimeouts(t *testing.T) {
 		assert.Equal(t, want, now, "replicated=%v", replicated)
 
 		d.take(d.m.Acquire(now, "lock"))
+		if d.last().Command.Op == resp.OpInfo { // replicated: INFO replication first
+			d.take(d.m.Reply(now, 0, d.last().Req, infoReply(0)))
+		}
 		d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
 		sends := len(d.sent)
 		d.take(d.m.Extend(now))
@@ -242,11 +246,18 @@ func TestRefusedConnection(t *testing.T) {
 			"replicated=%v: one attempt, and the application hears only of its end", replicated)
 		assert.False(t, d.m.timedOut, "a connection error, not a RedisResponseTimeoutException")
 		for _, o := range d.sent {
+			if replicated { // INFO replication first, to learn how many replicas to WAIT for
+				assert.Equal(t, resp.OpInfo, o.Command.Op, "nothing but INFO replication goes out")
+				continue
+			}
 			assert.Equal(t, resp.ScriptRedissonTryLock, o.Command.Script, "nothing but the trylock goes out")
 		}
 
 		now := 10 * time.Second
 		d.take(d.m.Acquire(now, "lock"))
+		if d.last().Command.Op == resp.OpInfo { // replicated: INFO replication first
+			d.take(d.m.Reply(now, 0, d.last().Req, infoReply(0)))
+		}
 		d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
 		d.take(d.m.Extend(now))
 		sends, end = refuseAll(d, now)
@@ -338,4 +349,49 @@ func TestRefusalsAndTimeoutsShareTheAttempts(t *testing.T) {
 	assert.Equal(t, lock.AcquireFailed, d.evs[len(d.evs)-1].Kind)
 	assert.True(t, d.m.timedOut, "the timeout, not the refusal, ended it")
 	assert.Len(t, d.sent, 2)
+}
+
+// infoReply is INFO replication's answer for a master with n connected replicas.
+func infoReply(n int) resp.Reply {
+	return resp.Reply{Kind: resp.ReplyBulk, Str: "# Replication\r\nrole:master\r\nconnected_slaves:" + strconv.Itoa(n) + "\r\n"}
+}
+
+// TestWaitForReplicas: with replicas, the client learns their number from INFO
+// replication, then sends each lock script with WAIT after it and decides on the WAIT's
+// answer; a WAIT that found no replica synced unlocks the trylock and tries again after
+// the retry interval, asking INFO replication again first.
+func TestWaitForReplicas(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Replicated = true
+	m, err := New(cfg, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	d := &driver{t: t, m: m}
+	d.take(d.m.Acquire(0, "lock"))
+	require.Len(t, d.sent, 1)
+	assert.Equal(t, []string{"INFO", "replication"}, d.last().Command.Args())
+	d.take(d.m.Reply(ms, 0, d.last().Req, infoReply(2)))
+	require.Len(t, d.sent, 3)
+	script, wait := d.sent[1], d.sent[2]
+	assert.Equal(t, resp.ScriptRedissonTryLock, script.Command.Script)
+	assert.Equal(t, []string{"WAIT", "2", "1000"}, wait.Command.Args())
+	assert.Equal(t, 4*time.Second, d.after, "the batch waits timeout + slavesSyncTimeout")
+	d.take(d.m.Reply(2*ms, 0, script.Req, resp.Nil))
+	assert.NotContains(t, d.kinds(), lock.Acquired, "not before the WAIT's answer")
+	d.take(d.m.Reply(50*ms, 0, wait.Req, resp.IntReply(1)))
+	assert.Equal(t, lock.Acquired, d.evs[len(d.evs)-1].Kind, "one replica of two is enough")
+
+	// Another client: its WAIT finds none synced.
+	m2, err := New(cfg, rand.New(rand.NewPCG(3, 4)))
+	require.NoError(t, err)
+	d2 := &driver{t: t, m: m2}
+	d2.take(d2.m.Acquire(0, "lock"))
+	d2.take(d2.m.Reply(ms, 0, d2.last().Req, infoReply(1)))
+	script, wait = d2.sent[1], d2.sent[2]
+	d2.take(d2.m.Reply(2*ms, 0, script.Req, resp.Nil))
+	d2.take(d2.m.Reply(1002*ms, 0, wait.Req, resp.IntReply(0)))
+	assert.Equal(t, resp.ScriptRedissonUnlock, d2.last().Command.Script, "handleNoSync unlocks")
+	assert.NotContains(t, d2.kinds(), lock.Acquired)
+	assert.Equal(t, 1500*time.Millisecond, d2.after, "then tries again after the retry interval")
+	d2.take(d2.m.Timer(2502*ms, d2.timer))
+	assert.Equal(t, resp.OpInfo, d2.last().Command.Op, "after a WAIT that found fewer, INFO replication again")
 }

@@ -37,11 +37,15 @@ const (
 	// timeout passed (0: none), how many did. Redisson sends it after a lock's script when
 	// the master has replicas. See Wait.
 	OpWait
+	// OpInfo is INFO replication: the master's replication section, whose
+	// connected_slaves line Redisson reads to know how many replicas a WAIT should wait
+	// for. OpWait and OpInfo, the last ops, are answered by the node's group.
+	OpInfo
 )
 
 var opNames = [...]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpPExpire: "PEXPIRE",
 	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA", OpPing: "PING",
-	OpSubscribe: "SUBSCRIBE", OpUnsubscribe: "UNSUBSCRIBE", OpWait: "WAIT"}
+	OpSubscribe: "SUBSCRIBE", OpUnsubscribe: "UNSUBSCRIBE", OpWait: "WAIT", OpInfo: "INFO"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -338,6 +342,8 @@ func (c Command) Args() []string {
 		return []string{"PING"}
 	case OpWait:
 		return []string{"WAIT", c.Value, ms}
+	case OpInfo:
+		return []string{"INFO", "replication"}
 	case OpEval, OpEvalSHA:
 		head := c.Script.SHA()
 		if c.Op == OpEval {
