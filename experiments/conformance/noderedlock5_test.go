@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/redlock-sim/redlock-sim/internal/redistest"
 )
 
@@ -72,26 +70,8 @@ func TestNodeRedlock5Conformance(t *testing.T) {
 	for _, fs := range nodeRedlock5Scripts {
 		t.Run(fs.name, func(t *testing.T) {
 			t.Parallel()
-			real := runNodeRedlock(t, nodeBin, "noderedlock5.js", fs)
-			simd := runSimulated(t, "node-redlock-5", fs)
-			t.Logf("real:      %s", real)
-			t.Logf("simulated: %s", simd)
-			assert.Equal(t, real.acquired, simd.acquired, "acquired")
-			assert.Equal(t, real.attempts, simd.attempts, "attempts acquire() made")
-			near(t, "time acquire() took", real.lockTook, simd.lockTook)
-			if real.acquired && simd.acquired {
-				near(t, "validity returned (negated)", -real.validity, -simd.validity)
-				assert.Equal(t, real.unlocked, simd.unlocked, "release() succeeded")
-				near(t, "time release() took", real.unlockTook, simd.unlockTook)
-				if fs.extend {
-					assert.Equal(t, real.extended, simd.extended, "extend() succeeded")
-					near(t, "time extend() took", real.extendTook, simd.extendTook)
-				}
-			}
-			for i := range nodes {
-				assert.Equal(t, real.commands[i], simd.commands[i], "commands server %d ran", i)
-			}
-			assert.Equal(t, real.leftover, simd.leftover, "servers whose lock key outlived the release")
+			agreeNodeRedlock(t, runNodeRedlock(t, nodeBin, "noderedlock5.js", fs), runSimulated(t, "node-redlock-5", fs),
+				fs, "acquire()", "release()")
 		})
 	}
 }

@@ -57,31 +57,41 @@ func TestNodeRedlockConformance(t *testing.T) {
 	for _, fs := range nodeRedlockScripts {
 		t.Run(fs.name, func(t *testing.T) {
 			t.Parallel()
-			real := runNodeRedlock(t, nodeBin, "noderedlock.js", fs)
-			simd := runSimulated(t, "node-redlock", fs)
-			t.Logf("real:      %s", real)
-			t.Logf("simulated: %s", simd)
-			assert.Equal(t, real.acquired, simd.acquired, "acquired")
-			assert.Equal(t, real.attempts, simd.attempts, "attempts lock() made")
-			near(t, "time lock() took", real.lockTook, simd.lockTook)
-			if real.acquired && simd.acquired {
-				near(t, "validity returned (negated)", -real.validity, -simd.validity)
-				assert.Equal(t, real.unlockPending, simd.unlockPending, "unlock() still pending after %v", fs.unlockWait)
-				if !real.unlockPending && !simd.unlockPending {
-					assert.Equal(t, real.unlocked, simd.unlocked, "unlock() succeeded")
-					near(t, "time unlock() took", real.unlockTook, simd.unlockTook)
-				}
-				if fs.extend {
-					assert.Equal(t, real.extended, simd.extended, "extend() succeeded")
-					near(t, "time extend() took", real.extendTook, simd.extendTook)
-				}
-			}
-			for i := range nodes {
-				assert.Equal(t, real.commands[i], simd.commands[i], "commands server %d ran", i)
-			}
-			assert.Equal(t, real.leftover, simd.leftover, "servers whose lock key outlived the unlock")
+			agreeNodeRedlock(t, runNodeRedlock(t, nodeBin, "noderedlock.js", fs), runSimulated(t, "node-redlock", fs),
+				fs, "lock()", "unlock()")
 		})
 	}
+}
+
+// agreeNodeRedlock requires what a node-redlock user sees of a script to agree between
+// the real library and the simulated profile: acquired or not, after how many attempts
+// and how long, the validity returned, the extension and the release (or that the
+// release was still pending after the script's unlockWait on both sides), each server's
+// commands in order and the keys left behind. acquire and release are the library's
+// names for the two calls.
+func agreeNodeRedlock(t *testing.T, real, simd outcome, fs faultScript, acquire, release string) {
+	t.Helper()
+	t.Logf("real:      %s", real)
+	t.Logf("simulated: %s", simd)
+	assert.Equal(t, real.acquired, simd.acquired, "acquired")
+	assert.Equal(t, real.attempts, simd.attempts, "attempts %s made", acquire)
+	near(t, "time "+acquire+" took", real.lockTook, simd.lockTook)
+	if real.acquired && simd.acquired {
+		near(t, "validity returned (negated)", -real.validity, -simd.validity)
+		assert.Equal(t, real.unlockPending, simd.unlockPending, "%s still pending after %v", release, fs.unlockWait)
+		if !real.unlockPending && !simd.unlockPending {
+			assert.Equal(t, real.unlocked, simd.unlocked, "%s succeeded", release)
+			near(t, "time "+release+" took", real.unlockTook, simd.unlockTook)
+		}
+		if fs.extend {
+			assert.Equal(t, real.extended, simd.extended, "extend() succeeded")
+			near(t, "time extend() took", real.extendTook, simd.extendTook)
+		}
+	}
+	for i := range nodes {
+		assert.Equal(t, real.commands[i], simd.commands[i], "commands server %d ran", i)
+	}
+	assert.Equal(t, real.leftover, simd.leftover, "servers whose lock key outlived the %s", release)
 }
 
 // needNode returns the path of the node binary, once it checked that `npm ci` installed
