@@ -374,9 +374,12 @@ func (r *RedLock) Release(now time.Duration) ([]lock.Output, error) {
 		r.emit(r.event(lock.AcquireFailed, lock.ReasonAborted, r.taken))
 		r.op, r.start, r.pending, r.votes, r.then, r.aborted = rlRelease, now, 0, 0, nil, true
 		for i := range r.subs {
-			if s := &r.subs[i]; s.held || s.m.op == opAcquire {
+			switch s := &r.subs[i]; {
+			case s.held || s.m.op == opAcquire:
 				r.pending++
 				r.unlock(i)
+			case s.m.op == opRelease: // an unlock of the attempt is under way: await it too
+				r.pending++
 			}
 		}
 		if r.pending == 0 {

@@ -434,3 +434,25 @@ func TestRedLockOfFiveWithTwoRefusedMasters(t *testing.T) {
 		assert.Equal(t, 2, d.lastEvent().Attempt)
 	}
 }
+
+// TestRedLockAbortWhileUnlocking: a Release while the attempt's unlocks are under way
+// (after too many failures) awaits them too, reports only the aborted acquire, and leaves
+// the RedLock idle for the next Acquire.
+func TestRedLockAbortWhileUnlocking(t *testing.T) {
+	d := newRLDriver(t, DefaultRedLockConfig(3))
+	d.take(d.r.Acquire(0, "lock"))
+	d.answer(ms, free)    // 0 taken
+	d.answer(ms, failing) // 1: the one failure allowed (limit 3 − 2 = 1)
+	d.answer(ms, failing) // 2: one too many; master 0 is being unlocked
+	require.Len(t, d.waiting, 1)
+	require.Equal(t, resp.ScriptRedissonUnlock, d.waiting[0].Command.Script)
+	d.take(d.r.Release(d.now))
+	assert.Equal(t, lock.AcquireFailed, d.lastEvent().Kind)
+	assert.Equal(t, lock.ReasonAborted, d.lastEvent().Reason)
+	_, err := d.r.Acquire(d.now, "lock")
+	assert.ErrorIs(t, err, lock.ErrBusy, "master 0's unlock is still under way")
+	d.answer(ms, free) // the unlock under way comes back
+	assert.NotEqual(t, lock.Released, d.lastEvent().Kind, "an aborted acquire is not a release")
+	_, err = d.r.Acquire(d.now, "lock")
+	assert.NoError(t, err, "idle again")
+}
