@@ -158,11 +158,31 @@ func TestRedsyncConformance(t *testing.T) {
 				}
 			}
 			for i := range nodes {
-				assert.Equal(t, real.commands[i], simd.commands[i], "commands server %d ran", i)
+				realCmds, simdCmds := real.commands[i], simd.commands[i]
+				if fs.failFast && slices.Contains(fs.held, i) {
+					// With failFast, Lock returns at the quorum and cancels its context
+					// (lockContext's defer cancel()); a goroutine of actOnPoolsAsync that had
+					// not yet written its SET to a held server then never sends it, as a
+					// loaded machine shows now and then. Which of the held servers' SETs went
+					// out is the scheduler's, not the library's: leave them out.
+					realCmds, simdCmds = withoutSET(realCmds), withoutSET(simdCmds)
+				}
+				assert.Equal(t, realCmds, simdCmds, "commands server %d ran", i)
 			}
 			assert.Equal(t, real.leftover, simd.leftover, "servers whose lock key outlived the unlock")
 		})
 	}
+}
+
+// withoutSET returns cmds without their SET commands.
+func withoutSET(cmds []string) []string {
+	var out []string
+	for _, c := range cmds {
+		if !strings.HasPrefix(c, "SET ") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (o outcome) String() string {
