@@ -275,6 +275,8 @@ func (h Hasher) Bool(_ string, v bool) Hasher {
 func (h Hasher) Str(_, v string) Hasher { return h.str(v) }
 
 // str is Str without the key: Str inlines to a call of it, so the key is never passed.
+//
+//go:noinline
 func (h Hasher) str(v string) Hasher { return h.word(h.s.digests.of(v), FieldStr) }
 
 // Custom folds a FieldCustom field's four parts; the format is the reader's.
@@ -284,6 +286,8 @@ func (h Hasher) Custom(_ string, i, i2 int64, s1, s2 string, _ func(*Field, []by
 
 // custom is Custom without the key and format: Custom inlines to a call of it, whose
 // arguments then all fit in registers.
+//
+//go:noinline
 func (h Hasher) custom(i, i2 int64, s1, s2 string) Hasher {
 	d := &h.s.digests
 	h.h = foldInt(foldInt(h.h, uint64(i)), uint64(i2))
