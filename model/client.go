@@ -679,7 +679,7 @@ func (c *Client) retryAsEval(node int32, req lock.Req, r resp.Reply) bool {
 // it next goes through a kernel event.
 func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 	if err != nil {
-		c.s.Fail(fmt.Errorf("client %s at %v: %w", c.cfg.Name, now, err))
+		c.fail(now, err)
 		return
 	}
 	for i := 0; i < len(outs) && c.state != csDead; i++ {
@@ -687,7 +687,7 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 		switch o.Kind {
 		case lock.OutSend:
 			if uint(o.Node) >= uint(len(c.cfg.Nodes)) { // an algorithm's bug, not the network's
-				c.s.Fail(fmt.Errorf("client %s at %v: the lock algorithm sent to server %d of %d", c.cfg.Name, now, o.Node, len(c.cfg.Nodes)))
+				c.fail(now, fmt.Errorf("the lock algorithm sent to server %d of %d", o.Node, len(c.cfg.Nodes)))
 				return
 			}
 			c.lastReq[o.Node] = o.Req
@@ -1187,9 +1187,18 @@ func (c *Client) nextRandomPause(now sim.Time) {
 func (c *Client) at(t sim.Time, kind int, arg uint64) sim.EventID {
 	id, err := c.s.Schedule(t, c, kind, arg)
 	if err != nil {
-		c.s.Fail(fmt.Errorf("client %s: %w", c.cfg.Name, err))
+		c.fail(c.s.Now(), err)
 	}
 	return id
+}
+
+// fail ends the run with err, an error of the lock algorithm or of the kernel's queue,
+// naming the client and the time. It is the cold path of feed and at, kept out of line so
+// that their hot paths stay small.
+//
+//go:noinline
+func (c *Client) fail(now sim.Time, err error) {
+	c.s.Fail(fmt.Errorf("client %s at %v: %w", c.cfg.Name, now, err))
 }
 
 // mono reads the client's monotonic clock at true time now. In invariants builds it

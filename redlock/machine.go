@@ -345,11 +345,34 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
 		return nil, err
 	}
+	if m.state != StateHeld {
+		if err := m.interrupt(now); err != nil {
+			return nil, err
+		}
+	}
+	m.disarm()
+	m.state = StateReleasing
+	m.opStart = now
+	m.relAttempt = 1
+	if !m.releaseRound() {
+		m.endRound(now)
+		return m.out, nil
+	}
+	m.arm(m.releaseTimeout)
+	return m.out, nil
+}
+
+// interrupt ends the operation under way when Release comes in any state but held, or
+// refuses the Release. It is Release's cold path, kept out of line so that the release
+// of a held lock, the one every cycle makes, stays small.
+//
+//go:noinline
+func (m *Machine) interrupt(now time.Duration) error {
 	switch m.state {
 	case StateIdle:
-		return nil, fmt.Errorf("release: %w", lock.ErrNotHeld)
-	case StateReleasing:
-		return nil, fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
+		return fmt.Errorf("release: %w", lock.ErrNotHeld)
+	case StateReleasing, StateReleaseBackingOff:
+		return fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
 	case StateAcquiring, StateFencing:
 		if m.state == StateAcquiring {
 			m.setOKs, m.setReplies = m.round.oks, m.round.replies
@@ -366,24 +389,13 @@ func (m *Machine) Release(now time.Duration) ([]lock.Output, error) {
 			break
 		}
 		m.emit(m.outcome(lock.AcquireFailed, lock.ReasonAborted, now, m.deadline))
-	case StateReleaseBackingOff:
-		return nil, fmt.Errorf("release in state %v: %w", m.state, lock.ErrBusy)
 	case StateExtending:
 		m.extLoop = false // a later round of node-redlock's extend() loop ends here too
 		o := m.outcome(lock.ExtendFailed, lock.ReasonAborted, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies = m.extensions, m.round.oks, m.round.replies
 		m.emit(o)
 	}
-	m.disarm()
-	m.state = StateReleasing
-	m.opStart = now
-	m.relAttempt = 1
-	if !m.releaseRound() {
-		m.endRound(now)
-		return m.out, nil
-	}
-	m.arm(m.releaseTimeout)
-	return m.out, nil
+	return nil
 }
 
 // Reply feeds the reply r from node to request req. A reply to a request the machine no
