@@ -121,6 +121,8 @@ func (e *events[M]) HandleEvent(now sim.Time, kind int, arg uint64) {
 
 // arrive handles slot i reaching its destination: a clogged link holds it, a cut link
 // drops it, otherwise it is delivered.
+//
+//go:noinline
 func (n *Net[M]) arrive(i int32) {
 	f := &n.slab[i]
 	l := n.link(f.from, f.to)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -181,6 +182,11 @@ type oResource struct {
 	last      sim.Time // unheld time accounted up to here
 	unheld    time.Duration
 
+	// working and holding count the clients whose res is this one and whose flag of that
+	// name is set (see setRes), so that an acquisition looks for overlaps, and a release
+	// recomputes heldUntil, by scanning the clients only when another one is there.
+	working, holding int
+
 	clActive bool
 	clOpen   int // attempts of the cluster still in progress
 	clNeed   int // the most votes any attempt of the cluster needed
@@ -336,6 +342,9 @@ func (o *Oracle) ClientEvent(now sim.Time, e *model.ClientEvent) {
 	case model.EvRestart:
 		cs := &o.cl[c]
 		cs.dead, cs.restartAt = false, now
+	}
+	if invariant.Enabled {
+		o.checkCounts()
 	}
 }
 
@@ -524,17 +533,20 @@ func (o *Oracle) acquired(now sim.Time, c, r int32, validUntil sim.Time) {
 		rs.holderCrashed = false
 		o.reacquired(now.Sub(rs.holderCrashAt))
 	}
-	for d := range o.cl {
-		ds := &o.cl[d]
-		if int32(d) == c || ds.res != r {
-			continue
-		}
-		if ds.working {
-			o.violation(now, KindUsageOverlap, r, int32(d), c, ds.workFrom, sim.Never)
+	if self := cs.working && cs.res == r; o.res[r].working > b2i(self) {
+		for d := range o.cl {
+			ds := &o.cl[d]
+			if int32(d) == c || ds.res != r {
+				continue
+			}
+			if ds.working {
+				o.violation(now, KindUsageOverlap, r, int32(d), c, ds.workFrom, sim.Never)
+			}
 		}
 	}
-	cs.res = r
-	cs.working, cs.workFrom = true, now
+	o.setRes(cs, r)
+	o.setWorking(cs, true)
+	cs.workFrom = now
 	o.res[r].latest = c
 	o.openWindow(now, c, r, validUntil)
 }
@@ -544,11 +556,12 @@ func (o *Oracle) acquired(now sim.Time, c, r int32, validUntil sim.Time) {
 // validity check) opens no window at all.
 func (o *Oracle) openWindow(now sim.Time, c, r int32, validUntil sim.Time) {
 	cs := &o.cl[c]
-	cs.holding, cs.validFrom, cs.validUntil = false, now, validUntil
+	o.setHolding(cs, false)
+	cs.validFrom, cs.validUntil = now, validUntil
 	if validUntil <= now {
 		return
 	}
-	for d := range o.cl {
+	for d := 0; o.res[r].holding > 0 && d < len(o.cl); d++ { // c is not holding: others are
 		ds := &o.cl[d]
 		if int32(d) == c || ds.res != r || !ds.holding || ds.validUntil <= now {
 			continue
@@ -556,7 +569,7 @@ func (o *Oracle) openWindow(now sim.Time, c, r int32, validUntil sim.Time) {
 		o.violation(now, KindValidityOverlap, r, int32(d), c, ds.validFrom, min(ds.validUntil, validUntil))
 	}
 	o.account(now, r)
-	cs.holding = true
+	o.setHolding(cs, true)
 	o.res[r].heldUntil = max(o.res[r].heldUntil, validUntil)
 }
 
@@ -580,7 +593,7 @@ func (o *Oracle) workEnd(now sim.Time, c int32) {
 	if !cs.working {
 		return
 	}
-	cs.working = false
+	o.setWorking(cs, false)
 	if o.openUsage == 0 {
 		return
 	}
@@ -600,12 +613,12 @@ func (o *Oracle) releaseStart(now sim.Time, c int32) { o.closeWindow(now, c) }
 func (o *Oracle) closeWindow(now sim.Time, c int32) {
 	cs := &o.cl[c]
 	if !cs.holding || cs.res < 0 {
-		cs.holding = false
+		o.setHolding(cs, false)
 		return
 	}
 	r := cs.res
 	o.account(now, r)
-	cs.holding = false
+	o.setHolding(cs, false)
 	cs.validUntil = min(cs.validUntil, now)
 	o.recomputeHeld(r)
 	for i := range o.violations { // a recorded overlap ends no later than this window
@@ -617,12 +630,72 @@ func (o *Oracle) closeWindow(now sim.Time, c int32) {
 
 func (o *Oracle) recomputeHeld(r int32) {
 	var until sim.Time
-	for d := range o.cl {
+	for d := 0; o.res[r].holding > 0 && d < len(o.cl); d++ {
 		if ds := &o.cl[d]; ds.res == r && ds.holding {
 			until = max(until, ds.validUntil)
 		}
 	}
 	o.res[r].heldUntil = until
+}
+
+// setRes moves client cs to resource r, and its working and holding flags from its old
+// resource's counts to r's.
+func (o *Oracle) setRes(cs *oClient, r int32) {
+	if cs.res == r {
+		return
+	}
+	if cs.res >= 0 {
+		rs := &o.res[cs.res]
+		rs.working -= b2i(cs.working)
+		rs.holding -= b2i(cs.holding)
+	}
+	cs.res = r
+	if r >= 0 {
+		rs := &o.res[r]
+		rs.working += b2i(cs.working)
+		rs.holding += b2i(cs.holding)
+	}
+}
+
+// setWorking sets client cs's working flag, counted on its resource.
+func (o *Oracle) setWorking(cs *oClient, w bool) {
+	if cs.working != w && cs.res >= 0 {
+		o.res[cs.res].working += 2*b2i(w) - 1
+	}
+	cs.working = w
+}
+
+// setHolding sets client cs's holding flag, counted on its resource.
+func (o *Oracle) setHolding(cs *oClient, h bool) {
+	if cs.holding != h && cs.res >= 0 {
+		o.res[cs.res].holding += 2*b2i(h) - 1
+	}
+	cs.holding = h
+}
+
+// checkCounts asserts, in invariants builds, that every resource's working and holding
+// counts are what a scan of the clients finds.
+func (o *Oracle) checkCounts() {
+	for r := range o.res {
+		var working, holding int
+		for d := range o.cl {
+			if ds := &o.cl[d]; ds.res == int32(r) {
+				working += b2i(ds.working)
+				holding += b2i(ds.holding)
+			}
+		}
+		if rs := &o.res[r]; rs.working != working || rs.holding != holding {
+			invariant.Check(false, "oracle: resource %s counts %d working and %d holding, the clients %d and %d",
+				o.resName[r], rs.working, rs.holding, working, holding)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (o *Oracle) crash(now sim.Time, c int32) {
