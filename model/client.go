@@ -346,6 +346,7 @@ type Client struct {
 	workEv, deadlineEv, extendEv, restEv sim.EventID
 
 	resource   string
+	resName    sim.Name // resource as a Name, for the trace records (see clientNames)
 	token      int64
 	validUntil sim.Time
 	writeID    uint64
@@ -363,8 +364,9 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 	if err := cfg.validate(net); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
-	c := &Client{s: s, net: net, obs: obs, cfg: cfg, names: newClientNames(cfg.Name),
+	c := &Client{s: s, net: net, obs: obs, cfg: cfg, names: newClientNames(cfg.Name, cfg.Resources),
 		work: s.Rand(cfg.Name + "/workload"), gc: s.Rand(cfg.Name + "/pauses")}
+	c.resName = sim.NewName("") // a pause before the first acquire names no resource
 	var err error
 	if c.clk, err = clock.New(cfg.Clock, s.Rand(cfg.Name+"/clock")); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
@@ -936,7 +938,8 @@ func (c *Client) startAcquire(now sim.Time) {
 		c.state = csIdle
 		return
 	}
-	c.resource = c.cfg.Resources[c.stats.Acquires%uint64(len(c.cfg.Resources))]
+	r := c.stats.Acquires % uint64(len(c.cfg.Resources))
+	c.resource, c.resName = c.cfg.Resources[r], c.names.res[r]
 	c.stats.Acquires++
 	c.gen++
 	c.state = csAcquiring
@@ -1248,9 +1251,9 @@ func (c *Client) notify(now sim.Time) {
 	switch {
 	case e.Kind == EvAttemptStarted:
 	case !c.s.Tracing():
-		emitEventHasher(c.s.Hasher(), c.names, c.mono(now), e)
+		emitEventHasher(c.s.Hasher(), c.names, c.mono(now), c.resName, e)
 	default:
-		emitEventTexter(c.s.Texter(), c.names, c.mono(now), e)
+		emitEventTexter(c.s.Texter(), c.names, c.mono(now), c.resName, e)
 	}
 	if c.obs != nil {
 		c.obs.ClientEvent(now, e)
@@ -1260,32 +1263,39 @@ func (c *Client) notify(now sim.Time) {
 // emitEvent writes client event ev's trace record, once, for either emitter (see
 // sim.Emitter): the lock's events with their attempt, votes, reason, validity and token; a
 // write with its id, token and fencing; a pause with its length; the rest with the
-// resource. Every record starts with the client's monotonic reading.
-func emitEvent[E sim.Emitter[E]](e E, nm *clientNames, mono time.Duration, ev *ClientEvent) {
+// resource. Every record starts with the client's monotonic reading. res is ev.Resource as
+// a Name, whose digest was worked out once.
+func emitEvent[E sim.Emitter[E]](e E, nm *clientNames, mono time.Duration, res sim.Name, ev *ClientEvent) {
 	e = e.Begin(nm.actor, nm.kinds[ev.Kind]).Dur("mono", mono)
 	switch {
 	case ev.Lock != nil:
 		o := ev.Lock
-		e = e.Str("resource", ev.Resource).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
+		e = e.Name("resource", res).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
 			Str("reason", o.Reason.String()).Dur("validity", o.Validity).Int("token", o.Token)
 	case ev.Kind == EvWrite:
-		e = e.Str("resource", ev.Resource).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
+		e = e.Name("resource", res).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
 	case ev.Kind == EvPause:
 		e = e.Dur("for", ev.For)
 	default:
-		e = e.Str("resource", ev.Resource)
+		e = e.Name("resource", res)
 	}
 	e.End()
 }
 
-// clientNames are a client's name and its record kinds, with their trace digests.
+// clientNames are a client's name, its record kinds and its resources, with their trace
+// digests: every client record names its resource, and a Name folds as one word where a
+// string is looked up in the digest cache first.
 type clientNames struct {
 	actor sim.Name
 	kinds [len(clientEventNames)]sim.Name
+	res   []sim.Name // by index in ClientConfig.Resources
 }
 
-func newClientNames(name string) *clientNames {
-	n := &clientNames{actor: sim.NewName(name)}
+func newClientNames(name string, resources []string) *clientNames {
+	n := &clientNames{actor: sim.NewName(name), res: make([]sim.Name, len(resources))}
+	for i, r := range resources {
+		n.res[i] = sim.NewName(r)
+	}
 	for k := range n.kinds {
 		n.kinds[k] = sim.NewName(ClientEventKind(k).String())
 	}

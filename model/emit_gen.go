@@ -10,19 +10,19 @@ import (
 )
 
 // emitEventHasher is emitEvent written for a sim.Hasher.
-func emitEventHasher(e sim.Hasher, nm *clientNames, mono time.Duration, ev *ClientEvent) {
+func emitEventHasher(e sim.Hasher, nm *clientNames, mono time.Duration, res sim.Name, ev *ClientEvent) {
 	e = e.Begin(nm.actor, nm.kinds[ev.Kind]).Dur("mono", mono)
 	switch {
 	case ev.Lock != nil:
 		o := ev.Lock
-		e = e.Str("resource", ev.Resource).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
+		e = e.Name("resource", res).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
 			Str("reason", o.Reason.String()).Dur("validity", o.Validity).Int("token", o.Token)
 	case ev.Kind == EvWrite:
-		e = e.Str("resource", ev.Resource).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
+		e = e.Name("resource", res).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
 	case ev.Kind == EvPause:
 		e = e.Dur("for", ev.For)
 	default:
-		e = e.Str("resource", ev.Resource)
+		e = e.Name("resource", res)
 	}
 	e.End()
 }
@@ -43,19 +43,19 @@ func emitWriteHasher(e sim.Hasher, nm *traceName, resource string, token int64, 
 }
 
 // emitEventTexter is emitEvent written for a sim.Texter.
-func emitEventTexter(e sim.Texter, nm *clientNames, mono time.Duration, ev *ClientEvent) {
+func emitEventTexter(e sim.Texter, nm *clientNames, mono time.Duration, res sim.Name, ev *ClientEvent) {
 	e = e.Begin(nm.actor, nm.kinds[ev.Kind]).Dur("mono", mono)
 	switch {
 	case ev.Lock != nil:
 		o := ev.Lock
-		e = e.Str("resource", ev.Resource).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
+		e = e.Name("resource", res).Int("attempt", int64(o.Attempt)).Int("oks", int64(o.Votes)).
 			Str("reason", o.Reason.String()).Dur("validity", o.Validity).Int("token", o.Token)
 	case ev.Kind == EvWrite:
-		e = e.Str("resource", ev.Resource).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
+		e = e.Name("resource", res).Int("id", int64(ev.WriteID)).Int("token", ev.Token).Bool("fenced", ev.Fenced)
 	case ev.Kind == EvPause:
 		e = e.Dur("for", ev.For)
 	default:
-		e = e.Str("resource", ev.Resource)
+		e = e.Name("resource", res)
 	}
 	e.End()
 }
