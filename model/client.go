@@ -386,7 +386,7 @@ func NewClient(s *sim.Sim, net *network.Net[Message], cfg ClientConfig, obs Obse
 			return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 		}
 	}
-	if c.ep, err = net.AddEndpoint(cfg.Name, c); err != nil {
+	if c.ep, err = net.AddEndpoint(cfg.Name, &endpoint{c: c}); err != nil {
 		return nil, fmt.Errorf("client %s: %w", cfg.Name, err)
 	}
 	c.mapNodes()

@@ -59,7 +59,7 @@ func NewGroup(s *sim.Sim, net *network.Net[Message], cfg GroupConfig) (*Group, e
 		return nil, err
 	}
 	g.net = net
-	if g.ep, err = net.AddEndpoint(g.cfg.Name, g); err != nil {
+	if g.ep, err = net.AddEndpoint(g.cfg.Name, &endpoint{g: g}); err != nil {
 		return nil, fmt.Errorf("group %s: %w", g.cfg.Name, err)
 	}
 	return g, nil

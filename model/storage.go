@@ -103,7 +103,7 @@ func NewStorage(s *sim.Sim, net *network.Net[Message], cfg StorageConfig) (*Stor
 	}
 	st := &Storage{s: s, net: net, name: cfg.Name, nm: newTraceName(cfg.Name, RecStorageWrite), max: cfg.MaxResources, maxRec: cfg.MaxRecorded, ack: cfg.Acknowledge,
 		highest: make(map[string]int64)}
-	ep, err := net.AddEndpoint(cfg.Name, st)
+	ep, err := net.AddEndpoint(cfg.Name, &endpoint{st: st})
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: %w", cfg.Name, err)
 	}

@@ -880,7 +880,10 @@ func (m *Machine) retryDelay() time.Duration {
 
 // newValue returns 16 random bytes in base64, as redsync does (in hex for node-redlock's
 // dialect, and 22 letters and digits for redlock-py's, as they do): unique enough that no other
-// client's release can match it. The string is the one allocation an acquire makes.
+// client's release can match it. The string is the one allocation an acquire makes. It is
+// never inlined: it runs once per acquire, and inlined its encoders would swell Acquire.
+//
+//go:noinline
 func (m *Machine) newValue() string {
 	if m.cfg.Dialect == DialectRedlockPy { // 22 × random.choice(ascii_letters + digits)
 		const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
