@@ -182,6 +182,15 @@ func TestRedlockPyGivesUpOnAServerError(t *testing.T) {
 	}
 	assert.Contains(t, text, "server-error")
 	assert.Zero(t, rec.Liveness.Acquired)
+	// A sweep counts these failures in a column of their own.
+	assert.Positive(t, rec.Liveness.FailuresByReason.ServerError)
+	col := -1.0
+	for _, m := range rec.Metrics() {
+		if m.Name == MetricFailuresServerError {
+			col = m.Value
+		}
+	}
+	assert.Equal(t, float64(rec.Liveness.FailuresByReason.ServerError), col, MetricFailuresServerError)
 	// The keys it won stay: no unlock was sent.
 	last := rp.States[len(rp.States)-1]
 	assert.Len(t, last.Nodes[0].Keys, 1, "redis1 keeps the key")

@@ -284,6 +284,7 @@ const (
 	MetricFailuresValidityExpired = "failures_validity_expired"
 	MetricFailuresFenceFailed     = "failures_fence_failed"
 	MetricFailuresAborted         = "failures_aborted"
+	MetricFailuresServerError     = "failures_server_error"
 	MetricAcquireLatencyP50Ms     = "acquire_latency_p50_ms"
 	MetricAcquireLatencyP90Ms     = "acquire_latency_p90_ms"
 	MetricAcquireLatencyP99Ms     = "acquire_latency_p99_ms"
@@ -335,6 +336,7 @@ func (r *Record) Metrics() []Metric {
 		n(MetricFailuresValidityExpired, l.FailuresByReason.ValidityExpired),
 		n(MetricFailuresFenceFailed, l.FailuresByReason.FenceFailed),
 		n(MetricFailuresAborted, l.FailuresByReason.Aborted),
+		n(MetricFailuresServerError, l.FailuresByReason.ServerError),
 		ms(MetricAcquireLatencyP50Ms, l.AcquireLatencyMs.P50),
 		ms(MetricAcquireLatencyP90Ms, l.AcquireLatencyMs.P90),
 		ms(MetricAcquireLatencyP99Ms, l.AcquireLatencyMs.P99),
