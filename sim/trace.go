@@ -275,6 +275,8 @@ func (h Hasher) Bool(_ string, v bool) Hasher {
 func (h Hasher) Str(_, v string) Hasher { return h.str(v) }
 
 // str is Str without the key: Str inlines to a call of it, so the key is never passed.
+// It is never inlined itself: PGO would inline it, digest cache and all, into hot call
+// sites, and Str would then cost too much to inline anywhere else.
 //
 //go:noinline
 func (h Hasher) str(v string) Hasher { return h.word(h.s.digests.of(v), FieldStr) }
@@ -285,7 +287,7 @@ func (h Hasher) Custom(_ string, i, i2 int64, s1, s2 string, _ func(*Field, []by
 }
 
 // custom is Custom without the key and format: Custom inlines to a call of it, whose
-// arguments then all fit in registers.
+// arguments then all fit in registers. Never inlined, for the reason str is not.
 //
 //go:noinline
 func (h Hasher) custom(i, i2 int64, s1, s2 string) Hasher {
