@@ -38,6 +38,9 @@ const (
 	// figure would measure nothing, and a hundred failures are enough to say which servers
 	// failed and how.
 	maxErrors = 100
+	// exitGrace is how long a server that failed commands is given to be reaped before it
+	// is reported alive: its sockets close a moment before its parent learns it died.
+	exitGrace = 2 * time.Second
 )
 
 // Spec is one testbed run.
@@ -202,7 +205,11 @@ func measure(ctx context.Context, spec Spec, servers []*redisproc.Server) (*Resu
 		return nil, err
 	}
 	for i, s := range servers {
-		if exited, how := s.Exited(); exited {
+		wait := time.Duration(0)
+		if failures[i].Errors > 0 {
+			wait = exitGrace
+		}
+		if exited, how := s.ExitedWithin(wait); exited {
 			failures[i].Exited = how
 		} else if failures[i].Timeouts > 0 {
 			failures[i].Hung = !answers(ctx, s.Addr(), spec.lockConfig().NodeTimeout())

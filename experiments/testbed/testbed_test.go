@@ -93,9 +93,12 @@ func killWhenBusy(t *testing.T, servers []*redisproc.Server) {
 		info, err := rdb.Info(ctx, "stats").Result()
 		require.NoError(t, err)
 		if processed(info) >= 500 {
+			// Freeze them all first: a client then waits on a frozen server instead of
+			// piling up errors from the first one killed before the others die.
 			for _, s := range servers {
-				s.Kill()
+				require.NoError(t, s.Pause())
 			}
+			redisproc.KillAll(servers...)
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -142,6 +142,17 @@ func (s *Server) Pid() int {
 	return s.cmd.Process.Pid
 }
 
+// KillAll sends SIGKILL to every server before it waits for any, so that they die within
+// microseconds of each other rather than one reap apart, then waits for all of them.
+func KillAll(servers ...*Server) {
+	for _, s := range servers {
+		_ = s.signal(syscall.SIGKILL)
+	}
+	for _, s := range servers {
+		s.Kill()
+	}
+}
+
 // Close kills the server; it is Kill under the name io.Closer callers expect.
 func (s *Server) Close() error {
 	s.Kill()
@@ -167,6 +178,14 @@ func (s *Server) Alive() bool {
 // 1", or "exited" for a clean exit. A caller that did not stop the server itself learns
 // from it why the server stopped answering.
 func (s *Server) Exited() (bool, string) {
+	return s.ExitedWithin(0)
+}
+
+// ExitedWithin is Exited after waiting up to d for the process to end. A client sees its
+// connection reset as soon as the kernel closes a dying server's sockets, a moment before
+// the process is reaped; a caller that saw a reset waits a little so that it reports the
+// death rather than a live server that merely broke connections.
+func (s *Server) ExitedWithin(d time.Duration) (bool, string) {
 	s.mu.Lock()
 	exit := s.exit
 	s.mu.Unlock()
@@ -176,7 +195,16 @@ func (s *Server) Exited() (bool, string) {
 	select {
 	case <-exit.done:
 	default:
-		return false, ""
+		if d <= 0 {
+			return false, ""
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-exit.done:
+		case <-t.C:
+			return false, ""
+		}
 	}
 	if exit.err != nil {
 		return true, exit.err.Error()

@@ -83,3 +83,36 @@ func TestPauseResume(t *testing.T) {
 	assert.Equal(t, "+PONG\r\n", string(buf))
 	assert.True(t, s.Alive())
 }
+
+// TestExitedWithinWaitsForADeathItDidNotCause: a server killed from outside is reported
+// dead once reaped, however long that takes, and a live one is reported alive after the
+// wait; KillAll leaves every server dead.
+func TestExitedWithinWaitsForADeathItDidNotCause(t *testing.T) {
+	requireRedis(t)
+	a, err := redisproc.Start(t.TempDir())
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := redisproc.Start(t.TempDir())
+	require.NoError(t, err)
+	defer b.Close()
+
+	exited, how := a.ExitedWithin(20 * time.Millisecond)
+	assert.False(t, exited, "a live server waits out the grace and is alive")
+	assert.Empty(t, how)
+
+	p, err := os.FindProcess(a.Pid())
+	require.NoError(t, err)
+	require.NoError(t, p.Kill()) // as the OOM killer would: not through the Server
+	exited, how = a.ExitedWithin(time.Minute)
+	assert.True(t, exited, "a server killed from outside is reported dead once reaped")
+	assert.Equal(t, "signal: killed", how)
+	assert.True(t, b.Alive(), "the other server is untouched")
+
+	require.NoError(t, b.Pause())
+	redisproc.KillAll(a, b)
+	for _, s := range []*redisproc.Server{a, b} {
+		exited, how := s.Exited()
+		assert.True(t, exited, "KillAll returns once every server is reaped, paused or already dead")
+		assert.Equal(t, "signal: killed", how)
+	}
+}
