@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,4 +214,178 @@ func TestOfflineQueue(t *testing.T) {
 	}, ran, "redis3's commands after its restart")
 	last := rp.States[len(rp.States)-1]
 	assert.Empty(t, last.Nodes[2].Keys, "redis3 deleted the key it was given")
+}
+
+// poweredOff is node-redlock's lock() while redis3 has lost power (crash_node): back
+// after restart (its host booting anew), or never.
+func poweredOff(restart string) string {
+	return `name: power-loss
+story: redis3 loses power as client1 locks; ioredis learns of it only from TCP
+knobs: {client: node-redlock, clients: 1, max_cycles: 1, duration: 1300s}
+start: {client1: 10ms}
+schedule:
+  - at: 5ms
+    crash_node: {node: redis3, restart_after: ` + restart + `}
+`
+}
+
+// sentTo returns when client1 sent each message to redis3 whose text begins with prefix,
+// and the texts.
+func sentTo(rp *report.Replay, prefix string) (at []time.Duration, texts []string) {
+	for _, m := range rp.Messages {
+		if m.From == "client1" && m.To == "redis3" && strings.HasPrefix(m.Text, prefix) {
+			at, texts = append(at, time.Duration(m.SentNs)), append(texts, m.Text)
+		}
+	}
+	return at, texts
+}
+
+// TestOfflineQueueAfterPowerLoss holds connection=offline-queue to ioredis over Linux's
+// TCP when a server's host loses power: nothing answers, so ioredis, which has no timeout
+// of its own, learns of it only when the kernel's retransmission of the unanswered
+// command (200ms, doubling) reaches the host booted again, which resets the connection;
+// ioredis then reconnects after 50ms and sends the command again. A host that never comes
+// back fails the connection with ETIMEDOUT after 15 retransmissions (924.6s); each
+// reconnect's SYN then goes unanswered until connectTimeout (10s), and the 21st close
+// fails the queued command. A host that is merely stalled acknowledges the first
+// retransmission, and the client waits without reconnecting.
+func TestOfflineQueueAfterPowerLoss(t *testing.T) {
+	sc, err := scenarios.ParseFile("power-loss-3s.yaml", []byte(poweredOff("3s")))
+	require.NoError(t, err)
+	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	probes, texts := sentTo(rp, "probe")
+	require.Len(t, probes, 4, "retransmissions until the host is back at 3.005s: %v", probes)
+	for k, want := range []time.Duration{210, 610, 1410, 3010} { // the command went at 10ms
+		assert.InDelta(t, float64(want*time.Millisecond), float64(probes[k]), float64(time.Millisecond), "retransmission %d", k+1)
+		assert.Equal(t, "probe boot=1", texts[k], "bound to the host's first boot")
+	}
+	reset := firstStep(t, rp, "client1", "← redis3: (no reply)")
+	assert.Greater(t, reset, probes[3], "the rebooted host resets the connection the 4th retransmission names")
+	pings, _ := sentTo(rp, "PING")
+	require.Len(t, pings, 1, "one reconnect, answered")
+	assert.InDelta(t, float64(reset+50*time.Millisecond), float64(pings[0]), float64(time.Millisecond), "ioredis reconnects 50ms after the close")
+	acquired := firstStep(t, rp, "client1", "acquired")
+	assert.InDelta(t, float64(3065*time.Millisecond), float64(acquired), float64(5*time.Millisecond))
+	var won string
+	for _, s := range rp.Steps {
+		if s.Actor == "client1" && strings.HasPrefix(s.Text, "acquired") {
+			won = s.Text
+		}
+	}
+	assert.Contains(t, won, "oks=5", "the command sent again after the reconnect ran on the rebooted redis3")
+
+	sc, err = scenarios.ParseFile("power-loss.yaml", []byte(poweredOff("never")))
+	require.NoError(t, err)
+	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	probes, _ = sentTo(rp, "probe")
+	require.Len(t, probes, 15, "tcp_retries2")
+	assert.InDelta(t, float64(10*time.Millisecond+(924600-120000)*time.Millisecond), float64(probes[14]), float64(10*time.Millisecond),
+		"the 15th retransmission, 120s (TCP_RTO_MAX) before the timeout")
+	pings, _ = sentTo(rp, "PING")
+	ended := firstStep(t, rp, "client1", "attempt-ended")
+	before := 0
+	for _, p := range pings {
+		if p < ended {
+			before++
+		}
+	}
+	// The ETIMEDOUT close at 924.61s is the first; the 21st fails the command. Each
+	// reconnect's SYN goes at 0, 1, 3 and 7s, and connectTimeout closes it at 10s.
+	assert.Equal(t, 20*4, before, "twenty reconnects, each SYN sent four times")
+	assert.Greater(t, len(pings), before, "ioredis goes on reconnecting")
+	want := 10*time.Millisecond + 924600*time.Millisecond + 20*10*time.Second + 10500*time.Millisecond
+	assert.InDelta(t, float64(want), float64(ended), float64(50*time.Millisecond),
+		"ETIMEDOUT, then 20 connects of 10s, 50ms × (1 + ... + 20) apart")
+
+	// A stalled host acknowledges the retransmission: no reconnect, the command runs when
+	// the server continues.
+	stalled := strings.Replace(poweredOff("never"), "crash_node: {node: redis3, restart_after: never}", "pause_node: {node: redis3, for: 2s}", 1)
+	sc, err = scenarios.ParseFile("stalled.yaml", []byte(stalled))
+	require.NoError(t, err)
+	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	probes, _ = sentTo(rp, "probe")
+	assert.Len(t, probes, 1, "acknowledged at once by the stalled host's kernel")
+	pings, _ = sentTo(rp, "PING")
+	assert.Empty(t, pings, "no reconnect")
+	assert.InDelta(t, float64(2007*time.Millisecond), float64(firstStep(t, rp, "client1", "acquired")), float64(5*time.Millisecond))
+}
+
+// TestOfflineQueueResetAfterReboot: a connection idle through its host's power loss and
+// reboot learns of it from the next command, which the new boot resets; the command goes
+// again after the reconnect.
+func TestOfflineQueueResetAfterReboot(t *testing.T) {
+	sc, err := scenarios.ParseFile("reboot.yaml", []byte(`name: reboot
+story: redis3 loses power between two cycles of client1 and is back before the second
+knobs: {client: node-redlock, clients: 1, max_cycles: 2, hold: const(50ms), think: const(2s), duration: 60s}
+start: {client1: 10ms}
+schedule:
+  - at: 500ms
+    crash_node: {node: redis3, restart_after: 500ms}
+`))
+	require.NoError(t, err)
+	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	var reset time.Duration = -1
+	for _, s := range rp.Steps {
+		if s.Actor == "redis3" && strings.HasPrefix(s.Text, "drop reason=reset") {
+			reset = time.Duration(s.AtNs)
+			break
+		}
+	}
+	require.Positive(t, reset, "the rebooted host resets the old connection's command")
+	assert.Greater(t, reset, 2*time.Second, "at the second cycle, not before")
+	probes, _ := sentTo(rp, "probe")
+	assert.Empty(t, probes, "the reset came at once: nothing to retransmit")
+	assert.Equal(t, 2, strings.Count(stepsText(rp, "client1"), "acquired resource=lock attempt=1 oks=5"), "both cycles won all five")
+}
+
+// stepsText joins an actor's narrated steps.
+func stepsText(rp *report.Replay, actor string) string {
+	var b strings.Builder
+	for _, s := range rp.Steps {
+		if s.Actor == actor {
+			b.WriteString(s.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TestOfflineQueueConnectsAsTheProcessStarts: a restarted process connects to every
+// server as it starts (ioredis connects on construction), so its first lock command waits
+// in the offline queue for the handshake, and its connections are bound to the hosts'
+// boots of that moment.
+func TestOfflineQueueConnectsAsTheProcessStarts(t *testing.T) {
+	sc, err := scenarios.ParseFile("client-restart.yaml", []byte(`name: client-restart
+story: client1 dies between two cycles and restarts
+knobs: {client: node-redlock, clients: 1, max_cycles: 3, hold: const(50ms), think: const(5s), duration: 10s}
+start: {client1: 10ms}
+schedule:
+  - at: 1s
+    crash_client: {client: client1, restart_after: 1s}
+`))
+	require.NoError(t, err)
+	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	var pings []string
+	for _, m := range rp.Messages {
+		if m.From == "client1" && strings.HasPrefix(m.Text, "PING") {
+			assert.InDelta(t, float64(2*time.Second), float64(m.SentNs), float64(time.Millisecond), "as the process restarts")
+			pings = append(pings, m.To)
+		}
+	}
+	slices.Sort(pings)
+	assert.Equal(t, []string{"redis1", "redis2", "redis3", "redis4", "redis5"}, pings, "one handshake per server, only after the restart")
+	restarted := 2 * time.Second
+	var lockAt time.Duration
+	for _, m := range rp.Messages {
+		if m.From == "client1" && m.Kind == "request" && time.Duration(m.SentNs) > restarted && strings.HasPrefix(m.Text, "EVAL") {
+			lockAt = time.Duration(m.SentNs)
+			break
+		}
+	}
+	require.Positive(t, lockAt)
+	assert.Greater(t, lockAt, restarted, "the lock command waited for the handshake's answer")
 }

@@ -66,6 +66,13 @@ const (
 	// issued since, all sent once a reconnect is answered. Every 21st close
 	// (maxRetriesPerRequest 20) fails the queued commands, about 10.5s into an outage.
 	// The client learns of the close from its next request's refusal, not at the kill.
+	// A host that lost power (Node.Crash) answers nothing, and ioredis has no timeout of
+	// its own: the client's kernel retransmits the unanswered data (200ms, doubling to at
+	// most 120s); the first retransmission to reach the host booted again is reset, which
+	// closes the connection, and after 15 the connection fails with ETIMEDOUT (924.6s).
+	// A reconnect's SYN that no host answers goes again at 1, 3 and 7s until
+	// connectTimeout (10s) closes it. A connection left idle through a reboot is reset by
+	// its next request. Keepalive on an idle connection is not modelled.
 	ConnOffline
 )
 
@@ -233,6 +240,7 @@ const (
 	cevRestart
 	cevRandomCrash
 	cevReconnect // ioredis reconnects to a node (ConnOffline); arg: node | life<<32
+	cevTCP       // the kernel's TCP timer on a node's connection (ConnOffline); arg: node | life<<32
 )
 
 // lifeShift places a process's incarnation in the top bits of its request ids: a
@@ -264,21 +272,52 @@ type parkedReq struct {
 	cmd resp.Command
 }
 
-// offlineConn is ioredis's connection to one node under ConnOffline.
+// offlineConn is ioredis's connection to one node under ConnOffline, with the TCP
+// connection under it: the kernel retransmits what the server's host does not
+// acknowledge, which is how ioredis, with no timeout of its own, learns that a host lost
+// power (a reset once it is back, ETIMEDOUT if it stays away).
 type offlineConn struct {
 	down     bool        // closed, and reconnecting
 	attempts int         // ioredis's retryAttempts: closes since the connection was last ready
 	hs       uint64      // the reconnect's handshake awaited; 0: none
 	sent     []parkedReq // written and unanswered (ioredis's commandQueue), in order
 	queue    []parkedReq // waiting for the connection (its offline queue), in order
+
+	boot    uint32        // the host boot the open connection is bound to (Message.Conn)
+	tcpEv   sim.EventID   // the kernel's timer: retransmission, or the connect's SYN; 0: none
+	tcpN    int           // retransmissions, or SYNs resent, since the timer was armed
+	tcpWait time.Duration // how long the connect has waited, on the client's clock
+	probe   uint64        // the retransmission awaiting the host's answer; 0: none
 }
 
-// ioredis's defaults: retryStrategy's step and cap, and maxRetriesPerRequest.
+// ioredis's defaults: retryStrategy's step and cap, maxRetriesPerRequest, and
+// connectTimeout, which ends a connect that got no answer (a host without power).
 const (
-	ioredisRetryStep  = 50 * time.Millisecond
-	ioredisRetryCap   = 2 * time.Second
-	ioredisMaxRetries = 20
+	ioredisRetryStep      = 50 * time.Millisecond
+	ioredisRetryCap       = 2 * time.Second
+	ioredisMaxRetries     = 20
+	ioredisConnectTimeout = 10 * time.Second
 )
+
+// Linux's TCP timers (include/net/tcp.h and the default sysctls), which decide when a
+// client with no timeout of its own learns that a server's host lost power.
+const (
+	// tcpRTOMin is the first retransmission timeout of an established connection: the
+	// floor TCP_RTO_MIN, as a LAN's round trip adds next to nothing. It doubles at each
+	// retransmission, up to tcpRTOMax (TCP_RTO_MAX).
+	tcpRTOMin = 200 * time.Millisecond
+	tcpRTOMax = 120 * time.Second
+	// tcpRetries2 is net.ipv4.tcp_retries2: after that many retransmissions, the next
+	// timeout fails the connection with ETIMEDOUT, 924.6s after the data was first sent.
+	tcpRetries2 = 15
+	// tcpSynRTO is TCP_TIMEOUT_INIT, a SYN's first timeout: an unanswered SYN goes again
+	// 1, 3 and 7s after the first, until ioredisConnectTimeout.
+	tcpSynRTO = time.Second
+)
+
+// connSYN marks a request as a new connection's first segment (Message.Conn): the host, if
+// up, acknowledges it at once, whatever its process is doing.
+const connSYN = ^uint32(0)
 
 // hsFlag marks a request id as a connection handshake, not a lock algorithm's request
 // (whose ids never come near it).
@@ -467,7 +506,11 @@ func (c *Client) mapNodes() {
 		c.parked = make([]parkedReq, len(c.cfg.Nodes))
 	}
 	if c.cfg.Connection == ConnOffline {
+		// ioredis connects as the process starts, when every host is in its first boot.
 		c.offline = make([]offlineConn, len(c.cfg.Nodes))
+		for i := range c.offline {
+			c.offline[i].boot = 1
+		}
 	}
 }
 
@@ -611,7 +654,11 @@ func (c *Client) run(now sim.Time, kind int, arg uint64) {
 		c.extend(now, arg)
 	case cevReconnect:
 		if arg>>32 == c.life {
-			c.reconnect(int(uint32(arg)))
+			c.reconnect(now, int(uint32(arg)))
+		}
+	case cevTCP:
+		if arg>>32 == c.life {
+			c.tcpTimer(now, int(uint32(arg)))
 		}
 	}
 }
@@ -630,6 +677,10 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 		return
 	}
 	if m.Kind != MsgReply || node < 0 {
+		if m.Kind == MsgAck && node >= 0 && c.offline != nil && m.ReqID>>lifeShift == c.life {
+			c.acked(node, m)
+			return
+		}
 		if c.state == csAcking && from == c.cfg.Storage && m.ReqID == c.ackID {
 			c.release(now) // the last write landed (accepted or fenced off): let go
 			return
@@ -644,13 +695,13 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	req := lock.Req(m.ReqID & (1<<lifeShift - 1))
 	if req&hsFlag != 0 {
 		if c.offline != nil {
-			c.reconnected(now, node, uint64(req), m.Reply)
+			c.offlineControl(now, node, uint64(req), m)
 			return
 		}
 		c.handshaken(now, node, uint64(req), m.Reply)
 		return
 	}
-	if c.offline != nil && !c.offlineAnswered(now, node, req, m.Reply) {
+	if c.offline != nil && !c.offlineAnswered(now, node, req, m) {
 		return
 	}
 	if c.retryAsEval(node, req, m.Reply) {
@@ -700,7 +751,8 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 				c.park(o.Node, o.Req, o.Command)
 				continue
 			}
-			if c.offline != nil && c.offlineSend(o.Node, o.Req, o.Command) {
+			if c.offline != nil {
+				c.offlineSend(now, o.Node, o.Req, o.Command)
 				continue
 			}
 			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req)|c.life<<lifeShift, o.Command))
@@ -779,24 +831,120 @@ func (c *Client) abandon(node int, req lock.Req) {
 	}
 }
 
-// offlineSend notes a request written to node's connection under ConnOffline, or, while
-// that connection is down, queues it and reports true: it goes out after the reconnect.
-func (c *Client) offlineSend(node int, req lock.Req, cmd resp.Command) bool {
+// offlineSend writes a request on node's connection under ConnOffline, or, while that
+// connection is down, queues it: it goes out after the reconnect.
+func (c *Client) offlineSend(now sim.Time, node int, req lock.Req, cmd resp.Command) {
 	oc := &c.offline[node]
 	if oc.down {
 		oc.queue = append(oc.queue, parkedReq{req: req, cmd: cmd})
-		return true
+		return
 	}
 	oc.sent = append(oc.sent, parkedReq{req: req, cmd: cmd})
-	return false
+	c.offlineWrite(now, node, req, cmd)
+}
+
+// offlineWrite puts a request on node's open connection, and starts the kernel's
+// retransmission timer unless data written before is still unacknowledged.
+func (c *Client) offlineWrite(now sim.Time, node int, req lock.Req, cmd resp.Command) {
+	oc := &c.offline[node]
+	m := Request(uint64(req)|c.life<<lifeShift, cmd)
+	m.Conn = oc.boot
+	c.net.Send(c.ep, c.cfg.Nodes[node], m)
+	if oc.tcpEv == 0 {
+		c.armTCP(now, node, tcpRTOMin)
+	}
+}
+
+// armTCP (re)starts the kernel's timer on node's connection, after d on the client's clock.
+func (c *Client) armTCP(now sim.Time, node int, d time.Duration) {
+	oc := &c.offline[node]
+	c.s.Cancel(oc.tcpEv)
+	oc.tcpEv = c.at(c.clk.TimerFires(now, d), cevTCP, uint64(uint32(node))|c.life<<32)
+	if oc.tcpN = 0; oc.down {
+		oc.tcpWait = 0
+	}
+}
+
+// disarmTCP stops the kernel's timer on node's connection: everything written is
+// acknowledged, or the connection is gone.
+func (c *Client) disarmTCP(node int) {
+	oc := &c.offline[node]
+	c.s.Cancel(oc.tcpEv)
+	oc.tcpEv, oc.probe = 0, 0
+}
+
+// tcpTimer is the kernel's timer on node's connection. While connecting, it sends the
+// handshake's SYN again until ioredis's connectTimeout ends the attempt, which closes the
+// connection. Connected, it sends the unacknowledged data again (a probe), the timeout
+// doubling from tcpRTOMin up to tcpRTOMax, and after tcpRetries2 retransmissions fails the
+// connection with ETIMEDOUT, which ioredis closes.
+func (c *Client) tcpTimer(now sim.Time, node int) {
+	oc := &c.offline[node]
+	oc.tcpEv = 0
+	if oc.down {
+		if oc.hs == 0 {
+			return
+		}
+		oc.tcpWait += min(tcpSynRTO<<oc.tcpN, ioredisConnectTimeout-oc.tcpWait)
+		if oc.tcpWait >= ioredisConnectTimeout {
+			oc.hs = 0
+			c.closed(now, node)
+			return
+		}
+		c.sendSYN(node)
+		oc.tcpN++
+		oc.tcpEv = c.at(c.clk.TimerFires(now, min(tcpSynRTO<<oc.tcpN, ioredisConnectTimeout-oc.tcpWait)),
+			cevTCP, uint64(uint32(node))|c.life<<32)
+		return
+	}
+	if oc.tcpN == tcpRetries2 {
+		c.offlineClose(now, node) // ETIMEDOUT
+		return
+	}
+	c.hsSeq++
+	oc.probe = hsFlag | c.hsSeq
+	c.net.Send(c.ep, c.cfg.Nodes[node], Probe(oc.probe|c.life<<lifeShift, oc.boot))
+	oc.tcpN++
+	oc.tcpEv = c.at(c.clk.TimerFires(now, min(tcpRTOMin<<oc.tcpN, tcpRTOMax)), cevTCP, uint64(uint32(node))|c.life<<32)
+}
+
+// acked takes a host's acknowledgement under ConnOffline: of the reconnect's SYN (the new
+// connection is bound to the host's boot, and the handshake's PING waits for the server's
+// process), or of a retransmission (the data reached the host, which knows the connection:
+// the server is merely slow). Either way the kernel stops its timer.
+func (c *Client) acked(node int32, m *Message) {
+	oc := &c.offline[node]
+	id := m.ReqID & (1<<lifeShift - 1)
+	switch {
+	case id == oc.hs && oc.hs != 0:
+		oc.boot = m.Conn
+	case id == oc.probe && oc.probe != 0:
+	default:
+		c.stats.Stray++
+		return
+	}
+	c.disarmTCP(int(node))
+}
+
+// offlineControl takes a reply to one of the connection's own messages under
+// ConnOffline: the reconnect's handshake, or a reset answering a retransmission (the host
+// rebooted since the connection opened, or its process is gone), which closes it.
+func (c *Client) offlineControl(now sim.Time, node int32, id uint64, m *Message) {
+	oc := &c.offline[node]
+	if id == oc.probe && oc.probe != 0 {
+		c.offlineClose(now, int(node))
+		return
+	}
+	c.reconnected(now, node, id, m)
 }
 
 // offlineAnswered takes a reply to req from node under ConnOffline. A refusal (the node's
-// process is gone) closes the connection and keeps req, with every other unanswered
-// request, for after the reconnect: it reports false, and the algorithm hears nothing.
-// A NOSCRIPT to an EVALSHA sends it again as EVAL and reports false too. Any other reply
-// is the request's answer: it reports true.
-func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, r resp.Reply) bool {
+// process is gone, or its host rebooted since the connection opened) closes the connection
+// and keeps req, with every other unanswered request, for after the reconnect: it reports
+// false, and the algorithm hears nothing. A NOSCRIPT to an EVALSHA sends it again as EVAL
+// and reports false too. Any other reply is the request's answer: it reports true.
+func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, m *Message) bool {
+	r := m.Reply
 	oc := &c.offline[node]
 	i := 0
 	for i < len(oc.sent) && oc.sent[i].req != req {
@@ -814,17 +962,28 @@ func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, r resp.
 			// kill-3s shows on a real redis-server).
 			p.cmd.Op = resp.OpEval
 			c.stats.NoScript++
-			c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req)|c.life<<lifeShift, p.cmd))
+			c.offlineWrite(now, int(node), req, p.cmd)
 			return false
 		}
 		oc.sent = append(oc.sent[:i], oc.sent[i+1:]...)
+		if len(oc.sent) == 0 {
+			c.disarmTCP(int(node))
+		} else {
+			c.armTCP(now, int(node), tcpRTOMin) // an answer acknowledges the data before it
+		}
 		return true
 	}
-	// The close: what was sent and not answered is resent first, then the offline queue.
+	c.offlineClose(now, int(node))
+	return false
+}
+
+// offlineClose closes node's connection under ConnOffline: what was sent and not answered
+// is resent first after the reconnect, then the offline queue.
+func (c *Client) offlineClose(now sim.Time, node int) {
+	oc := &c.offline[node]
 	oc.queue = append(append([]parkedReq(nil), oc.sent...), oc.queue...)
 	oc.sent = oc.sent[:0]
-	c.closed(now, int(node))
-	return false
+	c.closed(now, node)
 }
 
 // offlineAbandon forgets req, which the algorithm stopped waiting for: ioredis would
@@ -844,8 +1003,9 @@ func (c *Client) offlineAbandon(node int, req lock.Req) {
 // queued commands every maxRetriesPerRequest + 1 closes, and reconnect after
 // retryStrategy's delay.
 func (c *Client) closed(now sim.Time, node int) {
+	c.disarmTCP(node)
 	oc := &c.offline[node]
-	oc.down, oc.hs = true, 0
+	oc.down, oc.hs, oc.boot = true, 0, 0
 	oc.attempts++
 	c.at(c.clk.TimerFires(now, min(ioredisRetryStep*time.Duration(oc.attempts), ioredisRetryCap)),
 		cevReconnect, uint64(uint32(node))|c.life<<32)
@@ -863,8 +1023,9 @@ func (c *Client) closed(now sim.Time, node int) {
 	}
 }
 
-// reconnect opens a new connection to node: a PING handshake, as ioredis's ready check.
-func (c *Client) reconnect(node int) {
+// reconnect opens a new connection to node: a PING handshake, as ioredis's ready check,
+// whose first segment is the SYN; the kernel sends it again while no host answers.
+func (c *Client) reconnect(now sim.Time, node int) {
 	oc := &c.offline[node]
 	if !oc.down {
 		return
@@ -872,23 +1033,33 @@ func (c *Client) reconnect(node int) {
 	c.hsSeq++
 	oc.hs = hsFlag | c.hsSeq
 	c.stats.Connects++
-	c.net.Send(c.ep, c.cfg.Nodes[node], Request(oc.hs|c.life<<lifeShift, resp.Command{Op: resp.OpPing}))
+	c.sendSYN(node)
+	c.armTCP(now, node, tcpSynRTO)
+}
+
+// sendSYN sends node's handshake as a new connection's first segment.
+func (c *Client) sendSYN(node int) {
+	m := Request(c.offline[node].hs|c.life<<lifeShift, resp.Command{Op: resp.OpPing})
+	m.Conn = connSYN
+	c.net.Send(c.ep, c.cfg.Nodes[node], m)
 }
 
 // reconnected answers a reconnect's handshake under ConnOffline: refused, the connection
-// closes again; answered, it is ready, and the queued requests go out in order.
-func (c *Client) reconnected(now sim.Time, node int32, hs uint64, r resp.Reply) {
+// closes again; answered, it is ready, bound to the answering host's boot, and the queued
+// requests go out in order.
+func (c *Client) reconnected(now sim.Time, node int32, hs uint64, m *Message) {
 	oc := &c.offline[node]
-	if oc.hs != hs {
+	if oc.hs != hs || hs == 0 {
 		c.stats.Stray++
 		return
 	}
 	oc.hs = 0
-	if r.Kind == resp.ReplyNone {
+	if m.Reply.Kind == resp.ReplyNone {
 		c.closed(now, int(node))
 		return
 	}
-	oc.down, oc.attempts = false, 0
+	c.disarmTCP(int(node))
+	oc.down, oc.attempts, oc.boot = false, 0, m.Conn
 	q := oc.queue
 	oc.queue = nil
 	for _, p := range q {
@@ -897,7 +1068,7 @@ func (c *Client) reconnected(now sim.Time, node int32, hs uint64, r resp.Reply) 
 		if c.lastCmd[node].Op = p.cmd.Op; p.cmd.Op == resp.OpEvalSHA {
 			c.lastCmd[node] = p.cmd
 		}
-		c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(p.req)|c.life<<lifeShift, p.cmd))
+		c.offlineWrite(now, int(node), p.req, p.cmd)
 	}
 }
 
@@ -1162,6 +1333,10 @@ func (c *Client) restart(now sim.Time) {
 	clear(c.conns) // a new process connects anew
 	clear(c.parked)
 	clear(c.offline)
+	for i := range c.offline { // ioredis connects as the new process starts
+		c.offline[i].down = true
+		c.reconnect(now, i)
+	}
 	c.timerID, c.ackID, c.token, c.validUntil = 0, 0, 0, 0
 	c.state = csIdle
 	c.stats.Restarts++

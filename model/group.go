@@ -113,6 +113,10 @@ func (g *Group) Stats() GroupStats { return g.stats }
 // Receive is the group's network endpoint: commands go to the current master's queue.
 func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	if m.Kind != MsgCommand {
+		if m.Kind == MsgProbe {
+			g.nodes[g.master].probe(from, m)
+			return
+		}
 		g.s.Trace(g.cfg.Name, RecDrop, sim.Str("reason", "not-a-command"), Describe(m))
 		return
 	}
@@ -127,20 +131,25 @@ func (g *Group) Submit(now sim.Time, c resp.Command) {
 	g.nodes[g.master].enqueue(now, NoEndpoint, &m)
 }
 
-// reply sends r back to the requester. Through the transport interface, a call to the
-// network's Send goes through Go's wrapper for the generic method, which copies the
-// 104-byte message once more and calls again; a direct call skips both, one reply per
-// command.
-func (g *Group) reply(to network.Endpoint, id uint64, r resp.Reply) {
+// reply sends r back to the requester from a node in its boot. Through the transport
+// interface, a call to the network's Send goes through Go's wrapper for the generic
+// method, which copies the 104-byte message once more and calls again; a direct call
+// skips both, one reply per command.
+func (g *Group) reply(to network.Endpoint, id uint64, r resp.Reply, boot uint32) {
 	if to == NoEndpoint { // an outside client's command (Submit)
 		return
 	}
-	m := Message{Kind: MsgReply, ReqID: id, Reply: r}
+	m := Message{Kind: MsgReply, ReqID: id, Reply: r, Conn: boot}
 	if g.net != nil {
 		g.net.Send(g.ep, to, m)
 		return
 	}
 	g.tr.Send(g.ep, to, m)
+}
+
+// ack acknowledges TCP probe id from a host in its boot.
+func (g *Group) ack(to network.Endpoint, id uint64, boot uint32) {
+	g.tr.Send(g.ep, to, Message{Kind: MsgAck, ReqID: id, Conn: boot})
 }
 
 // push sends a published message to a subscriber: ["message", channel, payload], on no
@@ -313,7 +322,7 @@ type pendingWait struct {
 func (g *Group) wait(now sim.Time, m *Node, from network.Endpoint, id uint64, c *resp.Command) {
 	need, err := strconv.Atoi(c.Value)
 	if err != nil || need < 0 || c.TTL < 0 {
-		g.reply(from, id, resp.Reply{Kind: resp.ReplyError, Str: "ERR value is out of range, must be positive"})
+		g.reply(from, id, resp.Reply{Kind: resp.ReplyError, Str: "ERR value is out of range, must be positive"}, m.boot)
 		return
 	}
 	w := pendingWait{master: m, from: from, id: id, cmd: *c, target: g.offset, need: need}
@@ -380,7 +389,7 @@ func (g *Group) answerWait(now sim.Time, i int) {
 	}
 	reply := resp.IntReply(int64(g.acked(w.target)))
 	w.master.traceExec(&w.cmd, reply)
-	g.reply(w.from, w.id, reply)
+	g.reply(w.from, w.id, reply, w.master.boot)
 }
 
 // FaultKind names a process fault.

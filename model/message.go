@@ -24,6 +24,16 @@ const (
 	// MsgPush is a message a Redis endpoint pushes to a subscriber: published on channel
 	// Cmd.Key with payload Cmd.Value. It answers no request (ReqID 0).
 	MsgPush
+	// MsgProbe is a TCP segment the client's kernel sends again because its host never
+	// acknowledged it (a retransmission of data the client wrote on the connection bound
+	// to boot Conn), or the first segment of a new connection (Conn 0, a SYN). It carries no
+	// command: it only tells the client whether the server's host is there and still knows
+	// the connection. The host answers MsgAck, a reset (MsgReply with resp.NoReply), or,
+	// without power, nothing.
+	MsgProbe
+	// MsgAck is a host's acknowledgement of a MsgProbe ReqID: it is up and knows the
+	// connection, or accepts the new one; Conn is its boot.
+	MsgAck
 )
 
 func (k MsgKind) String() string {
@@ -36,6 +46,10 @@ func (k MsgKind) String() string {
 		return "write"
 	case MsgPush:
 		return "push"
+	case MsgProbe:
+		return "probe"
+	case MsgAck:
+		return "ack"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -50,6 +64,17 @@ type Message struct {
 	Reply  resp.Reply
 	Kind   MsgKind
 	Fenced bool // MsgWrite: the write carries a fencing token
+	// Conn ties a message to a TCP connection's server host, for the clients that model
+	// one (ConnOffline): on a request or a probe, the boot of the host the connection was
+	// opened to, so that a host rebooted since (after a power loss) answers with a reset
+	// (0: not checked); on a node's reply or ack, the boot of the host that answered.
+	Conn uint32
+}
+
+// Probe returns the TCP probe id of a connection bound to host boot conn (0: a new
+// connection's SYN); see MsgProbe.
+func Probe(id uint64, conn uint32) Message {
+	return Message{Kind: MsgProbe, ReqID: id, Conn: conn}
 }
 
 // Request returns the message that sends command c as request id.
@@ -86,15 +111,25 @@ func MessageParts(m *Message) (i, i2 int64, s1, s2 string) {
 		return packMsg(m.Kind, uint64(m.Reply.Kind), m.ReqID), m.Reply.Int, m.Reply.Str, ""
 	case MsgWrite:
 		return packMsg(m.Kind, b2u(m.Fenced), m.ReqID), m.Token, m.Cmd.Key, m.Cmd.Value
+	case MsgProbe, MsgAck:
+		return packMsg(m.Kind, uint64(m.Conn), m.ReqID), 0, "", ""
 	}
 	return packMsg(m.Kind, packCmd(&m.Cmd), m.ReqID), int64(m.Cmd.TTL), m.Cmd.Key, m.Cmd.Value
 }
 
 // A described message's Int holds the kind (4 bits), 28 bits of detail (the command's
-// op, condition, unit and script; the reply's kind; the write's fenced flag) and the low
+// op, condition, unit and script; the reply's kind; the write's fenced flag; a probe's or
+// ack's boot) and the low
 // 32 bits of the request id (ids only need to be told apart within a trace window).
 func packMsg(k MsgKind, detail uint64, id uint64) int64 {
 	return int64(uint64(k)<<60 | (detail&(1<<28-1))<<32 | id&(1<<32-1))
+}
+
+// DescribedKind returns the kind of the message a Describe field (a network record's msg)
+// carries, so a reader tells a TCP probe from a command without parsing the text.
+func DescribedKind(f *sim.Field) MsgKind {
+	k, _, _ := unpackMsg(f.Int)
+	return k
 }
 
 func unpackMsg(v int64) (k MsgKind, detail uint64, id uint64) {
@@ -119,7 +154,7 @@ func b2u(b bool) uint64 {
 }
 
 // FormatMessage renders a message's trace field: "req=3 SET lock v NX PX 10000",
-// "req=3 OK", "req=9 write file1 data token=34".
+// "req=3 OK", "req=9 write file1 data token=34", "req=5 probe boot=1", "req=5 ack boot=2".
 func FormatMessage(f *sim.Field, dst []byte) []byte {
 	k, detail, id := unpackMsg(f.Int)
 	m := Message{Kind: k, ReqID: id}
@@ -128,6 +163,8 @@ func FormatMessage(f *sim.Field, dst []byte) []byte {
 		m.Reply = resp.Reply{Kind: resp.ReplyKind(detail), Int: f.Int2, Str: f.Str}
 	case MsgWrite:
 		m.Fenced, m.Token, m.Cmd = detail == 1, f.Int2, resp.Command{Key: f.Str, Value: f.Str2}
+	case MsgProbe, MsgAck:
+		m.Conn = uint32(detail)
 	default:
 		m.Cmd = unpackCmd(detail, f.Int2, f.Str, f.Str2)
 	}
@@ -153,6 +190,15 @@ func appendMessage(dst []byte, m *Message) []byte {
 		return strconv.AppendInt(dst, m.Token, 10)
 	case MsgCommand:
 		return append(dst, m.Cmd.String()...)
+	case MsgProbe:
+		if m.Conn == 0 {
+			return append(dst, "syn"...)
+		}
+		dst = append(dst, "probe boot="...)
+		return strconv.AppendUint(dst, uint64(m.Conn), 10)
+	case MsgAck:
+		dst = append(dst, "ack boot="...)
+		return strconv.AppendUint(dst, uint64(m.Conn), 10)
 	case MsgPush:
 		dst = append(dst, "message "...)
 		dst = append(dst, quoteField(m.Cmd.Key)...)

@@ -41,6 +41,9 @@ type Node struct {
 	// answers a request with a reset, which the client sees at once as a connection
 	// error; after a power loss (crash) nothing answers at all.
 	refusing bool
+	// boot numbers the host's boots from 1: a power loss's restart is a new one, and a
+	// TCP connection opened before it is unknown to the host (see Message.Conn).
+	boot uint32
 
 	q      ring[request] // the head is in service while busy
 	busy   bool
@@ -91,6 +94,7 @@ type diskKey struct {
 type NodeStats struct {
 	Commands    uint64   // commands executed
 	DroppedDown uint64   // requests that reached the node while it was down
+	Resets      uint64   // resets for connections the host does not have: probes while the process is down, requests and probes on a connection opened before a power loss
 	DroppedFull uint64   // requests dropped because the queue was full
 	Expired     uint64   // keys removed by expiry, lazy or active
 	Fsyncs      uint64   // AOF fsyncs (everysec)
@@ -116,7 +120,7 @@ func newNode(g *Group, idx int, name string, cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{g: g, s: g.s, idx: idx, name: name, nm: newTraceName(name, RecExec), cfg: cfg, clk: clk, eng: eng,
-		cron: time.Second / time.Duration(cfg.Hz), up: true, master: idx == 0,
+		cron: time.Second / time.Duration(cfg.Hz), up: true, master: idx == 0, boot: 1,
 		q: newRing[request](cfg.MaxQueue), repl: newRing[replItem](g.cfg.MaxBacklog)}
 	if cfg.Persistence != PersistNone {
 		n.disk = make(map[string]diskKey)
@@ -219,12 +223,16 @@ func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 	case !n.up && n.refusing:
 		n.stats.DroppedDown++
 		n.s.Trace(n.name, RecDrop, sim.Str("reason", "refused"), cmdField(&m.Cmd))
-		n.g.reply(from, m.ReqID, resp.NoReply)
+		n.g.reply(from, m.ReqID, resp.NoReply, n.boot)
 		return
 	case !n.up:
 		n.stats.DroppedDown++
 		n.s.Trace(n.name, RecDrop, sim.Str("reason", "down"), cmdField(&m.Cmd))
 		return
+	case m.Conn != 0 && m.Conn != n.boot && !n.connect(from, m):
+		return
+	}
+	switch {
 	case n.q.n == 0 && n.cfg.ServiceTime == 0 && !n.paused && !n.busy:
 		// What push and kick would do, without copying the command through the queue: an
 		// idle node with no service time answers at once.
@@ -236,6 +244,44 @@ func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 		return
 	}
 	n.kick(now)
+}
+
+// connect takes a request whose connection is not bound to the host's current boot. A new
+// connection's first segment (connSYN) is acknowledged at once by the host's kernel,
+// whatever the process is doing, and goes on to the process: connect reports true. Any
+// other came on a connection opened before the host lost power, which its kernel answers
+// with a reset: connect reports false.
+func (n *Node) connect(from network.Endpoint, m *Message) bool {
+	if m.Conn == connSYN {
+		n.g.ack(from, m.ReqID, n.boot)
+		return true
+	}
+	n.reset(from, m)
+	return false
+}
+
+// reset answers a request or probe on a connection the host no longer knows, because it
+// was opened before the host lost power: the kernel of the new boot sends a reset, which
+// the client sees as a connection error.
+func (n *Node) reset(from network.Endpoint, m *Message) {
+	n.stats.Resets++
+	if m.Kind == MsgCommand {
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "reset"), cmdField(&m.Cmd))
+	}
+	n.g.reply(from, m.ReqID, resp.NoReply, n.boot)
+}
+
+// probe answers a client kernel's TCP probe (MsgProbe): nothing without power, a reset
+// from a host whose process is down or that rebooted since the connection opened, else an
+// acknowledgement, even from a paused process, whose kernel still runs.
+func (n *Node) probe(from network.Endpoint, m *Message) {
+	switch {
+	case !n.up && !n.refusing:
+	case !n.up, m.Conn != 0 && m.Conn != n.boot:
+		n.reset(from, m)
+	default:
+		n.g.ack(from, m.ReqID, n.boot)
+	}
 }
 
 // kick starts serving the queue if the node is free to.
@@ -271,7 +317,7 @@ func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.C
 		}
 		reply := n.g.info()
 		n.traceExec(c, reply)
-		n.g.reply(from, id, reply)
+		n.g.reply(from, id, reply, n.boot)
 		return
 	}
 	reply, nowMs := n.run(now, from, c)
@@ -295,7 +341,7 @@ func (n *Node) run(now sim.Time, from network.Endpoint, c *resp.Command) (resp.R
 // finish persists and replicates what the command did, then answers it.
 func (n *Node) finish(now sim.Time, nowMs int64, from network.Endpoint, id uint64, reply resp.Reply) {
 	n.commit(now, nowMs)
-	n.g.reply(from, id, reply)
+	n.g.reply(from, id, reply, n.boot)
 	if len(n.eng.sent) > 0 {
 		n.deliver()
 	}
@@ -494,6 +540,9 @@ func (n *Node) restart(now sim.Time) {
 	}
 	n.cancel(&n.restartEv)
 	n.up = true
+	if !n.refusing {
+		n.boot++ // after a power loss, the host booted again
+	}
 	n.eng.Reset()
 	nowMs := n.WallMs(now)
 	n.load(nowMs)

@@ -40,7 +40,9 @@ type Message struct {
 	SentNs int64  `json:"sent_ns"`
 	AtNs   int64  `json:"at_ns"` // delivered, dropped or held (Fate)
 	// Kind is "request" (client → node), "reply" (node → client), "write" (client →
-	// storage), "ack" (storage → client) or "replication" (node → node).
+	// storage), "ack" (storage → client), "replication" (node → node), or "tcp": a client
+	// kernel's retransmission probe or a host's acknowledgement of one (model.MsgProbe,
+	// model.MsgAck), which carry no command.
 	Kind string `json:"kind"`
 	// Text is the command, reply or write as redis-cli would show it.
 	Text string `json:"text"`
@@ -203,6 +205,11 @@ func (c *ReplayCollector) netRecord(r *sim.Record) {
 		Reason: str(r, "reason"), Pair: -1, Kind: c.msgKind(from, to)}
 	if f := field(r, "latency"); f != nil {
 		m.SentNs = at - f.Int
+	}
+	if f := field(r, "msg"); f != nil {
+		if k := model.DescribedKind(f); k == model.MsgProbe || k == model.MsgAck {
+			m.Kind = "tcp"
+		}
 	}
 	if i, ok := c.msgIdx[id]; ok && c.rp.Messages[i].Fate == "held" {
 		m.SentNs = c.rp.Messages[i].SentNs // released from a clog: one arrow, its whole way
