@@ -243,30 +243,31 @@ func sentTo(rp *report.Replay, prefix string) (at []time.Duration, texts []strin
 // TestOfflineQueueAfterPowerLoss holds connection=offline-queue to ioredis over Linux's
 // TCP when a server's host loses power: nothing answers, so ioredis, which has no timeout
 // of its own, learns of it only when the kernel's retransmission of the unanswered
-// command (200ms, doubling) reaches the host booted again, which resets the connection;
-// ioredis then reconnects after 50ms and sends the command again. A host that never comes
-// back fails the connection with ETIMEDOUT after 15 retransmissions (924.6s); each
-// reconnect's SYN then goes unanswered until connectTimeout (10s), and the 21st close
-// fails the queued command. A host that is merely stalled acknowledges the first
-// retransmission, and the client waits without reconnecting.
+// command (the tail-loss probe at 200ms, then timeouts of 200ms doubling) reaches the host
+// booted again, which resets the connection; ioredis then reconnects after 50ms and sends
+// the command again. A host that never comes back fails the connection with ETIMEDOUT
+// after the probe and 15 retransmissions (924.8s); each reconnect's SYN then goes
+// unanswered until connectTimeout (10s), and the 21st close fails the queued command. A
+// host that is merely stalled acknowledges the first probe, and the client waits without
+// reconnecting.
 func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 	sc, err := scenarios.ParseFile("power-loss-3s.yaml", []byte(poweredOff("3s")))
 	require.NoError(t, err)
 	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
 	require.NoError(t, err)
 	probes, texts := sentTo(rp, "probe")
-	require.Len(t, probes, 4, "retransmissions until the host is back at 3.005s: %v", probes)
-	for k, want := range []time.Duration{210, 610, 1410, 3010} { // the command went at 10ms
+	require.Len(t, probes, 5, "retransmissions until the host is back at 3.005s: %v", probes)
+	for k, want := range []time.Duration{210, 410, 810, 1610, 3210} { // the command went at 10ms
 		assert.InDelta(t, float64(want*time.Millisecond), float64(probes[k]), float64(time.Millisecond), "retransmission %d", k+1)
 		assert.Equal(t, "probe boot=1", texts[k], "bound to the host's first boot")
 	}
 	reset := firstStep(t, rp, "client1", "← redis3: (no reply)")
-	assert.Greater(t, reset, probes[3], "the rebooted host resets the connection the 4th retransmission names")
+	assert.Greater(t, reset, probes[4], "the rebooted host resets the connection the 5th retransmission names")
 	pings, _ := sentTo(rp, "PING")
 	require.Len(t, pings, 1, "one reconnect, answered")
 	assert.InDelta(t, float64(reset+50*time.Millisecond), float64(pings[0]), float64(time.Millisecond), "ioredis reconnects 50ms after the close")
 	acquired := firstStep(t, rp, "client1", "acquired")
-	assert.InDelta(t, float64(3065*time.Millisecond), float64(acquired), float64(5*time.Millisecond))
+	assert.InDelta(t, float64(3265*time.Millisecond), float64(acquired), float64(5*time.Millisecond))
 	var won string
 	for _, s := range rp.Steps {
 		if s.Actor == "client1" && strings.HasPrefix(s.Text, "acquired") {
@@ -280,9 +281,9 @@ func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
 	require.NoError(t, err)
 	probes, _ = sentTo(rp, "probe")
-	require.Len(t, probes, 15, "tcp_retries2")
-	assert.InDelta(t, float64(10*time.Millisecond+(924600-120000)*time.Millisecond), float64(probes[14]), float64(10*time.Millisecond),
-		"the 15th retransmission, 120s (TCP_RTO_MAX) before the timeout")
+	require.Len(t, probes, 16, "the tail-loss probe and tcp_retries2 retransmissions")
+	assert.InDelta(t, float64(10*time.Millisecond+(924800-120000)*time.Millisecond), float64(probes[15]), float64(10*time.Millisecond),
+		"the last retransmission, 120s (TCP_RTO_MAX) before the timeout")
 	pings, _ = sentTo(rp, "PING")
 	ended := firstStep(t, rp, "client1", "attempt-ended")
 	before := 0
@@ -291,11 +292,11 @@ func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 			before++
 		}
 	}
-	// The ETIMEDOUT close at 924.61s is the first; the 21st fails the command. Each
-	// reconnect's SYN goes at 0, 1, 3 and 7s, and connectTimeout closes it at 10s.
-	assert.Equal(t, 20*4, before, "twenty reconnects, each SYN sent four times")
+	// The ETIMEDOUT close at 924.81s is the first; the 21st fails the command. Each
+	// reconnect's SYN goes at 0, 1, 2, 3, 4, 5 and 7s, and connectTimeout closes it at 10s.
+	assert.Equal(t, 20*7, before, "twenty reconnects, each SYN sent seven times")
 	assert.Greater(t, len(pings), before, "ioredis goes on reconnecting")
-	want := 10*time.Millisecond + 924600*time.Millisecond + 20*10*time.Second + 10500*time.Millisecond
+	want := 10*time.Millisecond + 924800*time.Millisecond + 20*10*time.Second + 10500*time.Millisecond
 	assert.InDelta(t, float64(want), float64(ended), float64(50*time.Millisecond),
 		"ETIMEDOUT, then 20 connects of 10s, 50ms × (1 + ... + 20) apart")
 

@@ -67,12 +67,12 @@ const (
 	// (maxRetriesPerRequest 20) fails the queued commands, about 10.5s into an outage.
 	// The client learns of the close from its next request's refusal, not at the kill.
 	// A host that lost power (Node.Crash) answers nothing, and ioredis has no timeout of
-	// its own: the client's kernel retransmits the unanswered data (200ms, doubling to at
-	// most 120s); the first retransmission to reach the host booted again is reset, which
-	// closes the connection, and after 15 the connection fails with ETIMEDOUT (924.6s).
-	// A reconnect's SYN that no host answers goes again at 1, 3 and 7s until
-	// connectTimeout (10s) closes it. A connection left idle through a reboot is reset by
-	// its next request. Keepalive on an idle connection is not modelled.
+	// its own: the client's kernel retransmits the unanswered data (at 0.2, 0.4, 0.8,
+	// 1.6s ..., at most 120s apart); the first retransmission to reach the host booted
+	// again is reset, which closes the connection, and after 16 the connection fails with
+	// ETIMEDOUT (about 925s). A reconnect's SYN that no host answers goes again at 1, 2,
+	// 3, 4, 5 and 7s until connectTimeout (10s) closes it. A connection left idle through a
+	// reboot is reset by its next request. Keepalive on an idle connection is not modelled.
 	ConnOffline
 )
 
@@ -299,21 +299,44 @@ const (
 	ioredisConnectTimeout = 10 * time.Second
 )
 
-// Linux's TCP timers (include/net/tcp.h and the default sysctls), which decide when a
-// client with no timeout of its own learns that a server's host lost power.
+// Linux's TCP timers (include/net/tcp.h, net/ipv4/tcp_timer.c and the default sysctls),
+// which decide when a client with no timeout of its own learns that a server's host lost
+// power.
 const (
-	// tcpRTOMin is the first retransmission timeout of an established connection: the
-	// floor TCP_RTO_MIN, as a LAN's round trip adds next to nothing. It doubles at each
-	// retransmission, up to tcpRTOMax (TCP_RTO_MAX).
+	// tcpRTOMin is TCP_RTO_MIN, the floor of the retransmission timeout, which on a LAN
+	// is the timeout itself (the round trip and a jiffy add a few ms: 204ms on loopback).
+	// Unacknowledged data is probed first by the tail-loss probe, about tcpRTOMin after it
+	// was sent (2 SRTT + TCP_RTO_MIN, capped by the timeout), then retransmitted at each
+	// timeout, which starts at tcpRTOMin after the probe and doubles up to tcpRTOMax
+	// (TCP_RTO_MAX): at 0.2, 0.4, 0.8, 1.6, 3.2s ... after the send.
 	tcpRTOMin = 200 * time.Millisecond
 	tcpRTOMax = 120 * time.Second
-	// tcpRetries2 is net.ipv4.tcp_retries2: after that many retransmissions, the next
-	// timeout fails the connection with ETIMEDOUT, 924.6s after the data was first sent.
+	// tcpRetries2 is net.ipv4.tcp_retries2: the timeout after that many retransmissions
+	// (past the probe) fails the connection with ETIMEDOUT, about 925s after the send.
 	tcpRetries2 = 15
-	// tcpSynRTO is TCP_TIMEOUT_INIT, a SYN's first timeout: an unanswered SYN goes again
-	// 1, 3 and 7s after the first, until ioredisConnectTimeout.
-	tcpSynRTO = time.Second
+	// tcpSynRTO is TCP_TIMEOUT_INIT, a SYN's timeout. Since Linux 6.5 the first
+	// tcpSynLinear timeouts stay at it (tcp_syn_linear_timeouts 4, and the kernel's count
+	// starts one later) before doubling: an unanswered SYN goes again 1, 2, 3, 4, 5 and 7s
+	// after the first (older kernels: 1, 3 and 7s), until ioredisConnectTimeout.
+	tcpSynRTO    = time.Second
+	tcpSynLinear = 5
 )
+
+// tcpBackoff returns the kernel's next timeout after n probes of unacknowledged data.
+func tcpBackoff(n int) time.Duration {
+	if n <= 1 {
+		return tcpRTOMin
+	}
+	return min(tcpRTOMin<<(n-1), tcpRTOMax)
+}
+
+// synBackoff returns the kernel's next SYN timeout after n retransmissions of the SYN.
+func synBackoff(n int) time.Duration {
+	if n < tcpSynLinear {
+		return tcpSynRTO
+	}
+	return tcpSynRTO << (n - tcpSynLinear + 1)
+}
 
 // connSYN marks a request as a new connection's first segment (Message.Conn): the host, if
 // up, acknowledges it at once, whatever its process is doing.
@@ -875,9 +898,9 @@ func (c *Client) disarmTCP(node int) {
 
 // tcpTimer is the kernel's timer on node's connection. While connecting, it sends the
 // handshake's SYN again until ioredis's connectTimeout ends the attempt, which closes the
-// connection. Connected, it sends the unacknowledged data again (a probe), the timeout
-// doubling from tcpRTOMin up to tcpRTOMax, and after tcpRetries2 retransmissions fails the
-// connection with ETIMEDOUT, which ioredis closes.
+// connection. Connected, it probes with the unacknowledged data (the tail-loss probe, then
+// a retransmission at each timeout; see tcpRTOMin), and after tcpRetries2 retransmissions
+// fails the connection with ETIMEDOUT, which ioredis closes.
 func (c *Client) tcpTimer(now sim.Time, node int) {
 	oc := &c.offline[node]
 	oc.tcpEv = 0
@@ -885,7 +908,7 @@ func (c *Client) tcpTimer(now sim.Time, node int) {
 		if oc.hs == 0 {
 			return
 		}
-		oc.tcpWait += min(tcpSynRTO<<oc.tcpN, ioredisConnectTimeout-oc.tcpWait)
+		oc.tcpWait += min(synBackoff(oc.tcpN), ioredisConnectTimeout-oc.tcpWait)
 		if oc.tcpWait >= ioredisConnectTimeout {
 			oc.hs = 0
 			c.closed(now, node)
@@ -893,11 +916,11 @@ func (c *Client) tcpTimer(now sim.Time, node int) {
 		}
 		c.sendSYN(node)
 		oc.tcpN++
-		oc.tcpEv = c.at(c.clk.TimerFires(now, min(tcpSynRTO<<oc.tcpN, ioredisConnectTimeout-oc.tcpWait)),
+		oc.tcpEv = c.at(c.clk.TimerFires(now, min(synBackoff(oc.tcpN), ioredisConnectTimeout-oc.tcpWait)),
 			cevTCP, uint64(uint32(node))|c.life<<32)
 		return
 	}
-	if oc.tcpN == tcpRetries2 {
+	if oc.tcpN == 1+tcpRetries2 { // the tail-loss probe, then the retransmissions
 		c.offlineClose(now, node) // ETIMEDOUT
 		return
 	}
@@ -905,7 +928,7 @@ func (c *Client) tcpTimer(now sim.Time, node int) {
 	oc.probe = hsFlag | c.hsSeq
 	c.net.Send(c.ep, c.cfg.Nodes[node], Probe(oc.probe|c.life<<lifeShift, oc.boot))
 	oc.tcpN++
-	oc.tcpEv = c.at(c.clk.TimerFires(now, min(tcpRTOMin<<oc.tcpN, tcpRTOMax)), cevTCP, uint64(uint32(node))|c.life<<32)
+	oc.tcpEv = c.at(c.clk.TimerFires(now, tcpBackoff(oc.tcpN)), cevTCP, uint64(uint32(node))|c.life<<32)
 }
 
 // acked takes a host's acknowledgement under ConnOffline: of the reconnect's SYN (the new

@@ -53,6 +53,14 @@ var nodeRedlock5Scripts = []faultScript{
 	// at once; its command for server 0 stays queued.
 	{name: "killed-for-good", killed: []int{0}, held: []int{1, 2}, heldFor: 5 * time.Second, ttl: 5 * time.Second,
 		hold: 10 * time.Millisecond, retryDelay: 200 * time.Millisecond},
+	// Server 0's host loses power as acquire() begins and boots again 2s later.
+	// acquire(), extend() and release() each end at once on the other four; server 0's
+	// three commands sit unacknowledged on the connection ioredis still believes in, and
+	// the kernel retransmits them until one reaches the new boot (3.2s after the first was
+	// sent), which resets the connection. At the reconnect 50ms later ioredis sends the
+	// three again (autoResendUnfulfilledCommands): each NOSCRIPT, then EVAL, in order;
+	// nothing is left. Needs root and iptables (powerOff).
+	{name: "power-loss-2s", poweredOff: []int{0}, bootAfter: 2 * time.Second, hold: 10 * time.Millisecond, extend: true},
 }
 
 // TestNodeRedlock5Conformance runs each script against node-redlock 5.0.0-beta.2 over

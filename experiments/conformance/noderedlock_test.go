@@ -6,10 +6,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +45,14 @@ var nodeRedlockScripts = []faultScript{
 	// whose command ioredis fails only at its 42nd close, 43s into the outage: the real
 	// side stops waiting after 1s, the simulated one runs to the end.
 	{name: "killed-for-good", killed: []int{0}, ttl: 20 * time.Second, hold: 10 * time.Millisecond, unlockWait: time.Second},
+	// Server 0's host loses power just before lock() and boots again 2s later. Nothing
+	// answers the lock script, and ioredis has no timeout: the kernel probes and
+	// retransmits it (0.2, 0.4, 0.8, 1.6, 3.2s after it was sent; 204ms timeouts on
+	// loopback make the last 3.26s), and the one at 3.2s reaches the new boot, which
+	// resets the connection. ioredis reconnects 50ms later and sends the script again
+	// (NOSCRIPT from the empty cache, then EVAL): five votes, after about 3.25s. Needs
+	// root and iptables (powerOff).
+	{name: "power-loss-2s", poweredOff: []int{0}, bootAfter: 2 * time.Second, extend: true},
 }
 
 // TestNodeRedlockConformance runs each script against node-redlock 4.2.0 over ioredis
@@ -132,10 +142,14 @@ func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcom
 	for k := range fs.held {
 		heldFor[k] = fs.heldTTL(k).Milliseconds()
 	}
+	if len(fs.poweredOff) > 0 {
+		needFirewall(t)
+	}
 	in := map[string]any{"ttl_ms": ttl.Milliseconds(), "stopped": fs.stopped, "stop_for_ms": fs.stopFor.Milliseconds(),
 		"held": fs.held, "held_for_ms": fs.heldFor.Milliseconds(), "held_for_each_ms": heldFor, "extend": fs.extend,
-		"killed": fs.killed, "restart_after_ms": fs.restartAfter.Milliseconds(), "unlock_wait_ms": fs.unlockWait.Milliseconds()}
-	for _, k := range []string{"stopped", "held", "killed"} {
+		"killed": fs.killed, "restart_after_ms": fs.restartAfter.Milliseconds(), "unlock_wait_ms": fs.unlockWait.Milliseconds(),
+		"powered_off": fs.poweredOff, "boot_after_ms": fs.bootAfter.Milliseconds()}
+	for _, k := range []string{"stopped", "held", "killed", "powered_off"} {
 		if v, _ := in[k].([]int); v == nil {
 			in[k] = []int{}
 		}
@@ -168,28 +182,47 @@ func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcom
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() }) // after Wait, harmless; before, a failed test's script
-	restarts := 0
+	// requests counts the script's requests to come: a restart per killed server, a power
+	// loss and maybe a boot per powered-off one.
+	requests := len(fs.poweredOff)
 	if fs.restartAfter > 0 {
-		restarts = len(fs.killed)
+		requests += len(fs.killed)
 	}
-	if restarts == 0 {
+	if fs.bootAfter > 0 {
+		requests += len(fs.poweredOff)
+	}
+	if requests == 0 {
 		require.NoError(t, stdin.Close())
 	}
 	var result []byte
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(nil, 1<<20)
 	for lines.Scan() {
-		v, ok := strings.CutPrefix(lines.Text(), "restart ")
-		if !ok {
+		verb, v, _ := strings.Cut(lines.Text(), " ")
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 0 || i >= nodes {
 			result = append(result, lines.Bytes()...)
 			continue
 		}
-		i, err := strconv.Atoi(v)
-		require.NoError(t, err, lines.Text())
-		monitors[i] = append(monitors[i], restartServer(t, procs[i]))
-		_, err = fmt.Fprintf(stdin, "restarted %d\n", i)
+		var answer string
+		switch verb {
+		case "restart":
+			monitors[i] = append(monitors[i], restartServer(t, procs[i]))
+			answer = "restarted"
+		case "poweroff":
+			powerOff(t, procs[i])
+			answer = "poweredoff"
+		case "boot":
+			powerOn(t, procs[i])
+			monitors[i] = append(monitors[i], restartServer(t, procs[i]))
+			answer = "booted"
+		default:
+			result = append(result, lines.Bytes()...)
+			continue
+		}
+		_, err = fmt.Fprintf(stdin, "%s %d\n", answer, i)
 		require.NoError(t, err)
-		if restarts--; restarts == 0 {
+		if requests--; requests == 0 {
 			require.NoError(t, stdin.Close())
 		}
 	}
@@ -288,4 +321,72 @@ func scriptValueIn(lines [][]string, skip string) string {
 		}
 	}
 	return ""
+}
+
+// RequireFirewallEnv names the environment variable that turns a missing iptables (or a
+// test not run as root) from a skip into a failure for the power-loss scripts (CI sets it).
+const RequireFirewallEnv = "REDLOCK_SIM_REQUIRE_IPTABLES"
+
+// needFirewall skips a power-loss script, or fails it under REDLOCK_SIM_REQUIRE_IPTABLES,
+// unless iptables and ss can cut a loopback port here: root, and the tools on PATH.
+func needFirewall(t *testing.T) {
+	t.Helper()
+	var err error
+	switch {
+	case runtime.GOOS != "linux":
+		err = fmt.Errorf("a power loss is played with Linux's iptables and ss, not on %s", runtime.GOOS)
+	case os.Geteuid() != 0:
+		err = errors.New("a power loss is played with iptables and ss -K, which need root")
+	default:
+		for _, tool := range []string{"iptables", "ss"} {
+			if _, e := exec.LookPath(tool); e != nil && err == nil {
+				err = fmt.Errorf("a power loss is played with %s: %w (apt-get install -y iptables iproute2)", tool, e)
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv(RequireFirewallEnv) != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+// firewallRules are the iptables rules (after -A or -D INPUT) that drop every packet to
+// and from port on the loopback interface: the host behind it answers nothing.
+func firewallRules(port int) [][]string {
+	p := strconv.Itoa(port)
+	return [][]string{
+		{"-i", "lo", "-p", "tcp", "--dport", p, "-j", "DROP"},
+		{"-i", "lo", "-p", "tcp", "--sport", p, "-j", "DROP"},
+	}
+}
+
+// powerOff plays a power loss of s's host: from now on nothing comes from it or reaches
+// it (the firewall drops both ways), its connections vanish from the kernel without a
+// word to the other side (ss -K sends a reset, which the firewall drops), and the
+// process dies. The client's kernel still believes in its connection, and retransmits
+// what it sends until a host answers. The rules are removed when the test ends, if
+// powerOn did not.
+func powerOff(t *testing.T, s *redistest.Server) {
+	t.Helper()
+	port := s.Port()
+	for _, r := range firewallRules(port) {
+		out, err := exec.Command("iptables", append([]string{"-w", "-A", "INPUT"}, r...)...).CombinedOutput()
+		require.NoError(t, err, "iptables: %s", out)
+		t.Cleanup(func() { _ = exec.Command("iptables", append([]string{"-w", "-D", "INPUT"}, r...)...).Run() })
+	}
+	out, err := exec.Command("ss", "-K", "-tn", "( sport = :"+strconv.Itoa(port)+" )").CombinedOutput()
+	require.NoError(t, err, "ss -K: %s", out)
+	s.Kill()
+}
+
+// powerOn lets packets reach s's port again, as its host boots: its kernel knows no
+// connection, so a segment of an old one is answered with a reset.
+func powerOn(t *testing.T, s *redistest.Server) {
+	t.Helper()
+	for _, r := range firewallRules(s.Port()) {
+		out, err := exec.Command("iptables", append([]string{"-w", "-D", "INPUT"}, r...)...).CombinedOutput()
+		require.NoError(t, err, "iptables: %s", out)
+	}
 }

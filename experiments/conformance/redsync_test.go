@@ -66,6 +66,13 @@ type faultScript struct {
 	// them; runRedsync has no script that kills.)
 	killed       []int
 	restartAfter time.Duration
+	// poweredOff are servers whose host loses power just before Lock begins: every packet
+	// to or from them is dropped, their sockets vanish without a word and the process is
+	// killed (powerOff). bootAfter, when set, boots the host again that long after: the
+	// packets flow, and the server starts on its port, empty, knowing none of the old
+	// connections; 0 leaves them off to the end.
+	poweredOff []int
+	bootAfter  time.Duration
 	// unlockWait, when set, is how long the real side waits for Unlock before it reports
 	// the unlock still pending: node-redlock 4.2.0's unlock waits for every server, and
 	// ioredis fails a command queued for a dead one only at its 42nd close, about 43s
@@ -317,8 +324,15 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		fmt.Fprintf(&b, "  retry_delay: %v\n  retry_jitter: 0s\n", fs.retryDelay)
 	}
 	b.WriteString("start: {client1: 10ms}\n")
-	if len(fs.stopped)+len(fs.held)+len(fs.killed) > 0 {
+	if len(fs.stopped)+len(fs.held)+len(fs.killed)+len(fs.poweredOff) > 0 {
 		b.WriteString("schedule:\n")
+	}
+	boot := "never"
+	if fs.bootAfter > 0 {
+		boot = fs.bootAfter.String()
+	}
+	for _, i := range fs.poweredOff {
+		fmt.Fprintf(&b, "  - on: {event: acquire-start, client: client1, nth: 2}\n    crash_node: {node: redis%d, restart_after: %s}\n", i+1, boot)
 	}
 	restart := "never"
 	if fs.restartAfter > 0 {
@@ -405,9 +419,21 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		}
 	}
 	require.NotEmpty(t, value)
+	// What a powered-off node dropped reached it but never ran.
+	type arrival struct {
+		node string
+		at   int64
+		cmd  string
+	}
+	dropped := map[arrival]bool{}
+	for _, s := range rp.Steps {
+		if c, ok := strings.CutPrefix(s.Text, "drop reason=down cmd="); ok {
+			dropped[arrival{s.Actor, s.AtNs, c}] = true
+		}
+	}
 	o.commands = make([][]string, nodes)
 	for _, m := range rp.Messages {
-		if m.Kind != "request" || m.Fate != "delivered" || m.SentNs < acqStart {
+		if m.Kind != "request" || m.Fate != "delivered" || m.SentNs < acqStart || dropped[arrival{m.To, m.AtNs, m.Text}] {
 			continue
 		}
 		if m.Pair >= 0 && rp.Messages[m.Pair].Text == resp.NoReply.String() {

@@ -1,8 +1,12 @@
-// kill.js is what noderedlock.js and noderedlock5.js share to kill servers and have them
-// restarted. The servers are the Go test's children, so this script kills one itself
-// (SIGKILL by pid, on its own clock, as it stops them) but asks the Go test to start it
-// again: a line "restart i" on stdout, answered "restarted i" on stdin once the server
-// answers on its old port, empty, with MONITOR attached again.
+// kill.js is what noderedlock.js and noderedlock5.js share to kill servers, or cut their
+// hosts' power, and have them restarted. The servers are the Go test's children, so this
+// script kills one itself (SIGKILL by pid, on its own clock, as it stops them) but asks the
+// Go test to start it again: a line "restart i" on stdout, answered "restarted i" on stdin
+// once the server answers on its old port, empty, with MONITOR attached again. A power
+// loss needs the firewall, so the Go test does it all: "poweroff i" (answered "poweredoff
+// i") drops every packet to and from the server's port, destroys its sockets silently and
+// kills it; "boot i" (answered "booted i") lets packets through again and restarts it, so
+// that the server's new kernel state knows none of the old connections.
 'use strict';
 const readline = require('readline');
 
@@ -13,34 +17,43 @@ const closeLimitMs = 5000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let lines; // stdin's lines, read only by a script that asks for a restart
-const waiting = new Map(); // server → resolve of its restart
+const waiting = new Map(); // the answer awaited ("restarted 0") → resolve of its request
 
-// restart asks the Go test to start server i again and resolves once it has.
-function restart(i) {
+// ask writes a request line to the Go test and resolves once it answered with answer.
+function ask(request, answer) {
 	if (!lines) {
 		lines = readline.createInterface({ input: process.stdin });
 		lines.on('line', (l) => {
-			const m = /^restarted (\d+)$/.exec(l);
-			const done = m && waiting.get(Number(m[1]));
+			const done = waiting.get(l);
 			if (done) {
-				waiting.delete(Number(m[1]));
+				waiting.delete(l);
 				done();
 			}
 		});
 	}
 	return new Promise((resolve) => {
-		waiting.set(i, resolve);
-		process.stdout.write(`restart ${i}\n`);
+		waiting.set(answer, resolve);
+		process.stdout.write(`${request}\n`);
 	});
 }
+
+// restart asks the Go test to start server i again and resolves once it has.
+const restart = (i) => ask(`restart ${i}`, `restarted ${i}`);
 
 // killServers kills each server in s.killed and waits until its ioredis client has seen
 // the close and set its reconnect timer (the 'reconnecting' event), so that lock() or
 // acquire(), which the caller starts next, finds the connection down, as the simulated
 // client does. With s.restart_after_ms it returns, per killed server, a promise that
-// resolves once the server was restarted that long after its kill; else none.
+// resolves once the server was restarted that long after its kill; else none. Then it
+// cuts the power of each server in s.powered_off: its ioredis client sees nothing, and
+// keeps its connection. With s.boot_after_ms it returns, per such server, a promise that
+// resolves once its host has booted again that long after.
 async function killServers(s, clients) {
 	const restarted = [];
+	for (const i of s.powered_off || []) {
+		await ask(`poweroff ${i}`, `poweredoff ${i}`);
+		if (s.boot_after_ms) restarted.push(sleep(s.boot_after_ms).then(() => ask(`boot ${i}`, `booted ${i}`)));
+	}
 	for (const i of s.killed || []) {
 		const closed = new Promise((resolve) => clients[i].once('reconnecting', resolve));
 		process.kill(s.servers[i].pid, 'SIGKILL');
@@ -51,9 +64,10 @@ async function killServers(s, clients) {
 	return restarted;
 }
 
-// deadServers returns the servers s kills for good (killed, and not restarted).
+// deadServers returns the servers s kills for good (killed, and not restarted; powered
+// off, and not booted).
 function deadServers(s) {
-	return new Set(s.restart_after_ms ? [] : s.killed || []);
+	return new Set([...(s.restart_after_ms ? [] : s.killed || []), ...(s.boot_after_ms ? [] : s.powered_off || [])]);
 }
 
 // quitAll quits every client. A command queued for a server that never answered (a dead

@@ -4,10 +4,12 @@
 // runs the same script through the simulator and compares. Input: one JSON argument,
 // {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held, held_for_ms,
 // held_for_each_ms (one hold per server in held, in place of held_for_ms), retry_count,
-// retry_delay_ms, retry_jitter_ms, extend, killed, restart_after_ms, unlock_wait_ms}.
-// Servers in killed are killed (SIGKILL) just before lock() and, with restart_after_ms,
-// restarted by the Go test that long after (kill.js); unlock_wait_ms bounds the wait for
-// unlock(), which is then reported unlock_pending.
+// retry_delay_ms, retry_jitter_ms, extend, killed, restart_after_ms, powered_off,
+// boot_after_ms, unlock_wait_ms}. Servers in killed are killed (SIGKILL) just before lock()
+// and, with restart_after_ms, restarted by the Go test that long after (kill.js); servers
+// in powered_off lose their host's power just before lock() and, with boot_after_ms, boot
+// again that long after (kill.js); unlock_wait_ms bounds the wait for unlock(), which is
+// then reported unlock_pending.
 'use strict';
 const Redis = require('ioredis');
 const Redlock = require('redlock');
