@@ -64,7 +64,11 @@
 // requests (they are dropped, and a client waits out its timeout); after a kill or a
 // shutdown its host is still up and refuses the connection, so each request is answered at
 // once, over the network, with resp.NoReply: the connection error a client library
-// raises. Restart reloads the AOF with absolute expiries and an empty script cache. Faults are applied at once (Node.Crash, ...) or scheduled (Group.At),
+// raises. A power loss's restart is a new boot of the host: for the clients that model
+// their TCP connections (ConnOffline, Message.Conn), a request or retransmission on a
+// connection opened before it is reset, and a TCP probe (MsgProbe) gets an
+// acknowledgement from a host that is up, even with its process paused, a reset from one
+// whose process is gone, and nothing without power. Restart reloads the AOF with absolute expiries and an empty script cache. Faults are applied at once (Node.Crash, ...) or scheduled (Group.At),
 // with an optional automatic restart or resume after a delay.
 //
 // # Replication and failover
@@ -189,9 +193,8 @@
 //     and may postpone a write while one is in progress).
 //   - Crash models a power loss. A real process crash keeps AOF data in the OS page cache;
 //     use Kill for that.
-//   - A request to a down node, or to a full queue, is dropped silently, so a client sees
-//     a timeout; a real client would often see a refused connection at once. Redis has no
-//     bounded request queue; MaxQueue stands for the TCP backlog and client limits.
+//   - A request to a full queue is dropped silently, so a client sees a timeout. Redis has
+//     no bounded request queue; MaxQueue stands for the TCP backlog and client limits.
 //   - Service time is the same for every command.
 //   - Replication ships each write's resulting key state, not the command; full
 //     resynchronisation is an instant snapshot (no RDB transfer time) and partial
