@@ -268,13 +268,8 @@ func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 	assert.InDelta(t, float64(reset+50*time.Millisecond), float64(pings[0]), float64(time.Millisecond), "ioredis reconnects 50ms after the close")
 	acquired := firstStep(t, rp, "client1", "acquired")
 	assert.InDelta(t, float64(3265*time.Millisecond), float64(acquired), float64(5*time.Millisecond))
-	var won string
-	for _, s := range rp.Steps {
-		if s.Actor == "client1" && strings.HasPrefix(s.Text, "acquired") {
-			won = s.Text
-		}
-	}
-	assert.Contains(t, won, "oks=5", "the command sent again after the reconnect ran on the rebooted redis3")
+	assert.Contains(t, stepsText(rp, "client1"), "acquired resource=lock attempt=1 oks=5",
+		"the command sent again after the reconnect ran on the rebooted redis3")
 
 	sc, err = scenarios.ParseFile("power-loss.yaml", []byte(poweredOff("never")))
 	require.NoError(t, err)
