@@ -260,9 +260,9 @@ func (n *Node) connect(from network.Endpoint, m *Message) bool {
 	return false
 }
 
-// reset answers a request or probe on a connection the host no longer knows, because it
-// was opened before the host lost power: the kernel of the new boot sends a reset, which
-// the client sees as a connection error.
+// reset answers a request or probe on a connection the host no longer has, because it
+// was opened before the host lost power or because the server's process is gone: the
+// host's kernel sends a reset, which the client sees as a connection error.
 func (n *Node) reset(from network.Endpoint, m *Message) {
 	n.stats.Resets++
 	if m.Kind == MsgCommand {
