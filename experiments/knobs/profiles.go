@@ -65,7 +65,7 @@ var profileTable = []Profile{
 			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "true", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock-5",
 			"connection", "offline-queue", "extend_every", "0s", "validity_clock", "wall")},
-	{Name: "redlock-py", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py",
+	{Name: "redlock-py", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py 3.1 to 6.x (docs/clients.md: which redis-py)",
 		Help: "no default ttl (the spec's 10s here); drift int(0.01 × ttl) + 2ms; 3 tries 200ms apart, no jitter; " +
 			"SET NX PX one server after another; no timeout (redis-py's socket_timeout is None: 1h here); " +
 			"its own compare-and-delete by EVAL; a won attempt that saw a server error is given up " +
