@@ -72,7 +72,9 @@ const (
 	// again is reset, which closes the connection, and after 16 the connection fails with
 	// ETIMEDOUT (about 925s). A reconnect's SYN that no host answers goes again at 1, 2,
 	// 3, 4, 5 and 7s until connectTimeout (10s) closes it. A connection left idle through a
-	// reboot is reset by its next request. Keepalive on an idle connection is not modelled.
+	// reboot is reset by its next request. Keepalive on an idle connection is not modelled,
+	// and the kernel's timers wait out a pause of the process as its own timers do (a real
+	// kernel retransmits through a GC pause).
 	ConnOffline
 )
 
