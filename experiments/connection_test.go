@@ -251,10 +251,7 @@ func sentTo(rp *report.Replay, prefix string) (at []time.Duration, texts []strin
 // host that is merely stalled acknowledges the first probe, and the client waits without
 // reconnecting.
 func TestOfflineQueueAfterPowerLoss(t *testing.T) {
-	sc, err := scenarios.ParseFile("power-loss-3s.yaml", []byte(poweredOff("3s")))
-	require.NoError(t, err)
-	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
-	require.NoError(t, err)
+	rp := replayFile(t, "power-loss-3s.yaml", poweredOff("3s"))
 	probes, texts := sentTo(rp, "probe")
 	require.Len(t, probes, 5, "retransmissions until the host is back at 3.005s: %v", probes)
 	for k, want := range []time.Duration{210, 410, 810, 1610, 3210} { // the command went at 10ms
@@ -271,10 +268,7 @@ func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 	assert.Contains(t, stepsText(rp, "client1"), "acquired resource=lock attempt=1 oks=5",
 		"the command sent again after the reconnect ran on the rebooted redis3")
 
-	sc, err = scenarios.ParseFile("power-loss.yaml", []byte(poweredOff("never")))
-	require.NoError(t, err)
-	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
-	require.NoError(t, err)
+	rp = replayFile(t, "power-loss.yaml", poweredOff("never"))
 	probes, _ = sentTo(rp, "probe")
 	require.Len(t, probes, 16, "the tail-loss probe and tcp_retries2 retransmissions")
 	assert.InDelta(t, float64(10*time.Millisecond+(924800-120000)*time.Millisecond), float64(probes[15]), float64(10*time.Millisecond),
@@ -298,10 +292,7 @@ func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 	// A stalled host acknowledges the retransmission: no reconnect, the command runs when
 	// the server continues.
 	stalled := strings.Replace(poweredOff("never"), "crash_node: {node: redis3, restart_after: never}", "pause_node: {node: redis3, for: 2s}", 1)
-	sc, err = scenarios.ParseFile("stalled.yaml", []byte(stalled))
-	require.NoError(t, err)
-	rp, _, err = ReplayScenario(context.Background(), sc, nil, 1)
-	require.NoError(t, err)
+	rp = replayFile(t, "stalled.yaml", stalled)
 	probes, _ = sentTo(rp, "probe")
 	assert.Len(t, probes, 1, "acknowledged at once by the stalled host's kernel")
 	pings, _ = sentTo(rp, "PING")
@@ -313,17 +304,14 @@ func TestOfflineQueueAfterPowerLoss(t *testing.T) {
 // reboot learns of it from the next command, which the new boot resets; the command goes
 // again after the reconnect.
 func TestOfflineQueueResetAfterReboot(t *testing.T) {
-	sc, err := scenarios.ParseFile("reboot.yaml", []byte(`name: reboot
+	rp := replayFile(t, "reboot.yaml", `name: reboot
 story: redis3 loses power between two cycles of client1 and is back before the second
 knobs: {client: node-redlock, clients: 1, max_cycles: 2, hold: const(50ms), think: const(2s), duration: 60s}
 start: {client1: 10ms}
 schedule:
   - at: 500ms
     crash_node: {node: redis3, restart_after: 500ms}
-`))
-	require.NoError(t, err)
-	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
-	require.NoError(t, err)
+`)
 	var reset time.Duration = -1
 	for _, s := range rp.Steps {
 		if s.Actor == "redis3" && strings.HasPrefix(s.Text, "drop reason=reset") {
@@ -354,17 +342,14 @@ func stepsText(rp *report.Replay, actor string) string {
 // in the offline queue for the handshake, and its connections are bound to the hosts'
 // boots of that moment.
 func TestOfflineQueueConnectsAsTheProcessStarts(t *testing.T) {
-	sc, err := scenarios.ParseFile("client-restart.yaml", []byte(`name: client-restart
+	rp := replayFile(t, "client-restart.yaml", `name: client-restart
 story: client1 dies between two cycles and restarts
 knobs: {client: node-redlock, clients: 1, max_cycles: 3, hold: const(50ms), think: const(5s), duration: 10s}
 start: {client1: 10ms}
 schedule:
   - at: 1s
     crash_client: {client: client1, restart_after: 1s}
-`))
-	require.NoError(t, err)
-	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
-	require.NoError(t, err)
+`)
 	var pings []string
 	for _, m := range rp.Messages {
 		if m.From == "client1" && strings.HasPrefix(m.Text, "PING") {
@@ -384,4 +369,14 @@ schedule:
 	}
 	require.Positive(t, lockAt)
 	assert.Greater(t, lockAt, restarted, "the lock command waited for the handshake's answer")
+}
+
+// replayFile replays the scenario file text (named file) at seed 1.
+func replayFile(t *testing.T, file, text string) *report.Replay {
+	t.Helper()
+	sc, err := scenarios.ParseFile(file, []byte(text))
+	require.NoError(t, err)
+	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	return rp
 }
