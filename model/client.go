@@ -884,10 +884,16 @@ func (c *Client) offlineWrite(now sim.Time, node int, req lock.Req, cmd resp.Com
 func (c *Client) armTCP(now sim.Time, node int, d time.Duration) {
 	oc := &c.offline[node]
 	c.s.Cancel(oc.tcpEv)
-	oc.tcpEv = c.at(c.clk.TimerFires(now, d), cevTCP, uint64(uint32(node))|c.life<<32)
+	c.tcpAfter(now, node, d)
 	if oc.tcpN = 0; oc.down {
 		oc.tcpWait = 0
 	}
+}
+
+// tcpAfter sets the kernel's timer on node's connection to fire after d on the client's
+// clock, for this incarnation of the process.
+func (c *Client) tcpAfter(now sim.Time, node int, d time.Duration) {
+	c.offline[node].tcpEv = c.at(c.clk.TimerFires(now, d), cevTCP, uint64(uint32(node))|c.life<<32)
 }
 
 // disarmTCP stops the kernel's timer on node's connection: everything written is
@@ -918,8 +924,7 @@ func (c *Client) tcpTimer(now sim.Time, node int) {
 		}
 		c.sendSYN(node)
 		oc.tcpN++
-		oc.tcpEv = c.at(c.clk.TimerFires(now, min(synBackoff(oc.tcpN), ioredisConnectTimeout-oc.tcpWait)),
-			cevTCP, uint64(uint32(node))|c.life<<32)
+		c.tcpAfter(now, node, min(synBackoff(oc.tcpN), ioredisConnectTimeout-oc.tcpWait))
 		return
 	}
 	if oc.tcpN == 1+tcpRetries2 { // the tail-loss probe, then the retransmissions
@@ -930,7 +935,7 @@ func (c *Client) tcpTimer(now sim.Time, node int) {
 	oc.probe = hsFlag | c.hsSeq
 	c.net.Send(c.ep, c.cfg.Nodes[node], Probe(oc.probe|c.life<<lifeShift, oc.boot))
 	oc.tcpN++
-	oc.tcpEv = c.at(c.clk.TimerFires(now, tcpBackoff(oc.tcpN)), cevTCP, uint64(uint32(node))|c.life<<32)
+	c.tcpAfter(now, node, tcpBackoff(oc.tcpN))
 }
 
 // acked takes a host's acknowledgement under ConnOffline: of the reconnect's SYN (the new
