@@ -124,7 +124,7 @@ func TestTuneReadsAFile(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "target stale_writes_accepted ≤ 7 per 10,000")
 	assert.Contains(t, stdout, "target validity_overlaps ≤ 1 per 10,000")
-	assert.Contains(t, stdout, "target acquire success ≥ 0.5: met")
+	assert.Contains(t, stdout, "target acquire success ≥ 0.5 (--min-success): met")
 	report, err := os.ReadFile(filepath.Join(dir, "a", "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "--clients 3 ", "the flag wins")

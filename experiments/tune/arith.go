@@ -71,6 +71,7 @@ type Env struct {
 	NodeRestartDelay time.Duration
 	Work             dist.Dist // how long a holder uses the resource, per hold
 	Clients          int       // the clients contending for the one lock
+	Load             Load      // how often they want it
 }
 
 // Targets are the limits the recommendation must meet; zero means no limit.
@@ -79,6 +80,12 @@ type Targets struct {
 	AcquireP99 time.Duration
 	// Unavailability is the longest the lock may stay taken by a holder that crashed.
 	Unavailability time.Duration
+	// MinSuccess is the least share of acquires that must succeed, in (0, 1]; 0 means
+	// DefaultMinSuccess.
+	MinSuccess float64
+	// TTL, when set, pins the ttl instead of deriving it (the confirmation found this
+	// one meets the targets), so that everything that depends on the ttl follows it.
+	TTL time.Duration
 }
 
 // Step is the arithmetic behind one recommended value, one equation or reason a line.
@@ -128,12 +135,29 @@ type Recommendation struct {
 	// Env.NodeRestartDelay meets it.
 	RestartDelay time.Duration
 	RestartOK    bool
-	Conflicts    []Conflict
+	// Contention is the load's arithmetic behind Tries, and the rest between holds the
+	// confirmation simulates.
+	Contention Contention
+	Conflicts  []Conflict
 	Steps        []Step
 }
 
 // Setting is one knob and its value, as --set NAME=VALUE takes them.
 type Setting struct{ Name, Value string }
+
+// SetFlags returns the recommendation as `run --set` flags, leaving out the extension
+// knobs when the holder does not extend: they cannot change such a run, and `run`
+// refuses a setting that cannot.
+func (r Recommendation) SetFlags() []string {
+	var out []string
+	for _, s := range r.Knobs() {
+		if !r.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
+			continue
+		}
+		out = append(out, "--set "+s.Name+"="+s.Value)
+	}
+	return out
+}
 
 // Knobs returns the recommendation as knob settings, in a fixed order, for a confirmation
 // sweep or a user's --set flags. Fencing is left out: which token source to trust is the
@@ -166,8 +190,12 @@ func Recommend(e Env, t Targets) (Recommendation, error) {
 	if err := t.validate(); err != nil {
 		return Recommendation{}, err
 	}
+	if t.MinSuccess == 0 {
+		t.MinSuccess = DefaultMinSuccess
+	}
 	var r Recommendation
 	var lines []string
+	var err error
 	r.DriftFactor, lines = DriftFactor(e.ClientDriftPPM, e.NodeDriftPPM)
 	r.Steps = append(r.Steps, Step{"drift_factor", lines})
 	r.DriftPad = RecommendedDriftPad
@@ -181,7 +209,9 @@ func Recommend(e Env, t Targets) (Recommendation, error) {
 	r.Steps = append(r.Steps, Step{"ttl", lines})
 	r.RestartDelay, r.RestartOK, lines = restartDelay(e, r.TTL)
 	r.Steps = append(r.Steps, Step{"node restart delay", lines})
-	lines = tries(e, t, &r)
+	if lines, err = tries(e, t, &r); err != nil {
+		return Recommendation{}, err
+	}
 	r.Steps = append(r.Steps, Step{"tries", lines})
 	return r, nil
 }
@@ -189,27 +219,33 @@ func Recommend(e Env, t Targets) (Recommendation, error) {
 func (e Env) validate() error {
 	switch {
 	case e.Nodes < 1 || e.Nodes > redlock.MaxNodes:
-		return &InputError{"nodes", strconv.Itoa(e.Nodes), fmt.Sprintf("the number of nodes must be a whole number from 1 to %d", redlock.MaxNodes)}
+		return &InputError{"--nodes", strconv.Itoa(e.Nodes), fmt.Sprintf("the number of nodes must be a whole number from 1 to %d", redlock.MaxNodes)}
 	case e.Clients < 1 || e.Clients > knobs.MaxClients:
-		return &InputError{"clients", strconv.Itoa(e.Clients), fmt.Sprintf("the number of contending clients must be a whole number from 1 to %d", knobs.MaxClients)}
+		return &InputError{"--clients", strconv.Itoa(e.Clients), fmt.Sprintf("the number of contending clients must be a whole number from 1 to %d", knobs.MaxClients)}
 	case e.Persistence > model.PersistAOFAlways:
-		return &InputError{"persistence", e.Persistence.String(), "want none, aof-everysec or aof-always"}
+		return &InputError{"--persistence", e.Persistence.String(), "want none, aof-everysec or aof-always"}
 	case e.NodeRestartDelay < 0 || e.NodeRestartDelay > dist.MaxDuration:
-		return &InputError{"node_restart_delay", e.NodeRestartDelay.String(), fmt.Sprintf("want a duration from 0s to %v", dist.MaxDuration)}
+		return &InputError{"--restart-delay", e.NodeRestartDelay.String(), fmt.Sprintf("want a duration from 0s to %v", dist.MaxDuration)}
 	}
 	for _, c := range []struct {
 		field string
 		ppm   float64
-	}{{"client_drift_ppm", e.ClientDriftPPM}, {"node_drift_ppm", e.NodeDriftPPM}} {
+	}{{"--client-drift-ppm", e.ClientDriftPPM}, {"--node-drift-ppm", e.NodeDriftPPM}} {
 		if !(c.ppm >= 0 && c.ppm <= knobs.MaxSpreadPPM) {
 			return &InputError{c.field, strconv.FormatFloat(c.ppm, 'g', -1, 64),
 				fmt.Sprintf("a clock's rate error in ppm must be from 0 to %d (10 %%, already a broken clock)", knobs.MaxSpreadPPM)}
 		}
 	}
+	if l := e.Load.PerSecond; !(l >= 0 && l <= MaxPerSecond) {
+		return &InputError{"--acquisitions-per-second", strconv.FormatFloat(l, 'g', -1, 64), fmt.Sprintf("a rate from 0 (not given) to %g", float64(MaxPerSecond))}
+	}
+	if e.Load.PerSecond > 0 && e.Load.ThinkGiven {
+		return &InputError{"--think", knobs.FormatDist(e.Load.Think), "give the load as --acquisitions-per-second or as --think, not both: each implies the other"}
+	}
 	for _, d := range []struct {
 		field string
 		d     dist.Dist
-	}{{"latency", e.Latency}, {"pause", e.Pause}, {"work", e.Work}} {
+	}{{"--latency", e.Latency}, {"--pauses", e.Pause}, {"--work", e.Work}, {"--think", e.Load.Think}} {
 		if err := d.d.Validate(d.field); err != nil {
 			return &InputError{d.field, knobs.FormatDist(d.d), err.Error()}
 		}
@@ -221,10 +257,13 @@ func (t Targets) validate() error {
 	for _, c := range []struct {
 		field string
 		d     time.Duration
-	}{{"acquire_p99", t.AcquireP99}, {"unavailability", t.Unavailability}} {
+	}{{"--max-acquire-p99", t.AcquireP99}, {"--max-unavailability", t.Unavailability}} {
 		if c.d < 0 || c.d > dist.MaxDuration {
 			return &InputError{c.field, c.d.String(), fmt.Sprintf("want a duration from 0s (no limit) to %v", dist.MaxDuration)}
 		}
+	}
+	if !(t.MinSuccess >= 0 && t.MinSuccess <= 1) {
+		return &InputError{"--min-success", strconv.FormatFloat(t.MinSuccess, 'g', -1, 64), "a share of acquires from 0 (the default, 0.99) to 1, e.g. 0.99"}
 	}
 	return nil
 }
@@ -318,6 +357,15 @@ func ttl(e Env, t Targets, r *Recommendation) []string {
 	}
 	allowed, limitLines := unavailabilityLimit(e, t, r)
 	lines = append(lines, limitLines...)
+	if t.TTL > 0 {
+		r.TTL = t.TTL
+		lines = append(lines, fmt.Sprintf("ttl pinned at %v: the confirmation found it meets the targets", t.TTL))
+		if !fits(need(p, false), t.TTL) && fits(need(p, true), t.TTL) {
+			setExtend(r, w)
+			lines = append(lines, "the work does not fit in it, so the holder extends: "+extendLine(p, el, pad, df))
+		}
+		return append(lines, ttlCheck(r, w, p)...)
+	}
 	switch {
 	case fits(need(p, false), allowed):
 		r.TTL = chooseTTL(need(p, false), allowed)
@@ -489,39 +537,45 @@ func restartDelay(e Env, ttl time.Duration) (time.Duration, bool, []string) {
 	return ttl, false, append(lines, fmt.Sprintf("given %v < %v ✗: short by %v; keep a crashed node down at least %v, or use aof-always", e.NodeRestartDelay, ttl, ttl-e.NodeRestartDelay, ttl))
 }
 
-// tries sets r's Tries so that every attempt, at its longest, fits the time-to-acquire
-// budget: the target, or without one as long as a crashed holder or the other clients'
-// holds can keep the lock. It records a Conflict when the target is shorter than one
-// round trip. r's timeout, retry and ttl settings must be set.
-func tries(e Env, t Targets, r *Recommendation) []string {
+// tries sets r's Tries from the load: enough that a waiter gives up no more often than
+// the success target allows, each try refused with the probability the load gives
+// (contention). It records a Conflict when no number of tries meets the target, or when
+// the wait the load implies is longer than the acquire p99 target. r's timeout and retry
+// settings must be set.
+func tries(e Env, t Targets, r *Recommendation) ([]string, error) {
+	c, lines, err := contention(e, r)
+	if err != nil {
+		return nil, err
+	}
+	r.Contention = c
+	n := triesFor(c.Refusal, t.MinSuccess)
+	r.Tries = min(n, MaxUsefulTries)
+	lines = append(lines, fmt.Sprintf("a waiter gives up when every try is refused, with probability %.3g^tries; the success target %g allows %.3g ⇒ tries = ⌈ln %.3g / ln %.3g⌉ = %d",
+		c.Refusal, t.MinSuccess, 1-t.MinSuccess, 1-t.MinSuccess, c.Refusal, r.Tries))
+	if n > MaxUsefulTries {
+		cf := Conflict{Quantity: "tries", Need: fmt.Sprintf("getting a waiter in %g of the time, with each try refused with probability %.3g,", t.MinSuccess, c.Refusal),
+			AtLeast: time.Duration(n), Limit: "what retries can do", AtMost: MaxUsefulTries,
+			Advice: "The lock is too busy for retries to fix: lower the load, shorten the holds, or split the lock (one lock per resource)."}
+		r.Conflicts = append(r.Conflicts, cf)
+		lines = append(lines, fmt.Sprintf("CONFLICT: more than %d tries would be needed: the lock is too busy for retries to fix; lower the load, shorten the holds, or split the lock", MaxUsefulTries))
+	}
+	// The p99 wait: the tries refused before the one that gets in, at 99 %.
+	refused99 := max(triesFor(c.Refusal, 0.99)-1, 0)
+	wait99 := time.Duration(refused99) * c.Cost
+	lines = append(lines, fmt.Sprintf("time to acquire p99 ≈ (⌈ln 0.01 / ln %.3g⌉ − 1) refused tries × s = %d × %s = %s",
+		c.Refusal, refused99, FormatDuration(c.Cost), FormatDuration(wait99)))
 	rtt, why := designRoundTrip(e)
-	w50 := Percentile(e.Work, 50)
-	queue := time.Duration(e.Clients-1) * w50
-	budget, whence := t.AcquireP99, fmt.Sprintf("the acquire p99 target %v", t.AcquireP99)
-	if budget == 0 {
-		budget = max(r.TTL, time.Duration(e.Clients-1)*Percentile(e.Work, DesignPercentile))
-		whence = fmt.Sprintf("no acquire target: as long as a crashed holder (ttl) or the other %d clients' holds (p99.9 each) can keep the lock, %s", e.Clients-1, FormatDuration(budget))
-	}
-	gap := r.RetryDelay + r.RetryJitter
-	n := (budget + gap) / (r.Timeout + gap)
-	r.Tries = int(min(max(n, 1), redlock.MaxTries))
-	lines := []string{
-		"budget: " + whence,
-		fmt.Sprintf("tries × timeout + (tries − 1) × (retry_delay + retry_jitter) ≤ budget ⇒ tries = ⌊(%s + %v) / (%v + %v)⌋ = %d",
-			FormatDuration(budget), gap, r.Timeout, gap, r.Tries),
-	}
 	if t.AcquireP99 > 0 && t.AcquireP99 < rtt {
-		c := Conflict{Quantity: "time to acquire", Need: "one quorum round trip (2 × latency p99.9)", AtLeast: rtt,
+		cf := Conflict{Quantity: "time to acquire", Need: "one quorum round trip (2 × latency p99.9)", AtLeast: rtt,
 			Limit: "the acquire p99 target", AtMost: t.AcquireP99,
 			Advice: "A faster network or nodes closer to the clients shorten the round; no setting of the algorithm does."}
-		r.Conflicts = append(r.Conflicts, c)
-		lines = append(lines, why, "CONFLICT: "+c.String())
+		r.Conflicts = append(r.Conflicts, cf)
+		lines = append(lines, why, "CONFLICT: "+cf.String())
+	} else if t.AcquireP99 > 0 && wait99 > t.AcquireP99 {
+		lines = append(lines, fmt.Sprintf("note: the load makes waiters wait about %s at p99, longer than the %v target; the confirmation will show it: a lower load, fewer clients or shorter holds help, tries do not",
+			FormatDuration(wait99), t.AcquireP99))
 	}
-	if t.AcquireP99 > 0 && queue > t.AcquireP99 {
-		lines = append(lines, fmt.Sprintf("note: a waiter may queue behind the other %d clients' holds, %d × %s (work p50) = %s, longer than the target; the confirmation will show how often",
-			e.Clients-1, e.Clients-1, FormatDuration(w50), FormatDuration(queue)))
-	}
-	return lines
+	return lines, nil
 }
 
 // roundUpDuration rounds d up to two significant digits (1.732s → 1.8s, 50.88ms → 51ms):

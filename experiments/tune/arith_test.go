@@ -77,50 +77,49 @@ func TestRecommendHandComputed(t *testing.T) {
 			// round trip 2ms; timeout max(6ms, 5ms) = 6ms; jitter 1 × 2ms; delay 2 + 2 = 4ms.
 			// TTL ≥ (1s + 100ms + 6ms + 2ms) / 0.99 = 1119.19ms → 1.2s.
 			// Restart: none, so ≥ ttl = 1.2s; given 0s.
-			// Tries: budget = ttl = 1.2s; ⌊(1200 + 6) / (6 + 6)⌋ = 100.
+			// Tries: one client, nobody else holds the lock: 1.
 			name: "no targets", env: env(ms, 100*ms, time.Second),
-			want: want{ttl: 1200 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 100, restart: 1200 * ms},
+			want: want{ttl: 1200 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 1, restart: 1200 * ms},
 		},
 		{
-			// As above, with the acquire target 1s: ⌊(1000 + 6) / 12⌋ = 83 tries. The
+			// As above, with the acquire target 1s (one client: still 1 try). The
 			// unavailability target 1162ms leaves TTL ≤ 1162 − 4 − 2 − 6 = 1150ms, so the
 			// 1.2s rounding is refused and the ttl is 1119.19ms rounded up to the ms.
 			name: "rounding held back by the unavailability target", env: env(ms, 100*ms, time.Second),
 			tgt:  Targets{AcquireP99: time.Second, Unavailability: 1162 * ms},
-			want: want{ttl: 1120 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 83, restart: 1120 * ms},
+			want: want{ttl: 1120 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 1, restart: 1120 * ms},
 		},
 		{
 			// Work 10s cannot fit TTL ≤ 2000 − 12 = 1988ms, so extend every ttl/3:
 			// TTL ≥ max((100 + 6 + 2) / (1 − 1/3 − 0.01), 3 × 6) = 164.467ms → 170ms;
 			// every ⌊170/3⌋ = 56ms, ⌈10000/56⌉ = 179 extensions.
-			// Tries: budget = ttl 170ms; ⌊(170 + 6) / 12⌋ = 14.
 			name: "long work extends", env: env(ms, 100*ms, 10*time.Second), tgt: Targets{Unavailability: 2 * time.Second},
-			want: want{ttl: 170 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 14,
+			want: want{ttl: 170 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 1,
 				extend: 56 * ms, maxExt: 179, restart: 170 * ms},
 		},
 		{
 			// Planted: pauses of 500ms against an unavailability of 300ms.
 			// TTL ≤ 300 − 4 − 2 − 6 = 288ms; the pause needs ≥ (500 + 6 + 2) / 0.656667 =
 			// 773.6ms even extending: a Conflict. With fencing the ttl covers the work only:
-			// (50 + 6 + 2) / 0.99 = 58.59ms → 59ms. Tries: ⌊(59 + 6) / 12⌋ = 5.
+			// (50 + 6 + 2) / 0.99 = 58.59ms → 59ms.
 			name: "planted conflict: pause against unavailability", env: env(ms, 500*ms, 50*ms),
 			tgt:  Targets{Unavailability: 300 * ms},
-			want: want{ttl: 59 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 5, fencing: true, restart: 59 * ms},
+			want: want{ttl: 59 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.01, tries: 1, fencing: true, restart: 59 * ms},
 		},
 		{
 			// Planted: a client drifting 2 %: drift_factor 0.04;
 			// TTL ≥ (1s + 6ms + 2ms) / 0.96 = 1050ms → 1.1s.
 			name: "planted: clocks drifting 2 %", env: with(env(ms, 0, time.Second), func(e *Env) { e.ClientDriftPPM = 20_000 }),
-			// Tries: ⌊(1100 + 6) / 12⌋ = 92.
-			want: want{ttl: 1100 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.04, tries: 92, restart: 1100 * ms},
+			want: want{ttl: 1100 * ms, timeout: 6 * ms, delay: 4 * ms, jitter: 2 * ms, df: 0.04, tries: 1, restart: 1100 * ms},
 		},
 		{
 			// Latency 10ms: round trip 20ms, timeout 60ms, four clients: jitter 80ms,
 			// delay 100ms. TTL ≥ (200 + 0 + 60 + 2) / 0.99 = 264.6ms → 270ms.
-			// aof-always needs no restart delay. Tries: budget max(270ms, 3 × 200ms) =
-			// 600ms; ⌊(600 + 180) / (60 + 180)⌋ = 3.
+			// aof-always needs no restart delay. Tries, no load given (saturated): a hold
+			// keeps the key B = 200 + 2 × 20 = 240ms; a try is refused with probability
+			// 240 / (240 + 20) = 0.923; ⌈ln 0.01 / ln 0.923⌉ = ⌈57.53⌉ = 58.
 			name: "contention, aof-always", env: with(env(10*ms, 0, 200*ms), func(e *Env) { e.Clients = 4; e.Persistence = model.PersistAOFAlways }),
-			want: want{ttl: 270 * ms, timeout: 60 * ms, delay: 100 * ms, jitter: 80 * ms, df: 0.01, tries: 3, restart: 0, restartOK: true},
+			want: want{ttl: 270 * ms, timeout: 60 * ms, delay: 100 * ms, jitter: 80 * ms, df: 0.01, tries: 58, restart: 0, restartOK: true},
 		},
 		{
 			// aof-everysec with a 5s restart delay against a 270ms ttl: enough.
@@ -128,17 +127,16 @@ func TestRecommendHandComputed(t *testing.T) {
 				e.Persistence = model.PersistAOFEverySec
 				e.NodeRestartDelay = 5 * time.Second
 			}),
-			// jitter 20ms, delay 40ms; tries ⌊(270 + 60) / (60 + 60)⌋ = 2.
-			want: want{ttl: 270 * ms, timeout: 60 * ms, delay: 40 * ms, jitter: 20 * ms, df: 0.01, tries: 2, restart: 270 * ms, restartOK: true},
+			// jitter 20ms, delay 40ms; one client: 1 try.
+			want: want{ttl: 270 * ms, timeout: 60 * ms, delay: 40 * ms, jitter: 20 * ms, df: 0.01, tries: 1, restart: 270 * ms, restartOK: true},
 		},
 		{
 			// The network, p50 = 1ms and p99 = 5ms: σ = 0.69183, p99.9 =
 			// 1ms·e^(0.69183 × 3.0902323) = 8.4817ms; round trip 16.963ms; timeout
 			// 3 × 16.963 = 50.89 → 51ms; jitter 16.963 → 17ms; delay 17 + 16.963 = 33.96 →
-			// 34ms. TTL ≥ (1s + 51ms + 2ms) / 0.99 = 1063.6ms → 1.1s. Tries:
-			// ⌊(1100 + 51) / (51 + 51)⌋ = 11.
+			// 34ms. TTL ≥ (1s + 51ms + 2ms) / 0.99 = 1063.6ms → 1.1s. One client: 1 try.
 			name: "lognormal latency", env: with(env(0, 0, time.Second), func(e *Env) { e.Latency = dist.Lognormal(ms, 0.69183) }),
-			want: want{ttl: 1100 * ms, timeout: 51 * ms, delay: 34 * ms, jitter: 17 * ms, df: 0.01, tries: 11, restart: 1100 * ms},
+			want: want{ttl: 1100 * ms, timeout: 51 * ms, delay: 34 * ms, jitter: 17 * ms, df: 0.01, tries: 1, restart: 1100 * ms},
 		},
 	}
 	for _, tc := range tests {
@@ -212,7 +210,7 @@ func TestRecommendShowsArithmetic(t *testing.T) {
 	assert.True(t, stepHas(r, "ttl", "= (1.000s + 100.000ms + 6ms + 2ms) / (1 − 0.01) = 1.119s"))
 	assert.True(t, stepHas(r, "timeout", "timeout = max(3 × 2.000ms, 5ms) = 6.000ms → 6ms"))
 	assert.True(t, stepHas(r, "node restart delay", "given 0s < 1.2s ✗: short by 1.2s"))
-	assert.True(t, stepHas(r, "tries", "tries = ⌊(1.200s + 6ms) / (6ms + 6ms)⌋ = 100"))
+	assert.True(t, stepHas(r, "tries", "one client: nobody else holds the lock"))
 	assert.True(t, stepHas(r, "drift_factor", "drift_factor = max(0, 0.01, the Redlock page's value) = 0.01"))
 
 	r, err = Recommend(env(ms, 100*ms, 10*time.Second), Targets{Unavailability: 2 * time.Second})
@@ -319,19 +317,23 @@ func TestRecommendBadInput(t *testing.T) {
 		env   Env
 		tgt   Targets
 	}{
-		{"nodes", with(ok, func(e *Env) { e.Nodes = 0 }), Targets{}},
-		{"nodes", with(ok, func(e *Env) { e.Nodes = 100 }), Targets{}},
-		{"clients", with(ok, func(e *Env) { e.Clients = 0 }), Targets{}},
-		{"client_drift_ppm", with(ok, func(e *Env) { e.ClientDriftPPM = -1 }), Targets{}},
-		{"node_drift_ppm", with(ok, func(e *Env) { e.NodeDriftPPM = 200_000 }), Targets{}},
-		{"node_drift_ppm", with(ok, func(e *Env) { e.NodeDriftPPM = math.NaN() }), Targets{}},
-		{"persistence", with(ok, func(e *Env) { e.Persistence = 7 }), Targets{}},
-		{"node_restart_delay", with(ok, func(e *Env) { e.NodeRestartDelay = -time.Second }), Targets{}},
-		{"latency", with(ok, func(e *Env) { e.Latency = dist.Lognormal(ms, -1) }), Targets{}},
-		{"work", with(ok, func(e *Env) { e.Work = dist.Uniform(2*ms, ms) }), Targets{}},
-		{"pause", with(ok, func(e *Env) { e.Pause = dist.Constant(-ms) }), Targets{}},
-		{"acquire_p99", ok, Targets{AcquireP99: -ms}},
-		{"unavailability", ok, Targets{Unavailability: 48 * time.Hour}},
+		{"--nodes", with(ok, func(e *Env) { e.Nodes = 0 }), Targets{}},
+		{"--nodes", with(ok, func(e *Env) { e.Nodes = 100 }), Targets{}},
+		{"--clients", with(ok, func(e *Env) { e.Clients = 0 }), Targets{}},
+		{"--client-drift-ppm", with(ok, func(e *Env) { e.ClientDriftPPM = -1 }), Targets{}},
+		{"--node-drift-ppm", with(ok, func(e *Env) { e.NodeDriftPPM = 200_000 }), Targets{}},
+		{"--node-drift-ppm", with(ok, func(e *Env) { e.NodeDriftPPM = math.NaN() }), Targets{}},
+		{"--persistence", with(ok, func(e *Env) { e.Persistence = 7 }), Targets{}},
+		{"--restart-delay", with(ok, func(e *Env) { e.NodeRestartDelay = -time.Second }), Targets{}},
+		{"--latency", with(ok, func(e *Env) { e.Latency = dist.Lognormal(ms, -1) }), Targets{}},
+		{"--work", with(ok, func(e *Env) { e.Work = dist.Uniform(2*ms, ms) }), Targets{}},
+		{"--pauses", with(ok, func(e *Env) { e.Pause = dist.Constant(-ms) }), Targets{}},
+		{"--max-acquire-p99", ok, Targets{AcquireP99: -ms}},
+		{"--max-unavailability", ok, Targets{Unavailability: 48 * time.Hour}},
+		{"--min-success", ok, Targets{MinSuccess: math.NaN()}},
+		{"--min-success", ok, Targets{MinSuccess: 1.5}},
+		{"--acquisitions-per-second", with(ok, func(e *Env) { e.Load.PerSecond = math.Inf(1) }), Targets{}},
+		{"--think", with(ok, func(e *Env) { e.Load = Load{PerSecond: 1, Think: dist.Constant(ms), ThinkGiven: true} }), Targets{}},
 	}
 	for _, tc := range tests {
 		_, err := Recommend(tc.env, tc.tgt)
@@ -365,7 +367,8 @@ func ExampleRecommend() {
 		return
 	}
 	e := Env{Nodes: 5, Persistence: model.PersistAOFEverySec, Latency: lat.Dist, ClientDriftPPM: 200, NodeDriftPPM: 200,
-		Pause: dist.Constant(100 * time.Millisecond), Work: dist.Constant(time.Second), Clients: 2, NodeRestartDelay: 5 * time.Second}
+		Pause: dist.Constant(100 * time.Millisecond), Work: dist.Constant(time.Second), Clients: 2, NodeRestartDelay: 5 * time.Second,
+		Load: Load{PerSecond: 0.5}}
 	r, err := Recommend(e, Targets{AcquireP99: time.Second, Unavailability: 3 * time.Second})
 	if err != nil {
 		fmt.Println(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
@@ -66,6 +67,11 @@ func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 		if err := set(s.Name, s.Value); err != nil {
 			return nil, err
 		}
+	}
+	// The load: the rest between holds that makes the clients want the lock as often as
+	// the user said (or never rest, when no load was given).
+	if err := set("think", knobs.FormatDist(rec.Contention.Think)); err != nil {
+		return nil, err
 	}
 	if rec.Fencing {
 		// Only fencing makes such an environment safe: confirm with tokens from one

@@ -1,0 +1,136 @@
+package tune
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+)
+
+// RunCommand returns the `redlock-sim run` command that replays one confirmation run of
+// the recommended ttl (the first round's first seed), every knob spelled out: the
+// environment, the load and the settings, as the confirmation ran them.
+func (p *Plan) RunCommand() string {
+	parts := []string{"redlock-sim run --scenario baseline"}
+	for _, kv := range p.Conf.Env {
+		if kv.Name == "scenario" {
+			continue
+		}
+		parts = append(parts, "--set "+shellWord(kv.Name+"="+kv.Value))
+	}
+	parts = append(parts, "--set duration="+p.In.Duration.String(), "--set "+shellWord("think="+knobs.FormatDist(p.Rec.Contention.Think)))
+	for _, f := range p.Rec.SetFlags() {
+		parts = append(parts, "--set "+shellWord(strings.TrimPrefix(f, "--set ")))
+	}
+	if p.Rec.Fencing {
+		parts = append(parts, "--set fencing=one")
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything a shell would read
+// specially (a distribution's parentheses).
+func shellWord(s string) string {
+	if strings.ContainsAny(s, "()' \"$`\\;&|<>*?[]{}!#~") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
+
+// WriteRecommendation writes the fits, the settings and their arithmetic, as tune
+// prints them before confirming.
+func (p *Plan) WriteRecommendation(w io.Writer) {
+	fmt.Fprintln(w, "Inputs fitted:")
+	for _, f := range p.Fits {
+		fmt.Fprintln(w, "  "+f)
+	}
+	fmt.Fprintln(w, "\nRecommended settings:")
+	for _, s := range p.Rec.Knobs() {
+		if !p.Rec.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
+			continue
+		}
+		fmt.Fprintf(w, "  %-15s %s\n", s.Name, s.Value)
+	}
+	if !p.Rec.Extend {
+		fmt.Fprintln(w, "  extension       not needed: the work fits in the validity")
+	}
+	if p.Rec.Fencing {
+		fmt.Fprintln(w, "  fencing         needed: no ttl protects the resource here (see the conflicts)")
+	}
+	fmt.Fprintln(w, "  as knobs: "+strings.Join(p.Rec.SetFlags(), " "))
+	fmt.Fprintln(w, "  one confirmation run: "+p.RunCommand())
+	fmt.Fprintln(w, "\nThe arithmetic (durations rounded up to two significant figures, so never below what the arithmetic asks):")
+	for _, st := range p.Rec.Steps {
+		fmt.Fprintln(w, "  "+st.Name+":")
+		for _, l := range st.Lines {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
+	for _, c := range p.Rec.Conflicts {
+		fmt.Fprintln(w, "\nCONFLICT: "+c.String())
+	}
+}
+
+// WriteConfirmation writes the confirmation's table and verdicts, as tune prints them.
+func (r *Report) WriteConfirmation(w io.Writer) {
+	fmt.Fprintln(w, "\nConfirmation by simulation (every violation kind per 10,000 acquisitions, with its 95% upper bound; every round pooled):")
+	fmt.Fprintln(w, Table(r.Outcomes, r.RecommendedTTL()))
+	for _, v := range r.Verdicts {
+		fmt.Fprintln(w, v)
+	}
+	fmt.Fprintln(w, r.Verdict)
+}
+
+// Markdown is report.md: the recommendation, the arithmetic, the confirmation and the
+// verdicts, self-contained. command is the command line as typed, inputs every input
+// with the value used.
+func (r *Report) Markdown(command, inputs string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Tuning report\n\nMade by `%s`.\n\nEvery input, as used (run `redlock-sim tune` with these to repeat it): `%s`\n\n## Inputs, fitted\n\n",
+		strings.TrimSpace(command), inputs)
+	for _, f := range r.Fits {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	b.WriteString("\n## Recommended settings\n\n| knob | value |\n| --- | --- |\n")
+	for _, s := range r.Rec.Knobs() {
+		if !r.Rec.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, s.Value)
+	}
+	if r.Rec.Fencing {
+		b.WriteString("| fencing | needed: no ttl protects the resource here |\n")
+	}
+	fmt.Fprintf(&b, "\nAs knobs: `%s`\n\nOne confirmation run, every knob spelled out: `%s`\n", strings.Join(r.Rec.SetFlags(), " "), r.RunCommand())
+	b.WriteString("\n## The arithmetic\n\nDurations are rounded up to two significant figures, so never below what the arithmetic asks.\n\n")
+	for _, st := range r.Rec.Steps {
+		fmt.Fprintf(&b, "**%s**\n\n", st.Name)
+		for _, l := range st.Lines {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Rec.Conflicts) > 0 {
+		b.WriteString("## Conflicts\n\n")
+		for _, c := range r.Rec.Conflicts {
+			fmt.Fprintf(&b, "- %s\n", c.String())
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Confirmation by simulation\n\n%d runs per ttl in %d round(s) from seed %d, pooled; the sweeps "+
+		"are in %s (`redlock-sim plot --in DIR` draws one). Rounds after the first add the runs the bounds still "+
+		"needed to meet the target (--max-seeds caps them). Each violation kind per 10,000 acquisitions, with its 95%% "+
+		"Clopper–Pearson upper bound, which stays honest when nothing was seen. The rows above and below the "+
+		"recommendation are the alternatives: what half and double the ttl would cost. Holders release only "+
+		"after their last write is acknowledged (release_after_ack), so stale writes are the lock's, not the "+
+		"workload's own release race.\n\n",
+		r.Outcomes[0].Runs, len(r.Rounds), r.Spec.Seed, strings.Join(r.Rounds, ", "))
+	b.WriteString(Table(r.Outcomes, r.RecommendedTTL()))
+	b.WriteString("\n## Targets\n\n")
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(&b, "- %s\n", v)
+	}
+	fmt.Fprintf(&b, "\n**%s**\n", r.Verdict)
+	return b.String()
+}

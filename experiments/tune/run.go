@@ -1,0 +1,585 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/sim/dist"
+)
+
+// Inputs is everything `tune` is told, as the user gave it: the environment, the load,
+// the targets and the confirmation's size. Distributions are percentiles as typed
+// (p50=1ms,p99=5ms); an empty Pauses or Think means none given. Errors name the flag.
+type Inputs struct {
+	Nodes           int
+	Persistence     string
+	Latency         string
+	ClientDriftPPM  float64
+	NodeDriftPPM    float64
+	Pauses          string
+	PauseRate       float64 // pauses per client per second
+	Work            string
+	Think           string
+	Clients         int
+	NodeCrashRate   float64 // per node per second
+	RestartDelay    time.Duration
+	ClientCrashRate float64 // per client per second
+	JumpRate        float64 // forward wall-clock steps per node per second
+	Jump            string  // their size, a duration or distribution knob value
+	Client          string  // the client profile
+
+	MaxViolationsPer10k  float64
+	MaxViolationsPerYear float64
+	// MaxValidity, MaxUsage and MaxStale are each kind's limit per 10,000; -1: as
+	// MaxViolationsPer10k.
+	MaxValidity, MaxUsage, MaxStale float64
+	MinSuccess                      float64 // 0: DefaultMinSuccess
+	MaxAcquireP99                   time.Duration
+	MaxUnavailability               time.Duration
+	PerSecond                       float64 // the load on this lock, acquisitions a second
+
+	Duration       time.Duration
+	Seeds, MaxSeeds int
+	Seed           uint64
+}
+
+// DefaultInputs returns the inputs `tune` assumes for everything not given.
+func DefaultInputs() Inputs {
+	return Inputs{Nodes: 5, Persistence: "none", Latency: "p50=500us,p99=800us", PauseRate: 0.1,
+		Work: "p50=50ms,p99=100ms", Clients: 3, RestartDelay: time.Second, Jump: "1s", Client: "spec",
+		MaxViolationsPer10k: 1, MaxValidity: -1, MaxUsage: -1, MaxStale: -1,
+		Duration: 10 * time.Minute, Seeds: 10, MaxSeeds: 200, Seed: 1}
+}
+
+// Plan is a validated tune: the fitted environment, the recommendation and the
+// confirmation it will run. Prepare makes one without touching the disk.
+type Plan struct {
+	In     Inputs
+	Env    Env
+	Fits   []string // each fitted distribution, with its percentiles
+	Rec    Recommendation
+	Limits Limits
+	Conf   Confirmation
+}
+
+// Limits are the targets the confirmation is held to: each violation kind's limit per
+// 10,000 acquisitions (ViolationKinds order), the least acquire success share (with
+// whether the user stated it) and the longest p99 time to acquire (0: none).
+type Limits struct {
+	Kinds          []float64
+	Success        float64
+	SuccessStated  bool
+	P99            time.Duration
+	Unavailability time.Duration
+}
+
+// Prepare validates in, fits its distributions and works out the recommendation and the
+// confirmation. Bad input is an *InputError naming the flag.
+func Prepare(in Inputs) (*Plan, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	p := &Plan{In: in}
+	fit := func(flag, text string) (dist.Dist, string, error) {
+		pts, err := ParsePercentiles("--"+flag, text)
+		if err != nil {
+			return dist.Dist{}, "", err
+		}
+		f, err := FitPercentiles("--"+flag, pts)
+		if err != nil {
+			return dist.Dist{}, "", err
+		}
+		var rows []string
+		for _, r := range f.Percentiles() {
+			rows = append(rows, r.String())
+		}
+		p.Fits = append(p.Fits, fmt.Sprintf("--%s %s → %s (%s)", flag, text, f.Knob(), strings.Join(rows, "; ")))
+		return f.Dist, f.Knob(), nil
+	}
+	e := Env{Nodes: in.Nodes, ClientDriftPPM: in.ClientDriftPPM, NodeDriftPPM: in.NodeDriftPPM, Clients: in.Clients,
+		NodeRestartDelay: in.RestartDelay, Pause: dist.Constant(0), Load: Load{PerSecond: in.PerSecond}}
+	var err error
+	if e.Persistence, err = model.ParsePersistence(in.Persistence); err != nil {
+		return nil, &InputError{"--persistence", in.Persistence, "allowed none, aof-everysec or aof-always"}
+	}
+	var latKnob, workKnob, pauseKnob string
+	if e.Latency, latKnob, err = fit("latency", in.Latency); err != nil {
+		return nil, err
+	}
+	if e.Work, workKnob, err = fit("work", in.Work); err != nil {
+		return nil, err
+	}
+	if in.Pauses != "" {
+		if e.Pause, pauseKnob, err = fit("pauses", in.Pauses); err != nil {
+			return nil, err
+		}
+	}
+	if in.Think != "" {
+		if e.Load.Think, _, err = fit("think", in.Think); err != nil {
+			return nil, err
+		}
+		e.Load.ThinkGiven = true
+	}
+	if _, err := knobs.LookupProfile(in.Client); err != nil {
+		return nil, &InputError{"--client", in.Client, err.Error()}
+	}
+	p.Env = e
+	p.Limits = in.limits()
+	t := Targets{AcquireP99: in.MaxAcquireP99, Unavailability: in.MaxUnavailability, MinSuccess: p.Limits.Success}
+	if p.Rec, err = Recommend(e, t); err != nil {
+		return nil, err
+	}
+	p.Conf = Confirmation{Env: in.envKnobs(latKnob, workKnob, pauseKnob), Duration: in.Duration,
+		Replicates: in.Seeds, Seed: in.Seed}
+	if _, err := p.Conf.Spec(p.Rec); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// check refuses what no arithmetic can use: NaN and infinities, negative rates and
+// counts, sizes out of range.
+func (in Inputs) check() error {
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"client-drift-ppm", in.ClientDriftPPM}, {"node-drift-ppm", in.NodeDriftPPM}, {"pause-rate", in.PauseRate},
+		{"node-crash-rate", in.NodeCrashRate}, {"client-crash-rate", in.ClientCrashRate},
+		{"node-clock-jump-rate", in.JumpRate}, {"max-violations-per-10k", in.MaxViolationsPer10k},
+		{"max-violations-per-year", in.MaxViolationsPerYear}, {"max-validity-overlaps-per-10k", in.MaxValidity},
+		{"max-usage-overlaps-per-10k", in.MaxUsage}, {"max-stale-writes-per-10k", in.MaxStale},
+		{"min-success", in.MinSuccess}, {"acquisitions-per-second", in.PerSecond}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return &InputError{"--" + f.flag, strconv.FormatFloat(f.v, 'g', -1, 64), "want a finite number"}
+		}
+	}
+	bad := func(flag string, v any, problem string) error {
+		return &InputError{"--" + flag, fmt.Sprint(v), problem}
+	}
+	switch {
+	case in.Seeds < 1 || in.Seeds > 10000:
+		return bad("seeds", in.Seeds, "allowed 1 to 10000")
+	case in.MaxSeeds < in.Seeds || in.MaxSeeds > 100000:
+		return bad("max-seeds", in.MaxSeeds, fmt.Sprintf("allowed --seeds (%d) to 100000", in.Seeds))
+	case in.Duration <= 0:
+		return bad("duration", in.Duration, "a run must simulate some time, e.g. 10m")
+	case in.PerSecond < 0:
+		return bad("acquisitions-per-second", in.PerSecond, "a rate cannot be negative")
+	case in.MaxViolationsPer10k < 0:
+		return bad("max-violations-per-10k", in.MaxViolationsPer10k, "a rate cannot be negative")
+	case in.MaxViolationsPerYear < 0:
+		return bad("max-violations-per-year", in.MaxViolationsPerYear, "a count cannot be negative")
+	case in.MaxViolationsPerYear > 0 && in.PerSecond == 0:
+		return bad("max-violations-per-year", in.MaxViolationsPerYear, "needs --acquisitions-per-second, the load that turns a count a year into a rate")
+	case in.MinSuccess < 0 || in.MinSuccess > 1:
+		return bad("min-success", in.MinSuccess, "a share of acquires, allowed 0 to 1 (0: the default, 0.99), e.g. 0.99")
+	case in.MaxAcquireP99 < 0:
+		return bad("max-acquire-p99", in.MaxAcquireP99, "a duration cannot be negative (0: no target)")
+	case in.MaxUnavailability < 0:
+		return bad("max-unavailability", in.MaxUnavailability, "a duration cannot be negative (0: no target)")
+	}
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"pause-rate", in.PauseRate}, {"node-crash-rate", in.NodeCrashRate}, {"client-crash-rate", in.ClientCrashRate},
+		{"node-clock-jump-rate", in.JumpRate}} {
+		if f.v < 0 || f.v > knobs.MaxFaultRate {
+			return bad(f.flag, f.v, fmt.Sprintf("events a second, allowed 0 to %g", float64(knobs.MaxFaultRate)))
+		}
+	}
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"max-validity-overlaps-per-10k", in.MaxValidity}, {"max-usage-overlaps-per-10k", in.MaxUsage}, {"max-stale-writes-per-10k", in.MaxStale}} {
+		if f.v < 0 && f.v != -1 {
+			return bad(f.flag, f.v, "a rate cannot be negative (-1 means as --max-violations-per-10k)")
+		}
+	}
+	return nil
+}
+
+// limits returns the targets in force, the defaults filled in.
+func (in Inputs) limits() Limits {
+	l := Limits{Success: in.MinSuccess, SuccessStated: in.MinSuccess > 0, P99: in.MaxAcquireP99,
+		Unavailability: in.MaxUnavailability}
+	if !l.SuccessStated {
+		l.Success = DefaultMinSuccess
+	}
+	all := in.MaxViolationsPer10k
+	if in.MaxViolationsPerYear > 0 {
+		all = in.MaxViolationsPerYear / (in.PerSecond * SecondsPerYear) * Per10k
+	}
+	for _, v := range []float64{in.MaxValidity, in.MaxUsage, in.MaxStale} {
+		if v == -1 {
+			v = all
+		}
+		l.Kinds = append(l.Kinds, v)
+	}
+	return l
+}
+
+// envKnobs returns the environment as knobs: the client profile first, so that what
+// tune recommends overrides the library's defaults.
+func (in Inputs) envKnobs(latKnob, workKnob, pauseKnob string) []sweep.KV {
+	kv := []sweep.KV{{Name: "client", Value: in.Client}, {Name: "scenario", Value: "baseline"},
+		{Name: "nodes", Value: strconv.Itoa(in.Nodes)}, {Name: "persistence", Value: in.Persistence},
+		{Name: "latency", Value: latKnob}, {Name: "client_clock_drift_ppm", Value: fmt.Sprint(in.ClientDriftPPM)},
+		{Name: "node_clock_drift_ppm", Value: fmt.Sprint(in.NodeDriftPPM)}, {Name: "hold", Value: workKnob},
+		{Name: "clients", Value: strconv.Itoa(in.Clients)}, {Name: "node_crash_rate", Value: fmt.Sprint(in.NodeCrashRate)},
+		{Name: "node_down", Value: "const(" + in.RestartDelay.String() + ")"},
+		{Name: "client_crash_rate", Value: fmt.Sprint(in.ClientCrashRate)},
+		{Name: "node_clock_jump_rate", Value: fmt.Sprint(in.JumpRate)}, {Name: "node_clock_jump", Value: in.Jump},
+		// A holder releases only once its last write is acknowledged, as a careful
+		// service does: otherwise the workload's own release race (a write still in flight
+		// when the next holder writes) shows as stale writes no lock setting can prevent.
+		{Name: "release_after_ack", Value: "true"}}
+	if pauseKnob != "" {
+		kv = append(kv, sweep.KV{Name: "pause_rate", Value: fmt.Sprint(in.PauseRate)},
+			sweep.KV{Name: "pause_len", Value: pauseKnob})
+	}
+	return kv
+}
+
+// Options are how a tune runs its confirmation: where, on how many workers, and what it
+// may do to a folder that holds an earlier tune.
+type Options struct {
+	Dir       string
+	Workers   int
+	Overwrite bool
+	// Resume continues the tune recorded in Dir: every round already complete is kept,
+	// the one cut short goes on, and the report is the one an uninterrupted tune writes.
+	Resume bool
+	Tool   string
+	// Progress is each round's sweep progress; Log gets one line as each round starts
+	// (nil: none).
+	Progress sweep.Progress
+	Log      io.Writer
+}
+
+// Report is what a tune learned: the plan, the confirmation pooled over its rounds, and
+// the verdicts.
+type Report struct {
+	*Plan
+	Outcomes []Outcome
+	Rounds   []string // the confirmation sweeps' folders, one per round
+	Spec     *sweep.Spec
+	Verdicts []string
+	// Verdict is the last word: whether the recommendation stands, and if another ttl
+	// does instead, the recommendation recomputed for it (Alternative).
+	Verdict     string
+	Met         bool
+	Alternative *Recommendation
+}
+
+// ErrInterrupted marks a tune whose context was cancelled during its confirmation; the
+// folder can be resumed (Options.Resume).
+var ErrInterrupted = errors.New("tune stopped during its confirmation sweep")
+
+// Run runs the plan's confirmation into opt.Dir, round after round, and returns the
+// report. Each round is a sweep of its own folder and seed, pooled: the first of
+// --seeds runs per ttl, then as many more as the bounds still need (NextRuns), until they
+// meet the targets or --max-seeds is spent. Every round is a deterministic function of
+// the ones before, so the report is the same for any number of workers, and a resumed
+// tune ends where an uninterrupted one does.
+func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
+	rep := &Report{Plan: p}
+	base := sweep.Options{Dir: filepath.Join(opt.Dir, "confirm"), Workers: opt.Workers, Overwrite: opt.Overwrite,
+		Resume: opt.Resume, Tool: opt.Tool, Progress: opt.Progress}
+	if err := base.Validate(); err != nil {
+		return nil, err
+	}
+	want := p.RecommendedTTL()
+	counted := p.countedLimits()
+	runs := p.In.Seeds
+	for round := 1; runs > 0; round++ {
+		c := p.Conf
+		c.Replicates, c.Seed = runs, p.In.Seed+uint64(round-1)
+		spec, err := c.Spec(p.Rec)
+		if err != nil {
+			return nil, err
+		}
+		if round == 1 {
+			rep.Spec = spec
+		}
+		o := base
+		if round > 1 {
+			o.Dir = filepath.Join(opt.Dir, fmt.Sprintf("confirm-%d", round))
+		}
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "confirming, round %d: %d ttls × %d seeds of %v each → %s\n", round, spec.Points(), runs, p.In.Duration, o.Dir)
+		}
+		if _, err := sweep.Run(ctx, experiments.SweepRunner(), spec, o); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil, fmt.Errorf("%w (round %d, %s)", ErrInterrupted, round, o.Dir)
+			}
+			return nil, err
+		}
+		got, err := ReadOutcomes(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Outcomes = Pool(rep.Outcomes, got)
+		rep.Rounds = append(rep.Rounds, o.Dir)
+		runs = min(NextRuns(rep.Outcomes, want, counted), p.In.MaxSeeds-rep.Outcomes[0].Runs)
+	}
+	if err := removeLaterRounds(opt.Dir, len(rep.Rounds)); err != nil {
+		return nil, err
+	}
+	rep.judge()
+	return rep, nil
+}
+
+// removeLaterRounds removes the confirm-N folders past the rounds this tune ran: an
+// earlier tune's, which --overwrite replaces, or a resumed tune's that now ends sooner.
+func removeLaterRounds(dir string, rounds int) error {
+	old, _ := filepath.Glob(filepath.Join(dir, "confirm-*"))
+	for _, d := range old {
+		n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "confirm-"))
+		if err != nil || n <= rounds {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecommendedTTL is the recommended ttl as the confirmation sweep spells it.
+func (p *Plan) RecommendedTTL() string { return ttlKnob(p.Rec.TTL) }
+
+func ttlKnob(d time.Duration) string {
+	v, err := experiments.SweepRunner().Knob("ttl", d.String())
+	if err != nil {
+		return d.String()
+	}
+	return v
+}
+
+// counted reports whether violation kind i counts against the target: all do, except
+// that with fencing only the stale writes the resource accepted do, since fencing lets two
+// holders believe and work at once but keeps the resource safe.
+func (p *Plan) counted(i int) bool {
+	return !p.Rec.Fencing || ViolationKinds[i] == experiments.MetricStaleWritesAccepted
+}
+
+// countedLimits returns the kinds' limits with those that do not count lifted (-1).
+func (p *Plan) countedLimits() []float64 {
+	out := slices.Clone(p.Limits.Kinds)
+	for i := range out {
+		if !p.counted(i) {
+			out[i] = -1
+		}
+	}
+	return out
+}
+
+// Success is the share of acquires that succeeded; 1 when none was tried.
+func (o *Outcome) Success() float64 {
+	if o.Acquired+o.Failed == 0 {
+		return 1
+	}
+	return float64(o.Acquired) / float64(o.Acquired+o.Failed)
+}
+
+// SuccessBound is the 95 % lower bound of the success share: a target is met only when
+// the evidence says so, as for the violations.
+func (o *Outcome) SuccessBound() float64 {
+	n := int(o.Acquired + o.Failed)
+	if n == 0 {
+		return 1
+	}
+	return 1 - UpperBound(int(o.Failed), n, Conf)
+}
+
+// Refusal is the share of tries the simulation saw refused: the per-try probability the
+// arithmetic estimated (Contention.Refusal).
+func (o *Outcome) Refusal() float64 {
+	if o.Attempts == 0 {
+		return 0
+	}
+	return float64(o.Attempts-o.Acquired) / float64(o.Attempts)
+}
+
+func (p *Plan) safe(o *Outcome) bool { return Meets(*o, p.countedLimits()) }
+
+func (p *Plan) successful(o *Outcome) bool { return o.Success() >= p.Limits.Success }
+
+func (p *Plan) fast(o *Outcome) bool {
+	return p.Limits.P99 == 0 || (o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= float64(p.Limits.P99)/float64(time.Millisecond))
+}
+
+// meets reports whether o meets every target the confirmation can check.
+func (p *Plan) meets(o *Outcome) bool { return p.safe(o) && p.successful(o) && p.fast(o) }
+
+// outcome returns the pooled outcome of the ttl spelled ttl, or nil.
+func (r *Report) outcome(ttl string) *Outcome {
+	for i := range r.Outcomes {
+		if r.Outcomes[i].TTL == ttl {
+			return &r.Outcomes[i]
+		}
+	}
+	return nil
+}
+
+// judge holds the recommended ttl's confirmation to each target and says which ttl to
+// use.
+func (r *Report) judge() {
+	o := r.outcome(r.RecommendedTTL())
+	if o == nil {
+		return
+	}
+	r.Verdicts = r.targetLines(o)
+	if r.In.JumpRate > 0 {
+		r.Verdicts = append(r.Verdicts, fmt.Sprintf("wall-clock steps (%g a second per node, of %s): a node whose clock "+
+			"steps forward expires its keys that much early, and no ttl or drift_factor covers a step; the rates above "+
+			"include them. Slew clocks rather than step them (chrony's makestep only at boot)", r.In.JumpRate, r.In.Jump))
+	}
+	r.Verdict, r.Met = r.alternative()
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+// targetLines holds o to each target, one line each.
+func (r *Report) targetLines(o *Outcome) []string {
+	var out []string
+	for i, v := range o.Violations {
+		if !r.counted(i) {
+			out = append(out, fmt.Sprintf("with fencing, %s is expected and harmless to the resource: the storage rejects "+
+				"the stale holder's writes (%s)", ViolationKinds[i], v))
+			continue
+		}
+		limit := r.Limits.Kinds[i]
+		_, up := v.Per10k()
+		verdict := mark(up <= limit)
+		if v.Count == 0 && up > limit {
+			verdict = fmt.Sprintf("NOT shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
+				v.Acquisitions, up, AcquisitionsFor(limit, Conf))
+		}
+		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s)", ViolationKinds[i], limit, verdict, v)
+		if r.In.PerSecond > 0 {
+			est, upYear := v.PerYear(r.In.PerSecond)
+			line += fmt.Sprintf("; at %g acquisitions a second, %s a year, at most %s", r.In.PerSecond, yearly(est), yearly(upYear))
+		}
+		out = append(out, line)
+	}
+	stated := "the default, stated: a tuning that gives up acquires is not one to ship; --min-success sets another"
+	if r.Limits.SuccessStated {
+		stated = "--min-success"
+	}
+	out = append(out, fmt.Sprintf("target acquire success ≥ %g (%s): %s (%d acquired, %d given up after every try: %.4f)",
+		r.Limits.Success, stated, mark(r.successful(o)), o.Acquired, o.Failed, o.Success()))
+	if r.Limits.P99 > 0 {
+		ms := float64(r.Limits.P99) / float64(time.Millisecond)
+		out = append(out, fmt.Sprintf("target acquire p99 ≤ %v: %s (median over runs %.1f ms)", r.Limits.P99,
+			mark(o.AcquireP99Ms >= 0 && o.AcquireP99Ms <= ms), o.AcquireP99Ms))
+	}
+	if u := r.Limits.Unavailability; u > 0 {
+		switch {
+		case r.In.ClientCrashRate == 0:
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: bounded by the ttl (%v) in the arithmetic; not simulated (--client-crash-rate is 0)", u, r.Rec.TTL))
+		case o.ReacquireAfterCrashMaxMs < 0:
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: not exercised: no holder crashed in the runs; raise --client-crash-rate or --seeds to see it", u))
+		default:
+			ms := float64(u) / float64(time.Millisecond)
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: %s (longest seen %.0f ms)", u,
+				mark(o.ReacquireAfterCrashMaxMs <= ms), o.ReacquireAfterCrashMaxMs))
+		}
+	}
+	return out
+}
+
+// alternative says which confirmed ttl to use: the recommended one when the simulation
+// bears it out, else the shortest ttl that meets every target (with the recommendation
+// recomputed for it), else what fails and what would help. It never says a target is met
+// that is not.
+func (r *Report) alternative() (string, bool) {
+	want := r.RecommendedTTL()
+	if o := r.outcome(want); o != nil && r.meets(o) {
+		return "verdict: the simulation bears the recommendation out: ttl " + want + " meets every target it could check, acquires given up included", true
+	}
+	// Only longer ttls: a shorter one is below what the arithmetic needs at its design
+	// percentile, and seeing no violation there is luck, not evidence.
+	from := slices.IndexFunc(r.Outcomes, func(o Outcome) bool { return o.TTL == want })
+	for i := max(from, 0) + 1; from >= 0 && i < len(r.Outcomes); i++ {
+		o := &r.Outcomes[i]
+		if !r.meets(o) {
+			continue
+		}
+		alt, err := r.recomputeFor(o.TTL)
+		if err != nil {
+			break
+		}
+		r.Alternative = &alt
+		why := fmt.Sprintf("its design percentile, p%g, leaves the rarest holds and pauses uncovered", DesignPercentile)
+		if rec := r.outcome(want); rec != nil && r.safe(rec) {
+			why = "it is safe there but not live enough"
+		}
+		return fmt.Sprintf("verdict: the arithmetic's ttl %s does not meet the targets in simulation (%s); ttl %s meets every one, acquires given up included. "+
+			"The settings recomputed for it: %s", want, why, o.TTL, strings.Join(r.Alternative.SetFlags(), " ")), true
+	}
+	o := r.outcome(want)
+	if o == nil {
+		return "verdict: no confirmation", false
+	}
+	var failed []string
+	if !r.safe(o) {
+		failed = append(failed, "violations")
+	}
+	if !r.successful(o) {
+		// A waiter gave up with probability g after every one of n tries was refused: as
+		// if each was refused with probability g^(1/n).
+		g := 1 - o.Success()
+		perTry := math.Pow(g, 1/float64(r.Rec.Tries))
+		need := triesFor(perTry, r.Limits.Success)
+		failed = append(failed, fmt.Sprintf("acquire success (%.4f < %g: %d tries gave up %.3g of acquires, as if each try of a waiter were refused %.3g of the time, "+
+			"where the arithmetic assumed %.3g; %d tries would meet the target at that rate; a lower load would too)", o.Success(), r.Limits.Success,
+			r.Rec.Tries, g, perTry, r.Rec.Contention.Refusal, need))
+	}
+	if !r.fast(o) {
+		failed = append(failed, fmt.Sprintf("acquire p99 (%.0f ms): the clients wait for one another's work; fewer clients per lock, shorter holds or a lower load", o.AcquireP99Ms))
+	}
+	advice := ""
+	if !r.safe(o) {
+		advice = "; where no violation was seen, more runs (--max-seeds) tighten the bounds; where violations were seen at every ttl, only fencing tokens checked by the resource protect it"
+	}
+	return "verdict: NOT met at any ttl tried: " + strings.Join(failed, "; ") + advice, false
+}
+
+// recomputeFor returns the recommendation for the environment with its ttl pinned to
+// ttl (a knob spelling), so that everything that depends on the ttl follows it.
+func (r *Report) recomputeFor(ttl string) (Recommendation, error) {
+	d, err := time.ParseDuration(ttl)
+	if err != nil {
+		return Recommendation{}, err
+	}
+	t := Targets{AcquireP99: r.In.MaxAcquireP99, Unavailability: r.In.MaxUnavailability, MinSuccess: r.Limits.Success, TTL: d}
+	return Recommend(r.Env, t)
+}
+
+// yearly spells a count per year: whole numbers when there are many, three figures when
+// there are few.
+func yearly(x float64) string {
+	if x >= 100 {
+		return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
