@@ -139,7 +139,7 @@ type Recommendation struct {
 	// confirmation simulates.
 	Contention Contention
 	Conflicts  []Conflict
-	Steps        []Step
+	Steps      []Step
 }
 
 // Setting is one knob and its value, as --set NAME=VALUE takes them.

@@ -51,9 +51,9 @@ type Inputs struct {
 	MaxUnavailability               time.Duration
 	PerSecond                       float64 // the load on this lock, acquisitions a second
 
-	Duration       time.Duration
+	Duration        time.Duration
 	Seeds, MaxSeeds int
-	Seed           uint64
+	Seed            uint64
 }
 
 // DefaultInputs returns the inputs `tune` assumes for everything not given.
