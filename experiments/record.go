@@ -32,6 +32,13 @@ type Safety struct {
 	UsageOverlaps        int64 `json:"usage_overlaps"`
 	StaleWritesAccepted  int64 `json:"stale_writes_accepted"`
 	FencedWritesRejected int64 `json:"fenced_writes_rejected"`
+	// The incidents behind the three violation counts: one per client session that
+	// another overlapped (a holder paused past its validity, whose work two others then
+	// overlapped, is one usage incident and two usage overlaps), the count a rate per
+	// year is about.
+	ValidityIncidents int64 `json:"validity_overlap_incidents"`
+	UsageIncidents    int64 `json:"usage_overlap_incidents"`
+	StaleIncidents    int64 `json:"stale_write_incidents"`
 }
 
 // Safe reports whether both verdicts are safe: the lock held (LockSafe) and the protected
@@ -276,6 +283,9 @@ const (
 	MetricUsageOverlaps           = "usage_overlaps"
 	MetricStaleWritesAccepted     = "stale_writes_accepted"
 	MetricFencedWritesRejected    = "fenced_writes_rejected"
+	MetricValidityIncidents       = "validity_overlap_incidents"
+	MetricUsageIncidents          = "usage_overlap_incidents"
+	MetricStaleIncidents          = "stale_write_incidents"
 	MetricAttempts                = "attempts"
 	MetricAcquired                = "acquired"
 	MetricFailed                  = "failed"
@@ -328,6 +338,9 @@ func (r *Record) Metrics() []Metric {
 		n(MetricUsageOverlaps, s.UsageOverlaps),
 		n(MetricStaleWritesAccepted, s.StaleWritesAccepted),
 		n(MetricFencedWritesRejected, s.FencedWritesRejected),
+		n(MetricValidityIncidents, s.ValidityIncidents),
+		n(MetricUsageIncidents, s.UsageIncidents),
+		n(MetricStaleIncidents, s.StaleIncidents),
 		n(MetricAttempts, l.Attempts),
 		n(MetricAcquired, l.Acquired),
 		n(MetricFailed, l.Failed),

@@ -38,13 +38,14 @@ func TestSafetyTwoVerdicts(t *testing.T) {
 // TestSafetyJSONCarriesBothVerdicts: --json shows the counts and the two verdicts, and a
 // record read back keeps its counts.
 func TestSafetyJSONCarriesBothVerdicts(t *testing.T) {
-	s := Safety{UsageOverlaps: 1, FencedWritesRejected: 2}
+	s := Safety{UsageOverlaps: 3, UsageIncidents: 1, FencedWritesRejected: 2}
 	data, err := json.Marshal(Record{Safety: s})
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(data, &m))
-	assert.Equal(t, map[string]any{"validity_overlaps": 0.0, "usage_overlaps": 1.0, "stale_writes_accepted": 0.0,
-		"fenced_writes_rejected": 2.0, "lock_safe": false, "resource_safe": true}, m["safety"])
+	assert.Equal(t, map[string]any{"validity_overlaps": 0.0, "usage_overlaps": 3.0, "stale_writes_accepted": 0.0,
+		"fenced_writes_rejected": 2.0, "validity_overlap_incidents": 0.0, "usage_overlap_incidents": 1.0,
+		"stale_write_incidents": 0.0, "lock_safe": false, "resource_safe": true}, m["safety"])
 	var back Record
 	require.NoError(t, json.Unmarshal(data, &back))
 	assert.Equal(t, s, back.Safety)

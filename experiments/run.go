@@ -233,7 +233,8 @@ func record(w *world.World, scenario string) *Record {
 		TraceHash: fmt.Sprintf("%016x", w.Sim.TraceHash()),
 		Config:    KnobList(w.Config.Knobs()),
 		Safety: Safety{ValidityOverlaps: n.ValidityOverlaps, UsageOverlaps: n.UsageOverlaps,
-			StaleWritesAccepted: n.StaleWritesAccepted, FencedWritesRejected: n.FencedWritesRejected},
+			StaleWritesAccepted: n.StaleWritesAccepted, FencedWritesRejected: n.FencedWritesRejected,
+			ValidityIncidents: n.ValidityIncidents, UsageIncidents: n.UsageIncidents, StaleIncidents: n.StaleIncidents},
 		Liveness: Liveness{
 			Attempts: n.Attempts, Acquired: n.Acquired, Failed: n.Failed,
 			FailuresByReason: Failures{NoQuorum: n.NoQuorum, Timeout: n.Timeout,

@@ -44,7 +44,8 @@ func (sweepRunner) Ratios() []sweep.Ratio {
 		// under contention by design, since waiters retry while the holder holds.
 		{Name: "acquired_per_attempt", Num: MetricAcquired, Den: MetricAttempts, Proportion: true},
 	}
-	for _, kind := range []string{MetricValidityOverlaps, MetricUsageOverlaps, MetricStaleWritesAccepted, MetricFencedWritesRejected} {
+	for _, kind := range []string{MetricValidityOverlaps, MetricUsageOverlaps, MetricStaleWritesAccepted, MetricFencedWritesRejected,
+		MetricValidityIncidents, MetricUsageIncidents, MetricStaleIncidents} {
 		r = append(r, sweep.Ratio{Name: kind + "_per_10k_acq", Num: kind, Den: MetricAcquired, Scale: acqPer10k})
 	}
 	return r

@@ -160,6 +160,12 @@ type oClient struct {
 	deadAt     sim.Time
 	crashed    bool     // ever: a restarted client's crash still explains what followed
 	restartAt  sim.Time // its latest restart
+
+	// The incidents this client's current session has been counted in: its validity
+	// window (validityIncident) or its work (usageIncident) overlapped by another's, or
+	// its writes accepted stale (staleIncident). Reset as a session begins.
+	validityIncident, usageIncident, staleIncident bool
+
 	// sent holds the send times of the client's latest writes, by write id modulo its
 	// length: a write in flight is judged against faults since it was sent.
 	sent [4]sentWrite
@@ -206,6 +212,10 @@ type oracleStats struct {
 	validity, usage, stale, rejd int64
 	writesSent, released         int64
 	holderCrashes                int64
+
+	// The incidents behind them: one per client session that another overlapped (see
+	// incident), however many overlapping pairs it made.
+	validityIncidents, usageIncidents, staleIncidents int64
 }
 
 // Violation is one safety violation (or one fenced write rejected), with what was going
@@ -541,14 +551,27 @@ func (o *Oracle) acquired(now sim.Time, c, r int32, validUntil sim.Time) {
 			}
 			if ds.working {
 				o.violation(now, KindUsageOverlap, r, int32(d), c, ds.workFrom, sim.Never)
+				incident(&ds.usageIncident, &o.st.usageIncidents)
 			}
 		}
 	}
 	o.setRes(cs, r)
 	o.setWorking(cs, true)
 	cs.workFrom = now
+	cs.usageIncident, cs.staleIncident = false, false
 	o.res[r].latest = c
 	o.openWindow(now, c, r, validUntil)
+}
+
+// incident counts an incident unless the session behind it (counted) already was: a
+// holder paused past its validity that lets two others in is one incident and two
+// overlapping pairs. Per-pair counts grow with how many got in; incidents count how
+// often the lock failed, the rate a per-year target is about.
+func incident(counted *bool, n *int64) {
+	if !*counted {
+		*counted = true
+		*n++
+	}
 }
 
 // openWindow opens c's validity window on r until validUntil, checking it against the
@@ -558,6 +581,7 @@ func (o *Oracle) openWindow(now sim.Time, c, r int32, validUntil sim.Time) {
 	cs := &o.cl[c]
 	o.setHolding(cs, false)
 	cs.validFrom, cs.validUntil = now, validUntil
+	cs.validityIncident = false
 	if validUntil <= now {
 		return
 	}
@@ -567,6 +591,7 @@ func (o *Oracle) openWindow(now sim.Time, c, r int32, validUntil sim.Time) {
 			continue
 		}
 		o.violation(now, KindValidityOverlap, r, int32(d), c, ds.validFrom, min(ds.validUntil, validUntil))
+		incident(&ds.validityIncident, &o.st.validityIncidents)
 	}
 	o.account(now, r)
 	o.setHolding(cs, true)
@@ -725,6 +750,7 @@ func (o *Oracle) storageWrite(now sim.Time, c int32, id uint64, resource string,
 	case accepted && latest != c:
 		o.st.stale++
 		o.violation(now, KindStaleWrite, r, c, latest, o.writeSince(c, id, now), now)
+		incident(&o.cl[c].staleIncident, &o.st.staleIncidents)
 	}
 }
 
@@ -851,8 +877,11 @@ type Counts struct {
 	ExtensionsTried, ExtensionsSucceeded      int64
 	ValidityOverlaps, UsageOverlaps           int64
 	StaleWritesAccepted, FencedWritesRejected int64
-	WritesSent, Released                      int64
-	HolderCrashes                             int64 // clients that crashed holding a valid lock
+	// The incidents behind the three violation counts: client sessions another
+	// overlapped, each counted once however many pairs it made.
+	ValidityIncidents, UsageIncidents, StaleIncidents int64
+	WritesSent, Released                              int64
+	HolderCrashes                                     int64 // clients that crashed holding a valid lock
 }
 
 // Counts returns the counters.
@@ -864,6 +893,7 @@ func (o *Oracle) Counts() Counts {
 		ExtensionsTried: st.extTried, ExtensionsSucceeded: st.extOK,
 		ValidityOverlaps: st.validity, UsageOverlaps: st.usage,
 		StaleWritesAccepted: st.stale, FencedWritesRejected: st.rejd,
+		ValidityIncidents: st.validityIncidents, UsageIncidents: st.usageIncidents, StaleIncidents: st.staleIncidents,
 		WritesSent: st.writesSent, Released: st.released, HolderCrashes: st.holderCrashes}
 }
 

@@ -117,6 +117,48 @@ func TestOracleStaleAndFencedWrites(t *testing.T) {
 	assert.Equal(t, "c2", o.violations[0].Second, "names the latest acquirer")
 }
 
+// TestOracleIncidentsCountSessionsNotPairs: a holder paused past its validity whose work
+// two others then overlap, one after the other, is two usage overlaps but one incident;
+// its stale writes, however many, are one incident; a second hold of the same client
+// that is overlapped again is a second incident.
+func TestOracleIncidentsCountSessionsNotPairs(t *testing.T) {
+	o := testOracle(t, 3)
+	o.acquired(at(0), 0, 0, at(time.Second)) // c1 works on past its validity (a pause)
+	o.acquired(at(2*time.Second), 1, 0, at(3*time.Second))
+	o.workEnd(at(2500*ms), 1)
+	o.releaseStart(at(2500*ms), 1)
+	o.acquired(at(2600*ms), 2, 0, at(4*time.Second)) // c3 overlaps c1 too
+	o.storageWrite(at(2700*ms), 0, 0, "lock", false, true)
+	o.storageWrite(at(2800*ms), 0, 0, "lock", false, true)
+	o.workEnd(at(2900*ms), 0)
+	o.releaseStart(at(2900*ms), 0)
+	n := o.Counts()
+	assert.Equal(t, int64(2), n.UsageOverlaps, "c2 and c3 each overlapped c1's work")
+	assert.Equal(t, int64(1), n.UsageIncidents, "one session of c1's")
+	assert.Equal(t, int64(2), n.StaleWritesAccepted)
+	assert.Equal(t, int64(1), n.StaleIncidents)
+	assert.Zero(t, n.ValidityOverlaps+n.ValidityIncidents)
+
+	// c1 again, overlapped again: a new session, a new incident.
+	o.workEnd(at(3*time.Second), 2)
+	o.releaseStart(at(3*time.Second), 2)
+	o.acquired(at(5*time.Second), 0, 0, at(6*time.Second))
+	o.acquired(at(7*time.Second), 1, 0, at(8*time.Second))
+	n = o.Counts()
+	assert.Equal(t, int64(3), n.UsageOverlaps)
+	assert.Equal(t, int64(2), n.UsageIncidents)
+
+	// Two others inside one holder's validity window: two overlaps, one incident.
+	o = testOracle(t, 3)
+	o.acquired(at(0), 0, 0, at(10*time.Second))
+	o.acquired(at(time.Second), 1, 0, at(2*time.Second))
+	o.releaseStart(at(1500*ms), 1)
+	o.acquired(at(3*time.Second), 2, 0, at(4*time.Second))
+	n = o.Counts()
+	assert.Equal(t, int64(2), n.ValidityOverlaps)
+	assert.Equal(t, int64(1), n.ValidityIncidents)
+}
+
 func TestOracleResourcesAreIndependent(t *testing.T) {
 	o := testOracle(t, 2)
 	o.acquired(at(0), 0, 0, at(time.Second))
