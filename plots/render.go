@@ -103,7 +103,7 @@ func (f *figure) save(path string) error {
 	if err := f.writeTo(&buf); err != nil {
 		return fmt.Errorf("figure %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return fmt.Errorf("figure %s: %w", path, osCause(err))
 	}
@@ -123,6 +123,11 @@ func (f *figure) save(path string) error {
 	}
 	return nil
 }
+
+// tempPattern is the os.CreateTemp pattern of the file a figure bound for path is written
+// to before its rename: hidden, ".knob-ttl.png.tmp123", a name sweep.IsTempFile knows, so
+// that the next sweep, merge or plot of the folder removes one a kill left behind.
+func tempPattern(path string) string { return "." + filepath.Base(path) + ".tmp*" }
 
 // osCause strips the file names an os error carries (a *fs.PathError's or *os.LinkError's),
 // keeping its cause ("no such file or directory", "no space left on device").

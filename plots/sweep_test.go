@@ -298,6 +298,32 @@ func TestSweepFiguresRender(t *testing.T) {
 	assert.Contains(t, string(data), `width="600pt"`, "800 px at 96 dpi")
 }
 
+// TestFigureTempFilesAreTheOnesSweepRemoves: the temporary file each figure is written
+// through before its rename is named so that sweep.IsTempFile knows it, and LockFolder
+// (the next sweep, merge or plot of the folder) removes one a kill left behind.
+func TestFigureTempFilesAreTheOnesSweepRemoves(t *testing.T) {
+	out := t.TempDir()
+	files, err := SweepFigures(filepath.Join("testdata", "sweep-two"), out)
+	require.NoError(t, err)
+	for _, f := range files {
+		for _, name := range []string{f, strings.TrimSuffix(f, ".png") + ".svg"} { // either format
+			tmp, err := os.CreateTemp(out, tempPattern(name))
+			require.NoError(t, err)
+			require.NoError(t, tmp.Close())
+			assert.True(t, sweep.IsTempFile(filepath.Base(tmp.Name())), tmp.Name())
+		}
+	}
+	l, err := sweep.LockFolder(out, "plot")
+	require.NoError(t, err)
+	l.Unlock()
+	left, err := filepath.Glob(filepath.Join(out, ".*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "every stray temporary file removed")
+	for _, f := range files {
+		assert.FileExists(t, f, "the figures stay")
+	}
+}
+
 // copyFixture copies a fixture folder so a test can damage it.
 func copyFixture(t *testing.T, name string) string {
 	t.Helper()

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -156,7 +157,15 @@ func (sw *Sweep) readRuns(man *manifest) error {
 		return fmt.Errorf("sweep folder %s: %s: %w (is it a sweep's output folder?)", sw.Dir, sweep.RunsFile, unwrapPathErr(err))
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
+	var src io.Reader = f
+	if man != nil && !man.Complete {
+		// A sweep killed (or still running) may have written part of its last row; resume
+		// drops that torn line, and so do the figures.
+		if src, err = wholeLines(f); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	r := csv.NewReader(bufio.NewReaderSize(src, 1<<16))
 	r.ReuseRecord = true // a row is dropped once added to its point
 	header, col, err := readHeader(r, path, append([]string{sweep.SeedColumn}, runColumns...),
 		": not a redlock-sim sweep, or an incompatible version")
@@ -188,6 +197,23 @@ func (sw *Sweep) readRuns(man *manifest) error {
 		return fmt.Errorf("%s: no runs", path)
 	}
 	return nil
+}
+
+// wholeLines returns a reader of f up to and including its last line end, leaving out a
+// torn last line (a row is at most sweep.MaxRowBytes long, so the last line end is found
+// in the file's last that many bytes, or the file holds no whole line past the header).
+func wholeLines(f *os.File) (io.Reader, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	tail := make([]byte, min(size, sweep.MaxRowBytes+1))
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return nil, err
+	}
+	end := size - int64(len(tail)) + int64(bytes.LastIndexByte(tail, '\n')) + 1
+	return io.LimitReader(f, max(end, 0)), nil
 }
 
 // add pools a run into its point, creating the point (and noting its axis values) at the

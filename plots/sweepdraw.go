@@ -43,23 +43,41 @@ func SweepFigures(inDir, outDir string) ([]string, error) {
 
 // SweepFiguresWith is SweepFigures with a format and size.
 func SweepFiguresWith(inDir, outDir string, opt SweepOptions) ([]string, error) {
-	if opt.Format == "" {
-		opt.Format = PNG
-	}
-	if opt.Format != PNG && opt.Format != SVG {
-		return nil, fmt.Errorf("figure format %q: want png or svg", opt.Format)
-	}
-	if opt.Width == 0 && opt.Height == 0 {
-		opt.Width, opt.Height = DefaultWidth, DefaultHeight
+	if err := opt.check(); err != nil {
+		return nil, err
 	}
 	sw, err := ReadSweep(inDir)
 	if err != nil {
 		return nil, err
 	}
+	return DrawSweep(sw, outDir, opt)
+}
+
+// check refuses a format other than PNG and SVG.
+func (opt SweepOptions) check() error {
+	if opt.Format != "" && opt.Format != PNG && opt.Format != SVG {
+		return fmt.Errorf("figure format %q: want png or svg", opt.Format)
+	}
+	return nil
+}
+
+// DrawSweep is SweepFiguresWith for a sweep folder already read with ReadSweep, for a
+// caller that tells a folder it cannot read (the user's to fix) from figures it cannot
+// write.
+func DrawSweep(sw *Sweep, outDir string, opt SweepOptions) ([]string, error) {
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	if opt.Format == "" {
+		opt.Format = PNG
+	}
+	if opt.Width == 0 && opt.Height == 0 {
+		opt.Width, opt.Height = DefaultWidth, DefaultHeight
+	}
 	sw.Notes = append(sw.Notes, opt.Notes...)
 	knobs, maps := KnobFigures(sw), HeatmapFigures(sw)
 	if len(knobs) == 0 {
-		return nil, fmt.Errorf("sweep folder %s: %w", inDir, ErrNothingToPlot)
+		return nil, fmt.Errorf("sweep folder %s: %w", sw.Dir, ErrNothingToPlot)
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("figures folder %s: %w", outDir, unwrapPathErr(err))

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +44,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := plots.SweepOptions{Format: plots.Format(*format), Width: *width, Height: *height}
 	if _, err := os.Stat(filepath.Join(*in, sweep.RunsFile)); err == nil {
-		return plotOne(*in, orDefault(*out, *in), opt, stdout)
+		return plotOne(*in, orDefault(*out, *in), opt, stdout, stderr)
 	}
 	// The folder the default study writes holds one sweep folder per question.
 	subs, err := sweepSubfolders(*in)
@@ -55,7 +57,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	for _, name := range subs {
 		fmt.Fprintf(stdout, "drawing %s\n", filepath.Join(*in, name))
 		dst := filepath.Join(orDefault(*out, *in), name)
-		if err := plotOne(filepath.Join(*in, name), dst, opt, stdout); err != nil {
+		if err := plotOne(filepath.Join(*in, name), dst, opt, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -64,13 +66,41 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 }
 
 // plotOne draws one sweep folder's figures into dst and lists them, or says why there are
-// none when no knob varies.
-func plotOne(in, dst string, opt plots.SweepOptions, stdout io.Writer) error {
-	if m, err := sweep.ReadManifest(in); err == nil && m.Points <= 1 {
+// none when no knob varies. It holds dst's lock while it draws, as sweep and merge do, so
+// that no sweep replaces the data there under its figures; the input folder, when it is
+// another one, is only read (it may be read-only), and is checked first: a complete
+// folder's runs.csv against its manifest's SHA-256, every row of any folder by the sweep's
+// own checks (sweep.VerifyFolder), so that figures are never drawn from a damaged file.
+func plotOne(in, dst string, opt plots.SweepOptions, stdout, stderr io.Writer) error {
+	lock, err := sweep.LockFolder(dst, "plot")
+	if err != nil {
+		return usageIf(err)
+	}
+	defer lock.Unlock()
+	m, rows, err := sweep.VerifyFolder(in)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // runs.csv by hand or from elsewhere: drawn as before
+		fmt.Fprintf(stderr, "plot: %s has no %s: its rows are not checked against a sweep, and the captions say the fixed conditions are unknown\n",
+			in, sweep.ManifestFile)
+	case err != nil:
+		return fmt.Errorf("%w: plot refused: %w; restore the folder's files, or run its sweep again into it (redlock-sim sweep --overwrite --out %s, with its spec)",
+			errUsage, err, in)
+	case m.Points <= 1:
+		fmt.Fprintf(stdout, "%s: nothing to plot against: every knob has one value\n", in)
+		return nil
+	case !m.Complete:
+		fmt.Fprintf(stdout, "%s: incomplete sweep (%d of %d runs written): the figures show those runs and their captions say INCOMPLETE; finish it with redlock-sim sweep --resume --out %s (with its spec)\n",
+			in, rows, m.ShardRuns, in)
+	}
+	sw, err := plots.ReadSweep(in)
+	if err != nil {
+		return fmt.Errorf("%w: plot refused: %w", errUsage, err)
+	}
+	files, err := plots.DrawSweep(sw, dst, opt)
+	if errors.Is(err, plots.ErrNothingToPlot) {
 		fmt.Fprintf(stdout, "%s: nothing to plot against: every knob has one value\n", in)
 		return nil
 	}
-	files, err := plots.SweepFiguresWith(in, dst, opt)
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}

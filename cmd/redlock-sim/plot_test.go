@@ -148,3 +148,91 @@ func TestPlotDrawsEverySweepInAParentFolder(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, name, "knob-ttl.png"))
 	}
 }
+
+// damagedFixture copies plots/testdata/sweep-two into a temporary folder and rewrites
+// field col of data row row (0-based) of its runs.csv with edit; with incomplete, the
+// manifest says the sweep is unfinished and summary.csv is gone, as a sweep still running
+// leaves them.
+func damagedFixture(t *testing.T, row, col int, edit func(string) string, incomplete bool) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sweep")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "plots", "testdata", "sweep-two"))))
+	runs := filepath.Join(dir, "runs.csv")
+	lines := strings.SplitAfter(read(t, runs), "\n")
+	fields := strings.Split(strings.TrimSuffix(lines[row+1], "\n"), ",")
+	fields[col] = edit(fields[col])
+	lines[row+1] = strings.Join(fields, ",") + "\n"
+	require.NoError(t, os.WriteFile(runs, []byte(strings.Join(lines, "")), 0o644))
+	if incomplete {
+		m := filepath.Join(dir, "manifest.json")
+		require.NoError(t, os.WriteFile(m, []byte(strings.Replace(read(t, m), `"complete": true`, `"complete": false`, 1)), 0o644))
+		require.NoError(t, os.Remove(filepath.Join(dir, "summary.csv")))
+	}
+	return dir
+}
+
+// same leaves a field as it is: damagedFixture then only copies the fixture.
+func same(s string) string { return s }
+
+// TestPlotChecksTheFolderBeforeItDraws: plot refuses, with exit 2 and no figure, a
+// complete folder whose runs.csv is not the one its manifest recorded (an edited count, a
+// NUL byte), naming the folder and what to do; and in any folder a malformed row, naming
+// the file, the line and the column. An intact folder draws, an incomplete one draws and
+// says it is incomplete.
+func TestPlotChecksTheFolderBeforeItDraws(t *testing.T) {
+	const traceHash, attempts = 5, 13 // columns of sweep-two's runs.csv
+	for _, tc := range []struct {
+		name string
+		dir  string
+		says []string
+	}{
+		{"an edited count", damagedFixture(t, 4, attempts, func(string) string { return "64" }, false),
+			[]string{"runs.csv has SHA-256 ", "manifest.json recorded 154c17bad1f419c7d33c9ce43bf38dbba5f97f73e755ab38d86ff9cae3e8d1e5 (24 rows, the sweep has 24): the file changed after the sweep finished"}},
+		{"a NUL byte, complete", damagedFixture(t, 2, traceHash, func(s string) string { return s[:3] + "\x00" + s[4:] }, false),
+			[]string{"the file changed after the sweep finished", `first bad line 4: trace_hash = "`, `\x00`}},
+		{"a NUL byte, incomplete", damagedFixture(t, 2, traceHash, func(s string) string { return s[:3] + "\x00" + s[4:] }, true),
+			[]string{`runs.csv line 4: trace_hash = "`, `\x00`, `": a NUL byte: text holds none`}},
+		{"an unparsable number", damagedFixture(t, 6, attempts, func(string) string { return "6x" }, true),
+			[]string{`runs.csv line 8: attempts = "6x": want a non-negative integer`}},
+		{"a column too many", damagedFixture(t, 0, attempts, func(s string) string { return s + ",7" }, true),
+			[]string{`runs.csv line 2: 37 fields, want 36`}},
+		{"a bare quote", damagedFixture(t, 1, traceHash, func(s string) string { return s + `"` }, true),
+			[]string{`runs.csv line 3: column trace_hash (field 6): bare " in non-quoted-field`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			code, _, errOut := cli("plot", "--in", tc.dir, "--out", out)
+			assert.Equal(t, 2, code, errOut)
+			assert.Contains(t, errOut, "redlock-sim: usage: plot refused: "+filepath.Join(tc.dir, "runs.csv"))
+			for _, s := range tc.says {
+				assert.Contains(t, errOut, s)
+			}
+			assert.Contains(t, errOut, "; restore the folder's files, or run its sweep again into it (redlock-sim sweep --overwrite --out "+tc.dir)
+			figs, err := filepath.Glob(filepath.Join(out, "*.png"))
+			require.NoError(t, err)
+			assert.Empty(t, figs, "nothing drawn")
+		})
+	}
+
+	dir := damagedFixture(t, 0, traceHash, same, true)
+	lines := strings.SplitAfter(read(t, filepath.Join(dir, "runs.csv")), "\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs.csv"), []byte(strings.Join(lines[:11], "")+lines[11][:9]), 0o644))
+	code, stdout, errOut := cli("plot", "--in", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, dir+": incomplete sweep (10 of 24 runs written): the figures show those runs and their captions say INCOMPLETE; finish it with redlock-sim sweep --resume --out "+dir)
+	assert.FileExists(t, filepath.Join(dir, "knob-ttl.png"))
+
+	dir = damagedFixture(t, 0, traceHash, same, false)
+	require.NoError(t, os.Remove(filepath.Join(dir, "manifest.json")))
+	code, _, errOut = cli("plot", "--in", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "plot: "+dir+" has no manifest.json: its rows are not checked against a sweep")
+	assert.FileExists(t, filepath.Join(dir, "knob-ttl.png"))
+
+	dir = damagedFixture(t, 0, traceHash, same, false) // a summary.csv from another sweep
+	other := read(t, filepath.Join("..", "..", "plots", "testdata", "sweep-three", "summary.csv"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.csv"), []byte(other), 0o644))
+	code, _, errOut = cli("plot", "--in", dir)
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "plot refused: "+filepath.Join(dir, "summary.csv")+":2 disagrees with runs.csv")
+}

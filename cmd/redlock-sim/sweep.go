@@ -46,6 +46,7 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	out := fs.StringP("out", "o", "out", "output folder `DIR` (the default study writes one subfolder per sweep)")
 	workers := fs.Int("workers", runtime.NumCPU(), "run `K` runs in parallel; results do not depend on it")
 	resume := fs.Bool("resume", false, "continue an interrupted sweep in the output folder (checking what it keeps), or start it")
+	verify := fs.Bool("verify", false, "with --resume, re-run every kept run and refuse the folder unless each gives its row byte for byte (without it, resume checks each row's sum and re-runs a sample)")
 	overwrite := fs.Bool("overwrite", false, "replace results already in the output folder")
 	shard := fs.String("shard", "", "run only shard `i/n|auto` (1-based; auto takes the index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)")
 	shards := fs.Int("shards", 0, "the number of shards `N`, for --shard auto")
@@ -69,6 +70,9 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
+	if *verify && !*resume {
+		return fmt.Errorf("%w: --verify re-runs the runs that --resume keeps, to check them: add --resume", errUsage)
+	}
 	plans, err := planSweeps(*specPath, *out, *sets)
 	if err != nil {
 		return err
@@ -83,9 +87,11 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("%w: --max-replicates %d: allowed 1 to %d", errUsage, *maxReplicates, sweep.MaxRuns)
 		}
 	}
+	var locks folderLocks // taken after the dry run, which writes nothing
 	options := func(p sweepPlan) sweep.Options {
-		return sweep.Options{Dir: p.dir, Workers: *workers, Shard: sh, Resume: *resume,
-			Overwrite: *overwrite, Tool: "redlock-sim " + version(), Progress: sweep.ProgressFor(os.Stderr, *quiet)}
+		return sweep.Options{Dir: p.dir, Workers: *workers, Shard: sh, Resume: *resume, Verify: *verify,
+			Overwrite: *overwrite, Tool: "redlock-sim " + version(), Progress: sweep.ProgressFor(os.Stderr, *quiet),
+			Lock: locks[p.dir]}
 	}
 	// Every option is checked before the dry run prints, so that it refuses what a real
 	// run would refuse.
@@ -106,6 +112,21 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("%w: output folder: %v", errUsage, err)
 	}
+	// Every folder this command writes stays locked until its last file (the figures, the
+	// study's index.html drawn from all of them) is written, so that no other sweep can
+	// replace the data between the runs and the figures; all are taken before the first
+	// run, so a busy folder is refused before anything runs.
+	dirs := make([]string, 0, len(plans)+1)
+	if *specPath == "" {
+		dirs = append(dirs, *out) // the study's own folder: index.html
+	}
+	for _, p := range plans {
+		dirs = append(dirs, p.dir)
+	}
+	if locks, err = lockFolders(dirs, "sweep"); err != nil {
+		return err
+	}
+	defer locks.unlock()
 
 	for _, p := range plans {
 		if !*quiet {
@@ -150,7 +171,11 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		fmt.Fprintf(stdout, "%s: %d runs (%d resumed, %d run now) in %s\n",
 			orDefault(p.name, "sweep"), st.Runs, st.Resumed, st.Ran, p.dir)
-		if st.Rederived > 0 {
+		switch {
+		case *verify && st.Resumed > 0:
+			fmt.Fprintf(stdout, "%s: verified the %d kept runs: each re-run gives its row byte for byte\n",
+				orDefault(p.name, "sweep"), st.Resumed)
+		case st.Rederived > 0:
 			fmt.Fprintf(stdout, "%s: checked the %d kept runs (%d re-run to re-derive them)\n",
 				orDefault(p.name, "sweep"), st.Resumed, st.Rederived)
 		}
@@ -162,14 +187,14 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if *noPlots || sh.Count > 1 {
 			continue
 		}
-		if err := drawSweep(p.dir, stdout, orDefault(p.name, "sweep")+": "); err != nil {
+		if err := drawSweep(ctx, p.dir, stdout, orDefault(p.name, "sweep")+": "); err != nil {
 			return err
 		}
 	}
 	// A study (the default one: several sweeps, one folder each) gets an index.html:
 	// each sweep's headline and figures on one self-contained page.
 	if *specPath == "" && !*noPlots && sh.Count <= 1 {
-		path, err := writeStudyIndex(*out, plans)
+		path, err := writeStudyIndex(ctx, *out, plans)
 		if err != nil {
 			return err
 		}
@@ -179,8 +204,10 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // writeStudyIndex writes dir/index.html for the sweeps of plans: for each, its name, its
-// size, its headline finding (plots.Headline) and its figures, embedded.
-func writeStudyIndex(dir string, plans []sweepPlan) (string, error) {
+// size, its headline finding (plots.Headline) and its figures, embedded. The caller holds
+// the locks of dir and of every sweep folder.
+func writeStudyIndex(ctx context.Context, dir string, plans []sweepPlan) (string, error) {
+	drawing(ctx, dir)
 	secs := []htmlpage.Section{{Markdown: "# Study\n\nEach sweep below is a folder of its own here (runs.csv, summary.csv, manifest.json and its figures); `redlock-sim plot --in DIR` redraws one.\n"}}
 	for _, p := range plans {
 		var md strings.Builder
@@ -228,8 +255,10 @@ func baseNames(paths []string) []string {
 }
 
 // drawSweep draws the figures of the sweep folder dir, or says why there are none when
-// no knob varies (results without figures are a success, not a failure).
-func drawSweep(dir string, stdout io.Writer, prefix string) error {
+// no knob varies (results without figures are a success, not a failure). The caller holds
+// dir's lock.
+func drawSweep(ctx context.Context, dir string, stdout io.Writer, prefix string) error {
+	drawing(ctx, dir)
 	if m, err := sweep.ReadManifest(dir); err == nil && m.Points <= 1 {
 		fmt.Fprintf(stdout, "%snothing to plot against: every knob has one value; the results are in %s\n", prefix, dir)
 		return nil
@@ -240,6 +269,43 @@ func drawSweep(dir string, stdout io.Writer, prefix string) error {
 	}
 	fmt.Fprintf(stdout, "%s%s in %s\n", prefix, plural(len(figs), "figure"), dir)
 	return nil
+}
+
+// folderLocks are the folder locks a command holds, by folder.
+type folderLocks map[string]*sweep.Lock
+
+// lockFolders locks every folder of dirs for the command by, or none: a folder in use is
+// a usage error naming it and its holder, and the locks taken before it are released.
+func lockFolders(dirs []string, by string) (folderLocks, error) {
+	locks := folderLocks{}
+	for _, d := range dirs {
+		l, err := sweep.LockFolder(d, by)
+		if err != nil {
+			locks.unlock()
+			return nil, usageIf(err)
+		}
+		locks[d] = l
+	}
+	return locks, nil
+}
+
+// unlock releases every lock, in no particular order: each is on a folder of its own.
+func (ls folderLocks) unlock() {
+	for _, l := range ls {
+		l.Unlock()
+	}
+}
+
+// drawHookKey is the context key of a function called with a folder's path as its
+// figures or index page start being drawn: tests use it to hold a command there, with
+// the folder locked, and try another command against it.
+type drawHookKey struct{}
+
+// drawing calls ctx's draw hook, if it has one, with dir.
+func drawing(ctx context.Context, dir string) {
+	if hook, ok := ctx.Value(drawHookKey{}).(func(string)); ok {
+		hook(dir)
+	}
 }
 
 // resumeCommand is the command line that continues the sweep run with args: the same
@@ -310,6 +376,11 @@ func planSweeps(specPath, out string, sets []string) ([]sweepPlan, error) {
 }
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
+	return runMergeCtx(context.Background(), args, stdout, stderr)
+}
+
+// runMergeCtx is runMerge with ctx, which carries the tests' draw hook.
+func runMergeCtx(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.StringP("out", "o", "out", "output folder `DIR` for the merged results")
 	overwrite := fs.Bool("overwrite", false, "replace results already in the output folder")
@@ -325,12 +396,22 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	outs := make([]string, len(pairs))
+	for i, p := range pairs {
+		outs[i] = p.out
+	}
+	// Each output folder stays locked until its figures are drawn (see runSweepCtx).
+	locks, err := lockFolders(outs, "merge")
+	if err != nil {
+		return err
+	}
+	defer locks.unlock()
 	for _, p := range pairs {
-		if err := sweep.Merge(p.out, p.dirs, sweep.MergeOptions{Overwrite: *overwrite}); err != nil {
+		if err := sweep.Merge(p.out, p.dirs, sweep.MergeOptions{Overwrite: *overwrite, Lock: locks[p.out]}); err != nil {
 			return usageIf(err)
 		}
 		fmt.Fprintf(stdout, "merged %d shards into %s\n", len(p.dirs), p.out)
-		if err := drawSweep(p.out, stdout, ""); err != nil {
+		if err := drawSweep(ctx, p.out, stdout, ""); err != nil {
 			return err
 		}
 	}

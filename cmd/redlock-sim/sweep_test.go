@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -270,11 +272,34 @@ func TestDryRunRefusesAPointThatWouldHitALimit(t *testing.T) {
 
 // TestDefaultStudyWritesAnIndex: the default study (a shortened run of it) writes
 // index.html beside its sweep folders, with each sweep's headline and figures embedded,
-// self-contained; a --spec sweep, one folder, writes none.
+// self-contained; a --spec sweep, one folder, writes none. While it writes the index,
+// every one of its folders is still locked: a sweep into one of them, or the study again,
+// is refused, so the index shows the data the study wrote.
 func TestDefaultStudyWritesAnIndex(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "study")
-	code, stdout, stderr := cli("sweep", "-q", "--out", out, "--set", "duration=5s")
-	require.Equal(t, 0, code, stderr)
+	spec := writeSpec(t, smallSpec)
+	var during []string
+	hook := func(d string) {
+		if d != out {
+			return // a sweep folder's figures
+		}
+		for _, args := range [][]string{
+			{"sweep", "--spec", spec, "--out", filepath.Join(out, "nodes"), "-q", "--overwrite"},
+			{"sweep", "--out", out, "-q", "--overwrite", "--set", "duration=5s"},
+		} {
+			code, _, stderr := runCLI(args...)
+			during = append(during, fmt.Sprintf("%d: %s", code, stderr))
+		}
+	}
+	var stdoutBuf, stderrBuf bytes.Buffer
+	err := runSweepCtx(context.WithValue(context.Background(), drawHookKey{}, hook),
+		[]string{"-q", "--out", out, "--set", "duration=5s"}, &stdoutBuf, &stderrBuf)
+	require.NoError(t, err, stderrBuf.String())
+	stdout := stdoutBuf.String()
+	require.Len(t, during, 2, "the index was drawn once")
+	assert.Contains(t, during[0], "2: redlock-sim: usage: output folder "+filepath.Join(out, "nodes")+" is in use by another sweep (PID ")
+	assert.Contains(t, during[1], "2: redlock-sim: usage: output folder "+out+" is in use by another sweep (PID ")
+	assert.NoFileExists(t, filepath.Join(out, sweep.LockFile))
 	assert.Contains(t, stdout, "study index: "+filepath.Join(out, "index.html"))
 	page, err := os.ReadFile(filepath.Join(out, "index.html"))
 	require.NoError(t, err)
@@ -330,4 +355,45 @@ func TestUntilCINarrowsAndMatchesThePlainSweep(t *testing.T) {
 		assert.Equal(t, 2, code, "%v", tc.args)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// TestResumeVerifyRerunsEveryKeptRun: --resume --verify on an intact folder says every
+// kept run gave its row again; on a folder whose row was edited together with the
+// manifest's SHA-256 (which plain --resume accepts) it exits 2 naming the line, the seed
+// and the column; --verify without --resume is a usage error.
+func TestResumeVerifyRerunsEveryKeptRun(t *testing.T) {
+	spec, dir := writeSpec(t, smallSpec), filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--verify")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--verify re-runs the runs that --resume keeps, to check them: add --resume")
+	assert.NoDirExists(t, dir)
+
+	require.Equal(t, 0, first(runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots")))
+	code, stdout, stderr := runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--resume", "--verify")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "sweep: verified the 12 kept runs: each re-run gives its row byte for byte")
+
+	runs := filepath.Join(dir, "runs.csv")
+	lines := strings.SplitAfter(read(t, runs), "\n")
+	fields := strings.Split(lines[5], ",")
+	seed := fields[2]
+	fields[len(fields)-1] = "1" + fields[len(fields)-1] // events, the last column
+	lines[5] = strings.Join(fields, ",")
+	require.NoError(t, os.WriteFile(runs, []byte(strings.Join(lines, "")), 0o644))
+	m, err := sweep.ReadManifest(dir)
+	require.NoError(t, err)
+	manifest := strings.Replace(read(t, filepath.Join(dir, "manifest.json")), m.RunsSHA256, sha256File(t, runs), 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(manifest), 0o644))
+
+	code, _, stderr = runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--resume")
+	require.Equal(t, 0, code, "plain --resume trusts the SHA-256: %s", stderr)
+	code, _, stderr = runCLI("sweep", "--spec", spec, "--out", dir, "-q", "--no-plots", "--resume", "--verify")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, runs+" line 6 (point 1, replicate 1, seed "+seed+") is not what its run gives: column events: recorded \"1")
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(read(t, path)))
+	return hex.EncodeToString(sum[:])
 }

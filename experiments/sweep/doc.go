@@ -37,8 +37,18 @@
 // killed at any moment: it checks that the manifest records the same sweep (spec, shard,
 // columns, program), checks every row already in runs.csv, drops a torn last line, and runs
 // only what is missing, so the finished folder is byte-identical to an uninterrupted one.
+// Its checks guard against accidents, not against someone who edits a row and its sum
+// alike (see SumsFile); Options.Verify re-runs every kept row.
 // Options.Shard runs one part of a round-robin partition of the runs (see Shard); Merge
 // joins the complete shard folders into the files of the unsharded sweep.
+//
+// # Locking
+//
+// Run, Merge and the figures of a command hold the folder's lock (see LockFile) from
+// before the first byte written to after the last: a caller that draws into the folder
+// after Run or Merge returns takes the lock itself with LockFolder and passes it in the
+// options. Taking the lock removes the temporary files a kill left (IsTempFile).
+// VerifyFolder checks a folder for a reader with the checks resume makes.
 //
 // # Errors
 //

@@ -19,9 +19,19 @@ type Options struct {
 	// recorded sweep with another spec, shard, columns or program (tool, commit, Go
 	// version) is refused, because its rows would not be the rows this call would write.
 	Resume bool
+	// Verify, with Resume, re-runs every kept row (of an incomplete sweep or a complete
+	// one) and refuses the folder unless each gives its row byte for byte. Without it resume
+	// trusts runs.csv.sums (or the manifest's SHA-256) and re-runs a sample: enough against
+	// accidents, not against someone who edited both a row and its sum (see SumsFile).
+	Verify bool
 	// Overwrite replaces a sweep already in Dir. Without it (and without Resume) a folder
 	// holding results is refused: results are never clobbered silently.
 	Overwrite bool
+	// Lock, when set, is Dir's lock, taken by the caller with LockFolder and still held
+	// when Run returns, so that the caller can draw the figures into the folder before
+	// anyone else may write it; the caller unlocks it. When nil, Run takes the lock and
+	// releases it on return.
+	Lock *Lock
 	// Tool and Commit identify the program in the manifest (version string, VCS revision).
 	Tool, Commit string
 	// Progress receives progress reports; nil means none.
@@ -33,7 +43,8 @@ type Stats struct {
 	Runs    int // runs of this shard (of the whole sweep when unsharded)
 	Resumed int // runs found already written in runs.csv
 	Ran     int // runs executed and written by this call
-	// Rederived counts the kept rows that resume ran again to check them (see SumsFile).
+	// Rederived counts the kept rows that resume ran again to check them (see SumsFile):
+	// all of them with Options.Verify.
 	Rederived int
 	// Afresh is set when Resume found no sweep in the folder and started one.
 	Afresh bool
@@ -71,17 +82,23 @@ func Run(ctx context.Context, r Runner, spec *Spec, opt Options) (Stats, error) 
 	if err := checkFolder(opt.Dir); err != nil {
 		return st, err
 	}
-	lock, err := lockFolder(opt.Dir, "sweep")
-	if err != nil {
-		return st, err
+	if opt.Lock != nil {
+		if err := opt.Lock.covers(opt.Dir); err != nil {
+			return st, err
+		}
+	} else {
+		lock, err := lockFolder(opt.Dir, "sweep")
+		if err != nil {
+			return st, err
+		}
+		defer lock.Unlock()
 	}
-	defer lock.unlock()
-	out, err := openOutput(ctx, r, opt.Dir, l, m, opt.Shard, opt.Resume, opt.Overwrite)
+	out, err := openOutput(ctx, r, l, m, workers, opt)
 	if err != nil {
 		return st, err
 	}
 	if out.done { // resumed a complete sweep: nothing to run
-		st.Resumed, st.SummaryRewritten = st.Runs, out.rewrote
+		st.Resumed, st.Rederived, st.SummaryRewritten = st.Runs, out.rederived, out.rewrote
 		return st, nil
 	}
 	defer out.close()
@@ -114,6 +131,9 @@ func (opt Options) Validate() error {
 	}
 	if opt.Resume && opt.Overwrite {
 		return usagef("resume and overwrite exclude each other: continue the sweep in %s, or replace it", opt.Dir)
+	}
+	if opt.Verify && !opt.Resume {
+		return usagef("verify re-runs the rows a resume keeps: use it with resume")
 	}
 	return nil
 }

@@ -623,6 +623,7 @@ func TestRunnerValuesAreChecked(t *testing.T) {
 		{with(2, FloatValue(nanValue())), "column acquire_p99_ms (millis): want a finite number, got NaN"},
 		{with(3, StringValue("x")), "column acquisitions_per_s (float): want a number"},
 		{with(4, StringValue("a\nb")), "contains a line break"},
+		{with(4, StringValue("a\x00b")), "contains a NUL byte"},
 		{with(4, IntValue(1)), "want text"},
 	} {
 		_, err := Run(context.Background(), &badRunner{vals: tc.vals}, s, Options{Dir: t.TempDir(), Tool: "test"})

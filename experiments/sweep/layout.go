@@ -186,6 +186,10 @@ func checkField(k Kind, f string) error {
 		if _, err := strconv.ParseFloat(f, 64); err != nil {
 			return fmt.Errorf("want a number")
 		}
+	case KindText:
+		if strings.IndexByte(f, 0) >= 0 {
+			return fmt.Errorf("a NUL byte: text holds none")
+		}
 	}
 	return nil
 }

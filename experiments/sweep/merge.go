@@ -19,6 +19,11 @@ import (
 type MergeOptions struct {
 	// Overwrite replaces results already in the output folder.
 	Overwrite bool
+	// Lock, when set, is the output folder's lock, taken by the caller with LockFolder
+	// and still held when Merge returns, so that the caller can draw the figures into the
+	// folder before anyone else may write it; the caller unlocks it. When nil, Merge takes
+	// the lock and releases it on return.
+	Lock *Lock
 }
 
 // shardDir is one input of Merge.
@@ -52,14 +57,17 @@ func Merge(out string, dirs []string, opt MergeOptions) error {
 	if err != nil {
 		return usagef("merge: %s: recorded columns: %v", shards[0].dir, err)
 	}
-	if err := checkFolder(out); err != nil {
-		return err
+	if opt.Lock != nil {
+		if err := opt.Lock.covers(out); err != nil {
+			return err
+		}
+	} else {
+		lock, err := LockFolder(out, "merge")
+		if err != nil {
+			return err
+		}
+		defer lock.Unlock()
 	}
-	lock, err := lockFolder(out, "sweep or merge")
-	if err != nil {
-		return err
-	}
-	defer lock.unlock()
 	if err := checkMergeOut(out, dirs, opt.Overwrite); err != nil {
 		return err
 	}

@@ -72,6 +72,8 @@ type output struct {
 
 	ctx       context.Context // for the runs that re-derive kept rows on resume
 	r         Runner
+	workers   int      // goroutines that re-derive kept rows
+	verify    bool     // re-derive every kept row, not a sample
 	sums      *os.File // runs.csv.sums, open for appending while the sweep is incomplete
 	sumsKeep  int64    // bytes of runs.csv.sums that resume verified and keeps
 	sumsAdd   []byte   // row sums resume computed for kept rows that had none
@@ -94,6 +96,11 @@ type output struct {
 // program that gives other rows under the same version and commit.
 // The file is removed when the sweep completes, whose manifest then records the SHA-256
 // of the whole of runs.csv instead.
+//
+// The sums guard against accidents (a torn write, a truncated file, an edited runs.csv),
+// not against someone who edits a row and its sum (or a complete runs.csv and its
+// manifest's SHA-256) to match: a sum is no signature, and the sample re-runs only some
+// rows. Options.Verify re-runs every kept row, which catches that too.
 const SumsFile = "runs.csv.sums"
 
 // rowSumLen is the length of one line of SumsFile, newline included.
@@ -116,20 +123,22 @@ func rowSum(line []byte) []byte {
 // (a folder holding other results, a resume that does not match, a damaged runs.csv) is
 // checked before the first byte is written. It returns nil, nil when resuming a sweep that
 // is already complete.
-func openOutput(ctx context.Context, r Runner, dir string, l *layout, m Manifest, sh Shard, resume, overwrite bool) (*output, error) {
+func openOutput(ctx context.Context, r Runner, l *layout, m Manifest, workers int, opt Options) (*output, error) {
+	dir := opt.Dir
 	if err := checkFolder(dir); err != nil {
 		return nil, err
 	}
 	have := resultFiles(dir)
-	o := &output{dir: dir, l: l, m: m, shard: sh, hash: sha256.New(), codec: newCodec(), ctx: ctx, r: r}
+	o := &output{dir: dir, l: l, m: m, shard: opt.Shard, hash: sha256.New(), codec: newCodec(), ctx: ctx, r: r,
+		workers: workers, verify: opt.Verify}
 	var err error
 	switch {
-	case resume && len(have) > 0:
+	case opt.Resume && len(have) > 0:
 		o, err = o.resume(have)
-	case len(have) > 0 && !overwrite:
+	case len(have) > 0 && !opt.Overwrite:
 		return nil, &UsageError{Err: errors.New(refusal(dir, have))}
 	default:
-		o.afresh = resume
+		o.afresh = opt.Resume
 		err = o.fresh(have)
 	}
 	if err != nil {
@@ -190,57 +199,46 @@ func (o *output) resume(have []string) (*output, error) {
 }
 
 // checkComplete verifies a complete folder before resume reports it done: runs.csv must
-// have the SHA-256 its manifest recorded (a truncated or edited file is refused), and a
+// have the SHA-256 its manifest recorded (a truncated or edited file is refused), every
+// row must be its run's (with verify, each is re-run and compared byte for byte), and a
 // whole sweep's summary.csv is recomputed from it and rewritten when missing or different,
 // since it is derived from runs.csv alone.
 func (o *output) checkComplete(old *Manifest) error {
 	path := filepath.Join(o.dir, RunsFile)
-	f, err := os.Open(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return usagef("resume refused: %s: the manifest says complete but %v; move the folder aside or rerun with --overwrite", o.dir, unwrapPath(err))
 	}
-	defer f.Close()
 	if err := o.openSummary(); err != nil {
 		return err
 	}
 	defer o.close()
-	lr := newLineReader(f)
-	h := sha256.New()
-	rows, bad := 0, ""
-	for {
-		line, err := lr.next()
-		h.Write(line)
-		if err == io.EOF {
-			if len(line) > 0 && bad == "" {
-				bad = fmt.Sprintf("line %d is torn (no line end)", lr.line+1)
-			}
-			break
-		}
-		if err != nil {
-			return usagef("resume refused: %s: %v", path, err)
-		}
-		if lr.line == 1 || bad != "" {
-			continue
-		}
-		fields, err := o.codec.decode(line)
-		if err == nil {
-			err = o.l.checkRow(fields, o.shard.run(rows))
-		}
-		if err == nil && o.sum != nil {
-			err = o.sum.add(fields)
-		}
-		if err != nil {
-			bad = fmt.Sprintf("line %d: %v", lr.line, err)
-		}
-		rows++
+	var rd *rederiver
+	if o.verify {
+		rd = newRederiver(o, o.workers)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != old.RunsSHA256 || rows != old.ShardRuns {
-		detail := fmt.Sprintf("%d rows, the sweep has %d", rows, old.ShardRuns)
-		if bad != "" {
-			detail += "; first bad " + bad
+	scan, err := scanRuns(path, o.l, o.shard, o.codec, func(fields []string, line []byte, j, n int) error {
+		if rd != nil && !rd.check(line, j, n) {
+			return errStopScan
 		}
+		if o.sum != nil {
+			return o.sum.add(fields)
+		}
+		return nil
+	})
+	if rd != nil {
+		if werr := rd.wait(); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return usagef("resume refused: %s: %v", path, err)
+	}
+	if scan.sha256 != old.RunsSHA256 || scan.rows != old.ShardRuns || scan.torn {
 		return usagef("resume refused: %s has SHA-256 %s but the manifest recorded %s (%s): the file changed after the sweep finished; move the folder aside or rerun with --overwrite",
-			path, got, old.RunsSHA256, detail)
+			path, scan.sha256, old.RunsSHA256, scan.detail(old.ShardRuns))
+	}
+	if scan.bad != nil { // the SHA-256 matches a file the manifest should never have called complete
+		return usagef("resume refused: %s %v; move the folder aside or rerun with --overwrite", path, scan.bad)
 	}
 	os.Remove(filepath.Join(o.dir, SumsFile)) // left by a kill between the last two writes
 	if o.sum == nil {
@@ -301,18 +299,31 @@ func (o *output) check() (keep int64, rows int, err error) {
 	}
 	o.hash.Write(header)
 	keep = int64(len(header))
+	rd := newRederiver(o, o.workers)
+	keep, rows, err = o.checkRows(lr, keep, rd)
+	if werr := rd.wait(); werr != nil {
+		return 0, 0, werr // an earlier row than any problem checkRows met
+	}
+	return keep, rows, err
+}
+
+// checkRows is check's loop over the rows after the header, handing the rows to re-run
+// to rd.
+func (o *output) checkRows(lr *lineReader, keep int64, rd *rederiver) (int64, int, error) {
+	path := filepath.Join(o.dir, RunsFile)
 	size := o.shard.size(o.l.spec.Runs())
 	sums := o.readSums()
 	every := max(1, len(sums)/rowSumLen/resampleRows)
+	if o.verify {
+		every = 1
+	}
 	var last []byte
-	lastChecked := false
+	rows, lastChecked := 0, false
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
 			if rows > 0 && !lastChecked { // the last kept row is always re-derived
-				if err := o.rederive(last, rows-1, lr.line); err != nil {
-					return 0, 0, err
-				}
+				rd.check(last, rows-1, lr.line)
 			}
 			return keep, rows, nil // a torn last line, if any, is dropped
 		}
@@ -337,10 +348,8 @@ func (o *output) check() (keep int64, rows int, err error) {
 			o.sumsAdd = append(o.sumsAdd, sum...)
 		}
 		lastChecked = !matched || rows%every == 0
-		if lastChecked {
-			if err := o.rederive(line, rows, lr.line); err != nil {
-				return 0, 0, err
-			}
+		if lastChecked && !rd.check(line, rows, lr.line) {
+			return 0, 0, nil // a row re-run gave another: rd.wait says which
 		}
 		last = append(last[:0], line...)
 		keep += int64(len(line))
@@ -358,17 +367,17 @@ func (o *output) readSums() []byte {
 }
 
 // rederive runs the shard's j-th run again and refuses the folder when its row differs
-// from the recorded line (line n of runs.csv), naming the first column that differs.
-func (o *output) rederive(line []byte, j, n int) error {
-	o.rederived++
-	res := runOne(o.ctx, o.r, o.l, o.shard, j, o.codec)
+// from the recorded line (line n of runs.csv) by a single byte, naming the run, its seed
+// and the first column that differs. c is the calling goroutine's codec.
+func (o *output) rederive(c *codec, line []byte, j, n int) error {
+	res := runOne(o.ctx, o.r, o.l, o.shard, j, c)
 	if res.err != nil {
 		return fmt.Errorf("resume: re-deriving %s line %d: %w", RunsFile, n, res.err)
 	}
 	if bytes.Equal(res.line, line) {
 		return nil
 	}
-	got, _ := o.codec.decode(line)
+	got, _ := c.decode(line)
 	what := "the row"
 	for i := range min(len(got), len(res.fields)) {
 		if got[i] != res.fields[i] {
@@ -377,8 +386,9 @@ func (o *output) rederive(line []byte, j, n int) error {
 		}
 	}
 	k := o.shard.run(j)
-	return usagef("resume refused: %s line %d (point %d, replicate %d) is not what its run gives: %s; the file was changed after it was written, or by another program; move the folder aside or rerun with --overwrite",
-		filepath.Join(o.dir, RunsFile), n, k/o.l.spec.Replicates, k%o.l.spec.Replicates, what)
+	p, r := k/o.l.spec.Replicates, k%o.l.spec.Replicates
+	return usagef("resume refused: %s line %d (point %d, replicate %d, seed %d) is not what its run gives: %s; the file was changed after it was written, or by another program; move the folder aside or rerun with --overwrite",
+		filepath.Join(o.dir, RunsFile), n, p, r, RunSeed(o.l.spec.Seed, p, r), what)
 }
 
 func (o *output) replay(line []byte, j int) error {

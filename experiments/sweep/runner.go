@@ -172,7 +172,8 @@ func IntValue(n int64) Value { return Value{tag: tagInt, i: n} }
 func FloatValue(f float64) Value { return Value{tag: tagFloat, f: f} }
 
 // StringValue returns a text value, for KindText columns. It must not contain a line break,
-// so that every run is exactly one line of runs.csv.
+// so that every run is exactly one line of runs.csv, nor a NUL byte, which no text the
+// tool writes holds and which a reader takes as a sign of a damaged file.
 func StringValue(s string) Value { return Value{tag: tagText, s: s} }
 
 // IsMissing reports whether v is the zero Value.
@@ -212,6 +213,9 @@ func (v Value) format(k Kind) (string, error) {
 		}
 		if strings.ContainsAny(v.s, "\r\n") {
 			return "", fmt.Errorf("text %q contains a line break", v.s)
+		}
+		if strings.IndexByte(v.s, 0) >= 0 {
+			return "", fmt.Errorf("text %q contains a NUL byte", v.s)
 		}
 		return v.s, nil
 	}
