@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,14 +181,24 @@ func same(s string) string { return s }
 // the file, the line and the column. An intact folder draws, an incomplete one draws and
 // says it is incomplete.
 func TestPlotChecksTheFolderBeforeItDraws(t *testing.T) {
-	const traceHash, attempts = 5, 13 // columns of sweep-two's runs.csv
+	// The fixture's columns, its recorded SHA-256 and its width, read from it so that a new
+	// metric column does not break the test.
+	fixture := filepath.Join("..", "..", "plots", "testdata", "sweep-two")
+	head := strings.Split(strings.SplitN(read(t, filepath.Join(fixture, "runs.csv")), "\n", 2)[0], ",")
+	traceHash, attempts := slices.Index(head, "trace_hash"), slices.Index(head, "attempts")
+	require.True(t, traceHash >= 0 && attempts >= 0)
+	var manifest struct {
+		RunsSHA256 string `json:"runs_csv_sha256"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(read(t, filepath.Join(fixture, "manifest.json"))), &manifest))
+	require.NotEmpty(t, manifest.RunsSHA256)
 	for _, tc := range []struct {
 		name string
 		dir  string
 		says []string
 	}{
 		{"an edited count", damagedFixture(t, 4, attempts, func(string) string { return "64" }, false),
-			[]string{"runs.csv has SHA-256 ", "manifest.json recorded 154c17bad1f419c7d33c9ce43bf38dbba5f97f73e755ab38d86ff9cae3e8d1e5 (24 rows, the sweep has 24): the file changed after the sweep finished"}},
+			[]string{"runs.csv has SHA-256 ", "manifest.json recorded " + manifest.RunsSHA256 + " (24 rows, the sweep has 24): the file changed after the sweep finished"}},
 		{"a NUL byte, complete", damagedFixture(t, 2, traceHash, func(s string) string { return s[:3] + "\x00" + s[4:] }, false),
 			[]string{"the file changed after the sweep finished", `first bad line 4: trace_hash = "`, `\x00`}},
 		{"a NUL byte, incomplete", damagedFixture(t, 2, traceHash, func(s string) string { return s[:3] + "\x00" + s[4:] }, true),
@@ -195,7 +206,7 @@ func TestPlotChecksTheFolderBeforeItDraws(t *testing.T) {
 		{"an unparsable number", damagedFixture(t, 6, attempts, func(string) string { return "6x" }, true),
 			[]string{`runs.csv line 8: attempts = "6x": want a non-negative integer`}},
 		{"a column too many", damagedFixture(t, 0, attempts, func(s string) string { return s + ",7" }, true),
-			[]string{`runs.csv line 2: 37 fields, want 36`}},
+			[]string{fmt.Sprintf("runs.csv line 2: %d fields, want %d", len(head)+1, len(head))}},
 		{"a bare quote", damagedFixture(t, 1, traceHash, func(s string) string { return s + `"` }, true),
 			[]string{`runs.csv line 3: column trace_hash (field 6): bare " in non-quoted-field`}},
 	} {

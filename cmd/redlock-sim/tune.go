@@ -160,11 +160,15 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return err
 	}
+	// The folder's lock first, held until report.html is written: a second tune (or a
+	// sweep) into it is refused, naming this one, rather than deleting its runs.
+	lock, err := sweep.LockFolder(*out, "tune")
+	if err != nil {
+		return usageIf(err)
+	}
+	defer lock.Unlock()
 	if err := checkTuneFolder(*out, *overwrite, *resume); err != nil {
 		return err
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return bad(fmt.Errorf("--out %s: %v", *out, err))
 	}
 	plan.WriteRecommendation(stdout)
 	opt := tune.Options{Dir: *out, Workers: *workers, Overwrite: *overwrite, Resume: *resume,
@@ -181,6 +185,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case err != nil:
 		return err
 	}
+	defer rep.Release()
 	rep.WriteConfirmation(stdout)
 	md := rep.Markdown("redlock-sim tune "+strings.Join(args, " "), strings.Join(inputs, " "))
 	return writeTuneReport(stdout, *out, rep, md)

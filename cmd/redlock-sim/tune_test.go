@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,4 +148,119 @@ func TestTuneReadsAFile(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "missing.yaml")
 	assert.NoDirExists(t, filepath.Join(dir, "b"))
+}
+
+// shellWords splits a command line the way a POSIX shell does for the report's lines:
+// words separated by spaces, single quotes around a word with special characters.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	require.False(t, quoted, "unbalanced quote in %q", line)
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// lineAfter returns the rest of the first line of out that contains prefix.
+func lineAfter(t *testing.T, out, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if _, rest, ok := strings.Cut(l, prefix); ok {
+			return rest
+		}
+	}
+	t.Fatalf("no line with %q in:\n%s", prefix, out)
+	return ""
+}
+
+// TestTuneKnobLinesRunAsWritten: the report's "as knobs" line is accepted by `run` (on
+// top of the library's profile) and by a sweep spec, and its "one confirmation run" line
+// runs as written, for the Redlock page's client and for redsync.
+func TestTuneKnobLinesRunAsWritten(t *testing.T) {
+	for _, client := range []string{"spec", "redsync"} {
+		dir := t.TempDir()
+		code, stdout, stderr := cli("tune", "--client", client, "--acquisitions-per-second", "5", "--duration", "20s",
+			"--seeds", "1", "--max-seeds", "1", "--quiet", "--out", filepath.Join(dir, "t"))
+		require.Equal(t, 0, code, stderr)
+		asKnobs := shellWords(t, lineAfter(t, stdout, "as knobs: "))
+		require.NotEmpty(t, asKnobs)
+		assert.NotContains(t, asKnobs, "--set max_extensions=0", "a knob that cannot change the run is left out")
+
+		args := append([]string{"run", "--scenario", "baseline", "--set", "client=" + client, "--set", "duration=5s"}, asKnobs...)
+		code, _, stderr = cli(args...)
+		assert.Equal(t, 0, code, "%s: run %v: %s", client, args, stderr)
+
+		one := shellWords(t, lineAfter(t, stdout, "one confirmation run: "))
+		require.Equal(t, []string{"redlock-sim", "run"}, one[:2])
+		code, _, stderr = cli(append(one[1:], "--set", "duration=5s")...)
+		assert.Equal(t, 0, code, "%s: %v: %s", client, one, stderr)
+
+		var spec strings.Builder
+		spec.WriteString("base:\n  scenario: baseline\n  client: " + client + "\n  duration: 5s\n")
+		for i := 0; i+1 < len(asKnobs); i += 2 {
+			require.Equal(t, "--set", asKnobs[i])
+			name, value, _ := strings.Cut(asKnobs[i+1], "=")
+			fmt.Fprintf(&spec, "  %s: %q\n", name, value)
+		}
+		spec.WriteString("axes:\n  seed_offset_unused: []\n")
+		specText := strings.Replace(spec.String(), "axes:\n  seed_offset_unused: []\n", "replicates: 1\nseed: 1\n", 1)
+		file := filepath.Join(dir, "spec.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(specText), 0o644))
+		code, _, stderr = cli("sweep", "--spec", file, "--out", filepath.Join(dir, "sweep"), "--quiet")
+		assert.Equal(t, 0, code, "%s: sweep of\n%s\n%s", client, specText, stderr)
+	}
+}
+
+// TestTunePlantedLoads: a load one lock cannot serve is refused with the arithmetic; a
+// saturated lock (no load given) is said to be one, and gets the tries its refusals need,
+// and its confirmation holds give-ups to the default success target.
+func TestTunePlantedLoads(t *testing.T) {
+	dir := t.TempDir()
+	// Holds of 500ms: one lock serves at most about 2 a second.
+	code, _, stderr := cli("tune", "--work", "p50=500ms,p99=600ms", "--acquisitions-per-second", "50", "--quiet",
+		"--out", filepath.Join(dir, "a"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--acquisitions-per-second")
+	assert.Contains(t, stderr, "one lock serves one hold at a time")
+	assert.Contains(t, stderr, "at most 1/B = 1.99 acquisitions a second")
+	assert.NoDirExists(t, filepath.Join(dir, "a"))
+
+	code, _, stderr = cli("tune", "--acquisitions-per-second", "2/s", "--think", "p50=10ms,p99=20ms", "--quiet", "--out", filepath.Join(dir, "a"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "not both")
+
+	code, stdout, stderr := cli("tune", "--duration", "1m", "--seeds", "2", "--max-seeds", "2", "--quiet", "--out", filepath.Join(dir, "b"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "load: none given")
+	assert.Contains(t, stdout, "the most contended case")
+	tries, err := strconv.Atoi(strings.TrimSpace(lineAfter(t, stdout, "  tries ")))
+	require.NoError(t, err)
+	assert.Greater(t, tries, 30, "a saturated lock refuses most tries")
+	assert.Contains(t, stdout, "target acquire success ≥ 0.99 (the default")
+	assert.NotContains(t, stdout, "target acquire success ≥ 0.99 (the default, stated: a tuning that gives up acquires is not one to ship; --min-success sets another): NOT met")
+
+	// Too few tries for that load, forced by a success target tune must meet: the verdict
+	// never says the recommendation is borne out when acquires are given up.
+	code, stdout, stderr = cli("tune", "--duration", "1m", "--seeds", "2", "--max-seeds", "2", "--quiet", "--min-success", "0.05",
+		"--out", filepath.Join(dir, "c"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "target acquire success ≥ 0.05 (--min-success): met")
 }

@@ -107,13 +107,14 @@ func (l *Lock) covers(dir string) error {
 
 // IsTempFile reports whether name (a file name, no folder) is one of the temporary files
 // the tool writes into a sweep folder and renames into place, which a kill before the
-// rename leaves behind: NAME.tmp of the manifest, runs.csv (Merge), summary.csv and a
-// study's index.html, and the figures' .knob-….png.tmpNNN and .heatmap-….svg.tmpNNN (package
+// rename leaves behind: NAME.tmp of the manifest, runs.csv (Merge), summary.csv, a
+// study's index.html and tune's report.md and report.html, and the figures' .knob-….png.tmpNNN and .heatmap-….svg.tmpNNN (package
 // plots writes each figure through os.CreateTemp with the pattern ".NAME.tmp*"). Nothing
 // else matches, so the user's own files are never touched.
 func IsTempFile(name string) bool {
 	switch name {
-	case ManifestFile + ".tmp", RunsFile + ".tmp", SummaryFile + ".tmp", "index.html.tmp":
+	case ManifestFile + ".tmp", RunsFile + ".tmp", SummaryFile + ".tmp", "index.html.tmp",
+		"report.md.tmp", "report.html.tmp": // tune's report, written beside its sweeps
 		return true
 	}
 	if !strings.HasPrefix(name, ".knob-") && !strings.HasPrefix(name, ".heatmap-") {

@@ -140,6 +140,17 @@ type Recommendation struct {
 	Contention Contention
 	Conflicts  []Conflict
 	Steps      []Step
+
+	extendDiv int  // the library extends every ttl/extendDiv; 0: ExtendDivisor
+	noExtend  bool // the library cannot extend
+}
+
+// divisor is how often, as a fraction of the ttl, the holder extends.
+func (r *Recommendation) divisor() int {
+	if r.extendDiv > 0 {
+		return r.extendDiv
+	}
+	return ExtendDivisor
 }
 
 // Setting is one knob and its value, as --set NAME=VALUE takes them.
@@ -183,7 +194,13 @@ func (r Recommendation) Knobs() []Setting {
 // delay from the persistence and the ttl, and the tries from the time-to-acquire target.
 // Bad input is an *InputError; targets that cannot all be met are not an error but
 // Conflicts, with the closest settings still given.
-func Recommend(e Env, t Targets) (Recommendation, error) {
+func Recommend(e Env, t Targets) (Recommendation, error) { return RecommendFor(e, t, Library{}) }
+
+// RecommendFor is Recommend for a library that fixes some knobs (LibraryFor): each
+// fixed value replaces the arithmetic's as soon as the step that sets it is done, with a
+// line saying so, so that the ttl and the tries are worked out for what the library will
+// really run. The zero Library fixes nothing.
+func RecommendFor(e Env, t Targets, lib Library) (Recommendation, error) {
 	if err := e.validate(); err != nil {
 		return Recommendation{}, err
 	}
@@ -196,23 +213,36 @@ func Recommend(e Env, t Targets) (Recommendation, error) {
 	var r Recommendation
 	var lines []string
 	var err error
+	with := func(lines []string, more ...string) []string {
+		for _, l := range more {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+		return lines
+	}
 	r.DriftFactor, lines = DriftFactor(e.ClientDriftPPM, e.NodeDriftPPM)
-	r.Steps = append(r.Steps, Step{"drift_factor", lines})
+	r.Steps = append(r.Steps, Step{"drift_factor", with(lines, pin(lib, "drift_factor", &r))})
 	r.DriftPad = RecommendedDriftPad
-	r.Steps = append(r.Steps, Step{"drift_pad", []string{
-		fmt.Sprintf("drift_pad = %v: Redis keeps expiries to the millisecond (a key may outlive its PX by 1ms), plus 1ms so that a short ttl keeps an allowance however small ttl × drift_factor is", r.DriftPad)}})
+	r.Steps = append(r.Steps, Step{"drift_pad", with([]string{
+		fmt.Sprintf("drift_pad = %v: Redis keeps expiries to the millisecond (a key may outlive its PX by 1ms), plus 1ms so that a short ttl keeps an allowance however small ttl × drift_factor is", r.DriftPad)},
+		pin(lib, "drift_pad", &r))})
 	r.Timeout, lines = nodeTimeout(e)
 	r.Steps = append(r.Steps, Step{"timeout", lines})
 	r.RetryDelay, r.RetryJitter, lines = retry(e)
+	lines = with(lines, pin(lib, "retry_delay", &r), pin(lib, "retry_jitter", &r), tie(lib, &r))
+	if r.RetryJitter == 0 && e.Clients > 1 {
+		lines = append(lines, fmt.Sprintf("with no jitter, %d clients that lose a round together retry together and may split the votes again, round after round: the confirmation counts split-brain rounds", e.Clients))
+	}
 	r.Steps = append(r.Steps, Step{"retry_delay and retry_jitter", lines})
-	lines = ttl(e, t, &r)
+	lines = with(extendRules(lib, &r), ttl(e, t, &r)...)
 	r.Steps = append(r.Steps, Step{"ttl", lines})
 	r.RestartDelay, r.RestartOK, lines = restartDelay(e, r.TTL)
 	r.Steps = append(r.Steps, Step{"node restart delay", lines})
 	if lines, err = tries(e, t, &r); err != nil {
 		return Recommendation{}, err
 	}
-	r.Steps = append(r.Steps, Step{"tries", lines})
+	r.Steps = append(r.Steps, Step{"tries", with(lines, pin(lib, "tries", &r))})
 	return r, nil
 }
 
@@ -338,14 +368,14 @@ func retry(e Env) (delay, jitter time.Duration, lines []string) {
 // settings must be set. It returns the arithmetic.
 func ttl(e Env, t Targets, r *Recommendation) []string {
 	w, p := Percentile(e.Work, DesignPercentile), Percentile(e.Pause, DesignPercentile)
-	el, df, pad := r.Timeout, r.DriftFactor, r.DriftPad
+	el, df, pad, div := r.Timeout, r.DriftFactor, r.DriftPad, r.divisor()
 	// need is the least ttl whose validity covers the pause and the acquisition, and the
 	// work unless the holder extends every ttl/ExtendDivisor, which keeps that much of the
 	// ttl for the time since the last extension; an extending holder also needs its
 	// extension round over before the next one is due, so ttl/ExtendDivisor ≥ T2 − T1.
 	need := func(pause time.Duration, extend bool) float64 {
 		if extend {
-			return max(float64(pause+el+pad)/(1-1.0/ExtendDivisor-df), float64(ExtendDivisor*el))
+			return max(float64(pause+el+pad)/(1-1.0/float64(div)-df), float64(time.Duration(div)*el))
 		}
 		return float64(w+pause+el+pad) / (1 - df)
 	}
@@ -360,19 +390,26 @@ func ttl(e Env, t Targets, r *Recommendation) []string {
 	if t.TTL > 0 {
 		r.TTL = t.TTL
 		lines = append(lines, fmt.Sprintf("ttl pinned at %v: the confirmation found it meets the targets", t.TTL))
-		if !fits(need(p, false), t.TTL) && fits(need(p, true), t.TTL) {
+		if !r.noExtend && !fits(need(p, false), t.TTL) && fits(need(p, true), t.TTL) {
 			setExtend(r, w)
-			lines = append(lines, "the work does not fit in it, so the holder extends: "+extendLine(p, el, pad, df))
+			lines = append(lines, "the work does not fit in it, so the holder extends: "+extendLine(p, el, pad, df, div))
 		}
 		return append(lines, ttlCheck(r, w, p)...)
 	}
 	switch {
 	case fits(need(p, false), allowed):
 		r.TTL = chooseTTL(need(p, false), allowed)
+	case r.noExtend:
+		r.TTL = chooseTTL(need(p, false), redlock.MaxTTL)
+		c := Conflict{Quantity: "ttl", Need: "covering the whole hold and a pause, since the library cannot extend,",
+			AtLeast: r.TTL, Limit: "the unavailability target", AtMost: allowed,
+			Advice: "A library that extends (or shorter holds) lets the ttl stay short; otherwise loosen the target."}
+		r.Conflicts = append(r.Conflicts, c)
+		lines = append(lines, "CONFLICT: "+c.String())
 	case fits(need(p, true), allowed):
 		r.TTL = chooseTTL(need(p, true), allowed)
 		setExtend(r, w)
-		lines = append(lines, "the work does not fit in a ttl the target allows, so the holder extends: "+extendLine(p, el, pad, df))
+		lines = append(lines, "the work does not fit in a ttl the target allows, so the holder extends: "+extendLine(p, el, pad, df, div))
 	default:
 		lines = append(lines, pauseConflict(e, t, r, need, allowed)...)
 	}
@@ -416,7 +453,7 @@ func chooseTTL(need float64, allowed time.Duration) time.Duration {
 // p99.9 hold of w.
 func setExtend(r *Recommendation, w time.Duration) {
 	r.Extend = true
-	r.ExtendEvery = max(r.TTL/ExtendDivisor/time.Millisecond*time.Millisecond, time.Millisecond)
+	r.ExtendEvery = max(r.TTL/time.Duration(r.divisor())/time.Millisecond*time.Millisecond, time.Millisecond)
 	n := (w + r.ExtendEvery - 1) / r.ExtendEvery
 	r.MaxExtensions = int(min(n, redlock.MaxExtensions))
 }
@@ -433,7 +470,7 @@ func pauseConflict(e Env, t Targets, r *Recommendation, need func(time.Duration,
 	}
 	c := Conflict{
 		Quantity: "ttl",
-		Need:     fmt.Sprintf("covering pauses of %s (pause p99.9), even extending every ttl/%d,", FormatDuration(p), ExtendDivisor),
+		Need:     fmt.Sprintf("covering pauses of %s (pause p99.9), even extending every ttl/%d,", FormatDuration(p), r.divisor()),
 		AtLeast:  ceilMillis(toDuration(need(p, true))),
 		Limit:    limit,
 		AtMost:   allowed,
@@ -451,14 +488,14 @@ func pauseConflict(e Env, t Targets, r *Recommendation, need func(time.Duration,
 	case p == 0:
 		r.TTL = chooseTTL(need(0, true), allowed)
 		setExtend(r, w)
-		return append(lines, fmt.Sprintf("ttl = %v, the least that leaves any validity, extending every ttl/%d; the unavailability target is missed by %v", r.TTL, ExtendDivisor, c.By()))
+		return append(lines, fmt.Sprintf("ttl = %v, the least that leaves any validity, extending every ttl/%d; the unavailability target is missed by %v", r.TTL, r.divisor(), c.By()))
 	case fits(need(0, false), allowed):
 		r.TTL = chooseTTL(need(0, false), allowed)
 		return append(lines, fmt.Sprintf("with fencing, ttl covers work, T2 − T1 and drift_pad only: ttl = %v", r.TTL))
 	case fits(need(0, true), allowed):
 		r.TTL = chooseTTL(need(0, true), allowed)
 		setExtend(r, w)
-		return append(lines, "with fencing the ttl need not cover the pause, and the holder extends: "+extendLine(0, r.Timeout, r.DriftPad, r.DriftFactor))
+		return append(lines, "with fencing the ttl need not cover the pause, and the holder extends: "+extendLine(0, r.Timeout, r.DriftPad, r.DriftFactor, r.divisor()))
 	}
 	r.TTL = chooseTTL(need(0, true), allowed)
 	setExtend(r, w)
@@ -467,17 +504,17 @@ func pauseConflict(e Env, t Targets, r *Recommendation, need func(time.Duration,
 		AtLeast: r.TTL, Limit: c.Limit, AtMost: allowed,
 		Advice: "A faster network or nodes closer to the clients shorten the round; no setting of the algorithm does.",
 	})
-	return append(lines, fmt.Sprintf("even with fencing the round does not fit: ttl = %v, extending every ttl/%d; the unavailability target is missed", r.TTL, ExtendDivisor))
+	return append(lines, fmt.Sprintf("even with fencing the round does not fit: ttl = %v, extending every ttl/%d; the unavailability target is missed", r.TTL, r.divisor()))
 }
 
 // extendLine is the arithmetic of an extending holder's ttl: after an extension round
 // starts it relies on the old validity for ttl/ExtendDivisor + (T2 − T1) + a pause, and
 // its round must be over before the next is due.
-func extendLine(p, el, pad time.Duration, df float64) string {
-	byPause := float64(p+el+pad) / (1 - 1.0/ExtendDivisor - df)
+func extendLine(p, el, pad time.Duration, df float64, div int) string {
+	byPause := float64(p+el+pad) / (1 - 1.0/float64(div) - df)
 	return fmt.Sprintf("every ttl/%d, relying on the old validity for ttl/%d + (T2 − T1) + pause ⇒ TTL ≥ max((pause + (T2 − T1) + drift_pad) / (1 − 1/%d − drift_factor), %d × (T2 − T1)) = max((%s + %v + %v) / %.4g, %d × %v) = %s",
-		ExtendDivisor, ExtendDivisor, ExtendDivisor, ExtendDivisor, FormatDuration(p), el, pad, 1-1.0/ExtendDivisor-df, ExtendDivisor, el,
-		FormatDuration(toDuration(max(byPause, float64(ExtendDivisor*el)))))
+		div, div, div, div, FormatDuration(p), el, pad, 1-1.0/float64(div)-df, div, el,
+		FormatDuration(toDuration(max(byPause, float64(time.Duration(div)*el)))))
 }
 
 func fits(ns float64, allowed time.Duration) bool { return ns <= float64(allowed) }
@@ -488,7 +525,7 @@ func ttlCheck(r *Recommendation, w, p time.Duration) []string {
 	drift := time.Duration(math.Ceil(float64(r.TTL)*r.DriftFactor)) + r.DriftPad
 	valid := r.TTL - r.Timeout - drift
 	covers, what := w+p, "work + pause"
-	between := fmt.Sprintf("ttl/%d between extensions", ExtendDivisor)
+	between := fmt.Sprintf("ttl/%d between extensions", r.divisor())
 	switch {
 	case r.Extend && r.Fencing:
 		covers, what = r.ExtendEvery, between+" (pauses left to fencing)"
@@ -508,7 +545,7 @@ func ttlCheck(r *Recommendation, w, p time.Duration) []string {
 	}
 	if r.Extend {
 		lines = append(lines, fmt.Sprintf("extend every %v (ttl/%d, rounded down to the ms), at most %d times: enough for a hold of %s (work p99.9)",
-			r.ExtendEvery, ExtendDivisor, r.MaxExtensions, FormatDuration(w)))
+			r.ExtendEvery, r.divisor(), r.MaxExtensions, FormatDuration(w)))
 	}
 	return lines
 }

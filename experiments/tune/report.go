@@ -20,7 +20,7 @@ func (p *Plan) RunCommand() string {
 		parts = append(parts, "--set "+shellWord(kv.Name+"="+kv.Value))
 	}
 	parts = append(parts, "--set duration="+p.In.Duration.String(), "--set "+shellWord("think="+knobs.FormatDist(p.Rec.Contention.Think)))
-	for _, f := range p.Rec.SetFlags() {
+	for _, f := range p.Effective.SetFlags() {
 		parts = append(parts, "--set "+shellWord(strings.TrimPrefix(f, "--set ")))
 	}
 	if p.Rec.Fencing {
@@ -45,21 +45,34 @@ func (p *Plan) WriteRecommendation(w io.Writer) {
 	for _, f := range p.Fits {
 		fmt.Fprintln(w, "  "+f)
 	}
-	fmt.Fprintln(w, "\nRecommended settings:")
-	for _, s := range p.Rec.Knobs() {
-		if !p.Rec.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
+	fmt.Fprintf(w, "\nRecommended settings, as %s runs them:\n", p.Lib.Name)
+	for _, s := range p.Effective.Knobs() {
+		if !p.Effective.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
 			continue
 		}
-		fmt.Fprintf(w, "  %-15s %s\n", s.Name, s.Value)
+		fmt.Fprintf(w, "  %-15s %s%s\n", s.Name, s.Value, p.fixedMark(s.Name))
 	}
-	if !p.Rec.Extend {
+	if !p.Effective.Extend {
 		fmt.Fprintln(w, "  extension       not needed: the work fits in the validity")
 	}
 	if p.Rec.Fencing {
 		fmt.Fprintln(w, "  fencing         needed: no ttl protects the resource here (see the conflicts)")
 	}
-	fmt.Fprintln(w, "  as knobs: "+strings.Join(p.Rec.SetFlags(), " "))
+	fmt.Fprintln(w, "  as knobs: "+strings.Join(p.Effective.SetFlags(), " "))
 	fmt.Fprintln(w, "  one confirmation run: "+p.RunCommand())
+	if p.In.Client != "spec" {
+		fmt.Fprintf(w, "\nIn %s's own terms:\n", p.Lib.Name)
+		for _, o := range p.Lib.Options(p.Rec) {
+			fmt.Fprintf(w, "  %s = %s%s\n", o.Name, o.Value, note(o.Note))
+		}
+		for _, l := range p.libraryLines() {
+			fmt.Fprintln(w, "  "+l)
+		}
+		fmt.Fprintf(w, "\nTo paste (%s):\n", p.Lib.Language)
+		for _, l := range strings.Split(strings.TrimRight(p.Lib.Snippet(p.Rec), "\n"), "\n") {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
 	fmt.Fprintln(w, "\nThe arithmetic (durations rounded up to two significant figures, so never below what the arithmetic asks):")
 	for _, st := range p.Rec.Steps {
 		fmt.Fprintln(w, "  "+st.Name+":")
@@ -92,17 +105,28 @@ func (r *Report) Markdown(command, inputs string) string {
 	for _, f := range r.Fits {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
-	b.WriteString("\n## Recommended settings\n\n| knob | value |\n| --- | --- |\n")
-	for _, s := range r.Rec.Knobs() {
-		if !r.Rec.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
+	fmt.Fprintf(&b, "\n## Recommended settings\n\nAs %s runs them.\n\n| knob | value |\n| --- | --- |\n", r.Lib.Name)
+	for _, s := range r.Effective.Knobs() {
+		if !r.Effective.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
 			continue
 		}
-		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, s.Value)
+		fmt.Fprintf(&b, "| `%s` | %s%s |\n", s.Name, s.Value, r.fixedMark(s.Name))
 	}
 	if r.Rec.Fencing {
 		b.WriteString("| fencing | needed: no ttl protects the resource here |\n")
 	}
-	fmt.Fprintf(&b, "\nAs knobs: `%s`\n\nOne confirmation run, every knob spelled out: `%s`\n", strings.Join(r.Rec.SetFlags(), " "), r.RunCommand())
+	fmt.Fprintf(&b, "\nAs knobs: `%s`\n\nOne confirmation run, every knob spelled out: `%s`\n", strings.Join(r.Effective.SetFlags(), " "), r.RunCommand())
+	if r.In.Client != "spec" {
+		fmt.Fprintf(&b, "\n## In %s's own terms\n\n| option | value |\n| --- | --- |\n", r.Lib.Name)
+		for _, o := range r.Lib.Options(r.Rec) {
+			fmt.Fprintf(&b, "| `%s` | %s%s |\n", o.Name, o.Value, note(o.Note))
+		}
+		b.WriteString("\n")
+		for _, l := range r.libraryLines() {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		fmt.Fprintf(&b, "\n```%s\n%s\n```\n", r.Lib.Language, strings.TrimRight(r.Lib.Snippet(r.Rec), "\n"))
+	}
 	b.WriteString("\n## The arithmetic\n\nDurations are rounded up to two significant figures, so never below what the arithmetic asks.\n\n")
 	for _, st := range r.Rec.Steps {
 		fmt.Fprintf(&b, "**%s**\n\n", st.Name)
@@ -133,4 +157,48 @@ func (r *Report) Markdown(command, inputs string) string {
 	}
 	fmt.Fprintf(&b, "\n**%s**\n", r.Verdict)
 	return b.String()
+}
+
+// fixedMark says, beside a knob, that the library fixes it or leaves it to the
+// application.
+func (p *Plan) fixedMark(knob string) string {
+	switch p.Lib.Rule(knob).Access {
+	case Fixed:
+		return " (fixed by the library)"
+	case Tied:
+		return " (tied to retry_delay by the library)"
+	case AppCode:
+		return " (your code's job)"
+	case Driver:
+		return " (set on the Redis client)"
+	case FactorOfTTL:
+		return " (as a factor of the ttl)"
+	}
+	return ""
+}
+
+// libraryLines says what the library fixes and leaves to the application, knob by knob,
+// each with why and where it was read.
+func (p *Plan) libraryLines() []string {
+	var out []string
+	for _, k := range p.Lib.Rules {
+		switch k.Access {
+		case Fixed, Tied:
+			v, _ := k.FixedValue(p.Effective)
+			if k.Access == Tied {
+				v = "tied to " + k.Tie
+			}
+			out = append(out, fmt.Sprintf("%s: fixed (%s): %s (%s)", k.Knob, v, k.Why, k.Source))
+		case AppCode:
+			out = append(out, fmt.Sprintf("%s: your code's job (%s): %s (%s)", k.Knob, k.Option, k.Why, k.Source))
+		}
+	}
+	return out
+}
+
+func note(n string) string {
+	if n == "" {
+		return ""
+	}
+	return "  (" + n + ")"
 }

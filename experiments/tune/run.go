@@ -67,12 +67,17 @@ func DefaultInputs() Inputs {
 // Plan is a validated tune: the fitted environment, the recommendation and the
 // confirmation it will run. Prepare makes one without touching the disk.
 type Plan struct {
-	In     Inputs
-	Env    Env
-	Fits   []string // each fitted distribution, with its percentiles
-	Rec    Recommendation
-	Limits Limits
-	Conf   Confirmation
+	In   Inputs
+	Env  Env
+	Fits []string // each fitted distribution, with its percentiles
+	Rec  Recommendation
+	// Lib is the library's rules (--client): what it fixes, its option names, the
+	// snippet; Effective is Rec as the library will run it, what the confirmation
+	// simulates.
+	Lib       Library
+	Effective Recommendation
+	Limits    Limits
+	Conf      Confirmation
 }
 
 // Limits are the targets the confirmation is held to: each violation kind's limit per
@@ -136,15 +141,22 @@ func Prepare(in Inputs) (*Plan, error) {
 	if _, err := knobs.LookupProfile(in.Client); err != nil {
 		return nil, &InputError{"--client", in.Client, err.Error()}
 	}
+	if p.Lib, err = LibraryFor(in.Client); err != nil {
+		return nil, err
+	}
+	if _, err := experiments.SweepRunner().Knob("node_clock_jump", in.Jump); err != nil {
+		return nil, &InputError{"--node-clock-jump", in.Jump, err.Error()}
+	}
 	p.Env = e
 	p.Limits = in.limits()
 	t := Targets{AcquireP99: in.MaxAcquireP99, Unavailability: in.MaxUnavailability, MinSuccess: p.Limits.Success}
-	if p.Rec, err = Recommend(e, t); err != nil {
+	if p.Rec, err = RecommendFor(e, t, p.Lib); err != nil {
 		return nil, err
 	}
+	p.Effective = p.Lib.Effective(p.Rec)
 	p.Conf = Confirmation{Env: in.envKnobs(latKnob, workKnob, pauseKnob), Duration: in.Duration,
 		Replicates: in.Seeds, Seed: in.Seed}
-	if _, err := p.Conf.Spec(p.Rec); err != nil {
+	if _, err := p.Conf.Spec(p.Effective); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -239,13 +251,20 @@ func (in Inputs) envKnobs(latKnob, workKnob, pauseKnob string) []sweep.KV {
 		{Name: "latency", Value: latKnob}, {Name: "client_clock_drift_ppm", Value: fmt.Sprint(in.ClientDriftPPM)},
 		{Name: "node_clock_drift_ppm", Value: fmt.Sprint(in.NodeDriftPPM)}, {Name: "hold", Value: workKnob},
 		{Name: "clients", Value: strconv.Itoa(in.Clients)}, {Name: "node_crash_rate", Value: fmt.Sprint(in.NodeCrashRate)},
-		{Name: "node_down", Value: "const(" + in.RestartDelay.String() + ")"},
 		{Name: "client_crash_rate", Value: fmt.Sprint(in.ClientCrashRate)},
-		{Name: "node_clock_jump_rate", Value: fmt.Sprint(in.JumpRate)}, {Name: "node_clock_jump", Value: in.Jump},
+		{Name: "node_clock_jump_rate", Value: fmt.Sprint(in.JumpRate)},
 		// A holder releases only once its last write is acknowledged, as a careful
 		// service does: otherwise the workload's own release race (a write still in flight
 		// when the next holder writes) shows as stale writes no lock setting can prevent.
 		{Name: "release_after_ack", Value: "true"}}
+	// A fault's size only where the fault happens: `run` refuses a knob that cannot
+	// change the run.
+	if in.NodeCrashRate > 0 {
+		kv = append(kv, sweep.KV{Name: "node_down", Value: "const(" + in.RestartDelay.String() + ")"})
+	}
+	if in.JumpRate > 0 {
+		kv = append(kv, sweep.KV{Name: "node_clock_jump", Value: in.Jump})
+	}
 	if pauseKnob != "" {
 		kv = append(kv, sweep.KV{Name: "pause_rate", Value: fmt.Sprint(in.PauseRate)},
 			sweep.KV{Name: "pause_len", Value: pauseKnob})
@@ -282,6 +301,16 @@ type Report struct {
 	Verdict     string
 	Met         bool
 	Alternative *Recommendation
+
+	lock *sweep.Lock // the first round's folder, held until Release: figures come from it
+}
+
+// Release lets go of the first round's folder, once the figures drawn from it are
+// written.
+func (r *Report) Release() {
+	if r.lock != nil {
+		r.lock.Unlock()
+	}
 }
 
 // ErrInterrupted marks a tune whose context was cancelled during its confirmation; the
@@ -304,10 +333,21 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
 	want := p.RecommendedTTL()
 	counted := p.countedLimits()
 	runs := p.In.Seeds
+	lock, err := sweep.LockFolder(base.Dir, "tune")
+	if err != nil {
+		return nil, err
+	}
+	rep.lock = lock
+	ok := false
+	defer func() {
+		if !ok {
+			rep.Release()
+		}
+	}()
 	for round := 1; runs > 0; round++ {
 		c := p.Conf
 		c.Replicates, c.Seed = runs, p.In.Seed+uint64(round-1)
-		spec, err := c.Spec(p.Rec)
+		spec, err := c.Spec(p.Effective)
 		if err != nil {
 			return nil, err
 		}
@@ -315,7 +355,9 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
 			rep.Spec = spec
 		}
 		o := base
-		if round > 1 {
+		if round == 1 {
+			o.Lock = lock
+		} else {
 			o.Dir = filepath.Join(opt.Dir, fmt.Sprintf("confirm-%d", round))
 		}
 		if opt.Log != nil {
@@ -339,6 +381,7 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.judge()
+	ok = true
 	return rep, nil
 }
 
@@ -359,7 +402,7 @@ func removeLaterRounds(dir string, rounds int) error {
 }
 
 // RecommendedTTL is the recommended ttl as the confirmation sweep spells it.
-func (p *Plan) RecommendedTTL() string { return ttlKnob(p.Rec.TTL) }
+func (p *Plan) RecommendedTTL() string { return ttlKnob(p.Effective.TTL) }
 
 func ttlKnob(d time.Duration) string {
 	v, err := experiments.SweepRunner().Knob("ttl", d.String())
@@ -572,7 +615,7 @@ func (r *Report) recomputeFor(ttl string) (Recommendation, error) {
 		return Recommendation{}, err
 	}
 	t := Targets{AcquireP99: r.In.MaxAcquireP99, Unavailability: r.In.MaxUnavailability, MinSuccess: r.Limits.Success, TTL: d}
-	return Recommend(r.Env, t)
+	return RecommendFor(r.Env, t, r.Lib)
 }
 
 // yearly spells a count per year: whole numbers when there are many, three figures when
