@@ -176,3 +176,30 @@ func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	}
 	assert.Equal(t, len(tables), seen)
 }
+
+// TestDistCap: max=d caps an exponential or a lognormal, reads back in the same spelling,
+// and is refused where it makes no sense, in the words typed.
+func TestDistCap(t *testing.T) {
+	for text, want := range map[string]dist.Dist{
+		"lognormal(1ms,2,max=3s)":     {Kind: dist.KindLognormal, Median: time.Millisecond, Sigma: 2, Cap: 3 * time.Second},
+		"lognormal(1ms,2,5ms,max=3s)": {Kind: dist.KindLognormal, Median: time.Millisecond, Sigma: 2, Base: 5 * time.Millisecond, Cap: 3 * time.Second},
+		"exp(0s,10ms,max=50ms)":       {Kind: dist.KindExponential, Mean: 10 * time.Millisecond, Cap: 50 * time.Millisecond},
+	} {
+		d, err := ParseDist(text)
+		require.NoError(t, err, text)
+		assert.Equal(t, want, d, text)
+		assert.Equal(t, text, FormatDist(d), "reads back as written")
+	}
+	for text, says := range map[string]string{
+		"uniform(1ms,2ms,max=3ms)":     "uniform takes no max=",
+		"const(1ms,max=3ms)":           "const takes no max=",
+		"lognormal(1ms,2,max=3)":       "lognormal's max 3: a duration needs a unit",
+		"lognormal(1ms,2,max=0s)":      "must be above 0",
+		"lognormal(1ms,2,5ms,max=1ms)": "below its base 5ms",
+		"exp(0s,10ms,max=48h)":         "exp's max 48h0m0s is above",
+	} {
+		_, err := ParseDist(text)
+		require.Error(t, err, text)
+		assert.Contains(t, err.Error(), says, text)
+	}
+}

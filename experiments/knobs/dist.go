@@ -12,8 +12,8 @@ import (
 )
 
 // DistSyntax is what a distribution knob accepts, for error messages and `params`.
-const DistSyntax = "a duration (10ms), const(d), uniform(lo,hi), exp(base,mean), " +
-	"lognormal(median,sigma[,base])"
+const DistSyntax = "a duration (10ms), const(d), uniform(lo,hi), exp(base,mean[,max=d]), " +
+	"lognormal(median,sigma[,base][,max=d])"
 
 // latencySyntax adds the tail form that only latency accepts.
 const latencySyntax = DistSyntax + ", or tail(FAST,p,SLOW)"
@@ -41,6 +41,24 @@ func ParseDist(s string) (dist.Dist, error) {
 	kind, ok := distForms[strings.ToLower(name)]
 	if !ok {
 		return dist.Dist{}, unknownDist(name, false)
+	}
+	// A trailing max=d caps the draws of the two forms without an end.
+	var capAt time.Duration
+	if n := len(args); n > 0 && strings.HasPrefix(strings.ToLower(args[n-1]), "max=") {
+		if kind.name != "exp" && kind.name != "lognormal" {
+			return dist.Dist{}, &problem{what: fmt.Sprintf("%s takes no max=: it is bounded already (max= caps exp and lognormal)", kind.name)}
+		}
+		v := args[n-1][len("max="):]
+		if capAt, err = parseDur(v); err != nil {
+			return dist.Dist{}, &problem{what: fmt.Sprintf("%s's max %s: %v", kind.name, quoteValue(v), err)}
+		}
+		if err := distRange(kind.name+"'s max", capAt); err != nil {
+			return dist.Dist{}, err
+		}
+		if capAt == 0 {
+			return dist.Dist{}, &problem{what: kind.name + "'s max 0s: a cap must be above 0 (leave max= out for none)"}
+		}
+		args = args[:n-1]
 	}
 	if len(args) < len(kind.args)-kind.optional || len(args) > len(kind.args) {
 		return dist.Dist{}, &problem{what: fmt.Sprintf("%s takes %s, got %d argument%s",
@@ -75,13 +93,20 @@ func ParseDist(s string) (dist.Dist, error) {
 				hint: "uniform(" + args[1] + "," + args[0] + ")"}
 		}
 		return dist.Uniform(durs[0], durs[1]), nil
-	case "exp":
-		return dist.Exponential(durs[0], durs[1]), nil
 	}
-	out := dist.Lognormal(durs[0], sigma)
-	if len(args) == 3 {
-		out.Base = durs[2]
+	var out dist.Dist
+	if kind.name == "exp" {
+		out = dist.Exponential(durs[0], durs[1])
+	} else {
+		out = dist.Lognormal(durs[0], sigma)
+		if len(args) == 3 {
+			out.Base = durs[2]
+		}
 	}
+	if capAt > 0 && capAt < out.Base {
+		return dist.Dist{}, &problem{what: fmt.Sprintf("%s's max %v is below its base %v: every draw is at least the base", kind.name, capAt, out.Base)}
+	}
+	out.Cap = capAt
 	return out, nil
 }
 
@@ -156,13 +181,13 @@ func FormatDist(d dist.Dist) string {
 	case dist.KindUniform:
 		return "uniform(" + d.Base.String() + "," + d.Max.String() + ")"
 	case dist.KindExponential:
-		return "exp(" + d.Base.String() + "," + d.Mean.String() + ")"
+		return "exp(" + d.Base.String() + "," + d.Mean.String() + capArg(d) + ")"
 	case dist.KindLognormal:
 		s := "lognormal(" + d.Median.String() + "," + strconv.FormatFloat(d.Sigma, 'g', -1, 64)
 		if d.Base != 0 {
 			s += "," + d.Base.String()
 		}
-		return s + ")"
+		return s + capArg(d) + ")"
 	}
 	return d.String()
 }
@@ -263,4 +288,12 @@ func splitCall(s string) (string, []string, error) {
 		}
 	}
 	return "", nil, &problem{what: "a \"(\" without its \")\"", hint: s + strings.Repeat(")", depth+1)}
+}
+
+// capArg is a capped distribution's trailing ",max=d", as ParseDist reads it.
+func capArg(d dist.Dist) string {
+	if d.Cap == 0 {
+		return ""
+	}
+	return ",max=" + d.Cap.String()
 }

@@ -242,7 +242,10 @@ func (pl *pipeline) take() (int, bool) {
 	for !pl.stopped && pl.next < pl.total && pl.next >= pl.out.written+pl.window {
 		pl.cond.Wait()
 	}
-	if pl.stopped || pl.next >= pl.total {
+	// The context is read here too, not only through the AfterFunc that sets stopped: a
+	// cancellation is then seen at the next run boundary, synchronously, so that one
+	// worker stops exactly after the run during whose write it was cancelled.
+	if pl.stopped || pl.ctx.Err() != nil || pl.next >= pl.total {
 		return 0, false
 	}
 	j := pl.next

@@ -67,6 +67,7 @@ type Env struct {
 	ClientDriftPPM float64   // the worst rate error of a client's clock, in ppm, either sign
 	NodeDriftPPM   float64   // the worst rate error of a node's clock, in ppm, either sign
 	Pause          dist.Dist // a client process's stop-the-world pauses (GC), per pause
+	PauseRate      float64   // pauses per client per second
 	// NodeRestartDelay is how long a crashed node stays down before it serves again.
 	NodeRestartDelay time.Duration
 	Work             dist.Dist // how long a holder uses the resource, per hold
@@ -138,6 +139,9 @@ type Recommendation struct {
 	// Contention is the load's arithmetic behind Tries, and the rest between holds the
 	// confirmation simulates.
 	Contention Contention
+	// UsageTail is the analytic estimate of usage overlap incidents per acquisition
+	// (usageTail): what a per-year target far below what simulation can see is held to.
+	UsageTail float64
 	Conflicts  []Conflict
 	Steps      []Step
 
@@ -243,6 +247,8 @@ func RecommendFor(e Env, t Targets, lib Library) (Recommendation, error) {
 		return Recommendation{}, err
 	}
 	r.Steps = append(r.Steps, Step{"tries", with(lines, pin(lib, "tries", &r))})
+	r.UsageTail, lines = usageTail(e, r)
+	r.Steps = append(r.Steps, Step{"usage overlap incidents, analytically", lines})
 	return r, nil
 }
 

@@ -205,7 +205,8 @@ func TestRecommendShowsArithmetic(t *testing.T) {
 		names[i] = s.Name
 		assert.NotEmpty(t, s.Lines, s.Name)
 	}
-	assert.Equal(t, []string{"drift_factor", "drift_pad", "timeout", "retry_delay and retry_jitter", "ttl", "node restart delay", "tries"}, names)
+	assert.Equal(t, []string{"drift_factor", "drift_pad", "timeout", "retry_delay and retry_jitter", "ttl", "node restart delay", "tries",
+		"usage overlap incidents, analytically"}, names)
 	assert.True(t, stepHas(r, "ttl", "ttl = 1.2s; MIN_VALIDITY = TTL − (T2 − T1) − CLOCK_DRIFT = 1.2s − 6ms − (1.2s × 0.01 + 2ms) = 1.180s ≥ work + pause = 1.100s ✓"))
 	assert.True(t, stepHas(r, "ttl", "= (1.000s + 100.000ms + 6ms + 2ms) / (1 − 0.01) = 1.119s"))
 	assert.True(t, stepHas(r, "timeout", "timeout = max(3 × 2.000ms, 5ms) = 6.000ms → 6ms"))

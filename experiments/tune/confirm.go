@@ -95,15 +95,20 @@ func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 	return spec, nil
 }
 
-// Outcome is one ttl's confirmation: the runs' pooled counts, each violation kind's rate
-// per 10,000 acquisitions with its honest upper bound, and the liveness figures.
+// Outcome is one ttl's confirmation: the runs' pooled counts, each violation kind's
+// incidents per 10,000 acquisitions with their honest upper bound, and the liveness
+// figures.
 type Outcome struct {
-	TTL        string // as the ttl knob spells it
-	Runs       int
-	Acquired   int64
-	Attempts   int64
-	Failed     int64 // acquires that gave up
+	TTL      string // as the ttl knob spells it
+	Runs     int
+	Acquired int64
+	Attempts int64
+	Failed   int64 // acquires that gave up
+	// Violations holds each kind's incidents (IncidentKinds), the rate the targets are
+	// held to: a pause that lets two others in is one incident. Pairs holds the
+	// overlapping pairs behind them (ViolationKinds), which grow with how many got in.
 	Violations []Rate
+	Pairs      []int64
 	// AcquireP99Ms is the median over runs of each run's p99 time to acquire; -1 when no
 	// run acquired anything.
 	AcquireP99Ms float64
@@ -111,7 +116,7 @@ type Outcome struct {
 	// others over all runs; -1 when no holder crashed and was followed.
 	ReacquireAfterCrashMaxMs float64
 
-	counts []int64   // each violation kind's count, for pooling
+	counts []int64   // each violation kind's incidents, for pooling
 	p99s   []float64 // each run's p99 time to acquire, sorted, for pooling
 }
 
@@ -133,9 +138,10 @@ func Pool(a, b []Outcome) []Outcome {
 			o.Attempts += b[j].Attempts
 			o.Failed += b[j].Failed
 			o.ReacquireAfterCrashMaxMs = max(o.ReacquireAfterCrashMaxMs, b[j].ReacquireAfterCrashMaxMs)
-			o.counts = slices.Clone(o.counts)
+			o.counts, o.Pairs = slices.Clone(o.counts), slices.Clone(o.Pairs)
 			for k := range o.counts {
 				o.counts[k] += b[j].counts[k]
+				o.Pairs[k] += b[j].Pairs[k]
 			}
 			o.p99s = append(slices.Clone(o.p99s), b[j].p99s...)
 		}
@@ -234,9 +240,13 @@ func AcquisitionsFor(perTenK, conf float64) int {
 
 // ViolationKinds are the violation counts a confirmation rates, by their runs.csv
 // column: two holders believing themselves valid at once, two working at once, and stale
-// writes the resource accepted.
-var ViolationKinds = []string{experiments.MetricValidityOverlaps, experiments.MetricUsageOverlaps,
-	experiments.MetricStaleWritesAccepted}
+// writes the resource accepted; IncidentKinds the incidents behind each, in the same order.
+var (
+	ViolationKinds = []string{experiments.MetricValidityOverlaps, experiments.MetricUsageOverlaps,
+		experiments.MetricStaleWritesAccepted}
+	IncidentKinds = []string{experiments.MetricValidityIncidents, experiments.MetricUsageIncidents,
+		experiments.MetricStaleIncidents}
+)
 
 // Conf is the confidence of every bound a confirmation reports.
 const Conf = 0.95
@@ -260,18 +270,17 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 	}
 	need := []string{sweep.PointColumn, "ttl", experiments.MetricAcquired, experiments.MetricAttempts,
 		experiments.MetricFailed, experiments.MetricAcquireLatencyP99Ms, experiments.MetricReacquireAfterCrashMax}
-	for _, v := range ViolationKinds {
-		need = append(need, v)
-	}
+	need = append(need, ViolationKinds...)
+	need = append(need, IncidentKinds...)
 	for _, n := range need {
 		if _, ok := col[n]; !ok {
 			return nil, fmt.Errorf("%s: no %q column: not a confirmation sweep", sweep.RunsFile, n)
 		}
 	}
 	type pool struct {
-		o          Outcome
-		violations []int64
-		p99        []float64
+		o         Outcome
+		incidents []int64
+		p99       []float64
 	}
 	var pools []*pool
 	byPoint := map[string]*pool{}
@@ -285,7 +294,8 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 		}
 		p := byPoint[row[col[sweep.PointColumn]]]
 		if p == nil {
-			p = &pool{o: Outcome{TTL: row[col["ttl"]], ReacquireAfterCrashMaxMs: -1}, violations: make([]int64, len(ViolationKinds))}
+			p = &pool{o: Outcome{TTL: row[col["ttl"]], ReacquireAfterCrashMaxMs: -1, Pairs: make([]int64, len(ViolationKinds))},
+				incidents: make([]int64, len(IncidentKinds))}
 			byPoint[row[col[sweep.PointColumn]]] = p
 			pools = append(pools, p)
 		}
@@ -299,7 +309,8 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 		p.o.Attempts += count(experiments.MetricAttempts)
 		p.o.Failed += count(experiments.MetricFailed)
 		for i, v := range ViolationKinds {
-			p.violations[i] += count(v)
+			p.o.Pairs[i] += count(v)
+			p.incidents[i] += count(IncidentKinds[i])
 		}
 		if v, ok := num(experiments.MetricAcquireLatencyP99Ms); ok {
 			p.p99 = append(p.p99, v)
@@ -310,7 +321,7 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 	}
 	out := make([]Outcome, 0, len(pools))
 	for _, p := range pools {
-		p.o.counts, p.o.p99s = p.violations, p.p99
+		p.o.counts, p.o.p99s = p.incidents, p.p99
 		p.o.finish()
 		out = append(out, p.o)
 	}
@@ -318,12 +329,13 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 }
 
 // Table renders outcomes as a Markdown table: one row per ttl, the recommended one
-// marked, with each violation kind's rate and bound per 10,000 acquisitions.
+// marked, with each violation kind's incidents and their bound per 10,000 acquisitions,
+// and the overlapping pairs behind them.
 func Table(outcomes []Outcome, recommended string) string {
 	var b strings.Builder
 	b.WriteString("| ttl | runs | acquisitions | acquires given up |")
-	for _, v := range ViolationKinds {
-		b.WriteString(" " + v + " per 10k (95% upper bound) |")
+	for _, v := range IncidentKinds {
+		b.WriteString(" " + v + " per 10k (95% upper bound) [pairs] |")
 	}
 	b.WriteString(" acquire p99 (median over runs) |\n|")
 	for range 5 + len(ViolationKinds) {
@@ -336,9 +348,9 @@ func Table(outcomes []Outcome, recommended string) string {
 			mark = " (recommended)"
 		}
 		fmt.Fprintf(&b, "| %s%s | %d | %d | %d |", o.TTL, mark, o.Runs, o.Acquired, o.Failed)
-		for _, r := range o.Violations {
+		for i, r := range o.Violations {
 			est, up := r.Per10k()
-			fmt.Fprintf(&b, " %.3g (≤ %.3g) |", est, up)
+			fmt.Fprintf(&b, " %.3g (≤ %.3g) [%d] |", est, up, o.Pairs[i])
 		}
 		if o.AcquireP99Ms < 0 {
 			b.WriteString(" none acquired |\n")

@@ -57,8 +57,14 @@ func TestConfirmationPoolsEachTTL(t *testing.T) {
 	assert.ErrorContains(t, err, "not a confirmation sweep")
 }
 
+// outcome is a confirmation of ttl with the given incidents of each kind, each behind two
+// overlapping pairs.
 func outcome(ttl string, runs int, acquired int64, counts ...int64) Outcome {
-	o := Outcome{TTL: ttl, Runs: runs, Acquired: acquired, counts: counts, p99s: []float64{float64(runs)}}
+	pairs := make([]int64, len(counts))
+	for i, c := range counts {
+		pairs[i] = 2 * c
+	}
+	o := Outcome{TTL: ttl, Runs: runs, Acquired: acquired, counts: counts, Pairs: pairs, p99s: []float64{float64(runs)}}
 	o.finish()
 	return o
 }
@@ -91,6 +97,7 @@ func TestMoreRunsAsksWhatTheBoundsNeed(t *testing.T) {
 	assert.Equal(t, 15, pooled[0].Runs)
 	assert.EqualValues(t, 15_000, pooled[0].Acquired)
 	assert.Equal(t, []int{1, 50, 0}, []int{pooled[0].Violations[0].Count, pooled[0].Violations[1].Count, pooled[0].Violations[2].Count})
+	assert.Equal(t, []int64{2, 100, 0}, pooled[0].Pairs, "the pairs pool too")
 	assert.Equal(t, 7.5, pooled[0].AcquireP99Ms, "median of the runs' p99s (10 and 5)")
 	assert.Equal(t, 10, os[0].Runs, "the inputs are left alone")
 }

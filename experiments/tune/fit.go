@@ -90,8 +90,10 @@ func parsePoint(item string) (Point, error) {
 		return Point{}, fmt.Errorf("an empty entry (a stray comma?): want pNN=DURATION, e.g. p99=5ms")
 	case !ok:
 		return Point{}, fmt.Errorf("want pNN=DURATION, e.g. p99=5ms")
-	case lower == "max" || lower == "min":
-		return Point{}, fmt.Errorf("%s is not a percentile: give a high or low percentile instead, e.g. p99.9=%s", lower, value)
+	case lower == "max":
+		return Point{}, fmt.Errorf("max is not a percentile: give it once, after the percentiles, as a cap on every draw (p99=100ms,p99.9=500ms,max=%s)", value)
+	case lower == "min":
+		return Point{}, fmt.Errorf("min is not a percentile: give a low percentile instead, e.g. p1=%s", value)
 	case lower == "median":
 		lower = "p50"
 	}
@@ -352,6 +354,32 @@ func residual(d dist.Dist, pts []Point) float64 {
 	return math.Sqrt(sum / float64(len(pts)))
 }
 
+// CutCap takes a max=DURATION entry out of percentiles as typed
+// (p99=100ms,p99.9=500ms,max=3s) and returns the rest and the cap (0: none given). A cap
+// is the worst case an operator knows: every draw of the fitted distribution is clamped
+// to it, and the report says so.
+func CutCap(field, s string) (string, time.Duration, error) {
+	items := strings.Split(s, ",")
+	var keep []string
+	var capAt time.Duration
+	for _, item := range items {
+		name, value, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok || strings.ToLower(strings.TrimSpace(name)) != "max" {
+			keep = append(keep, item)
+			continue
+		}
+		if capAt != 0 {
+			return "", 0, &InputError{field, s, "max= is given twice"}
+		}
+		d, err := parsePositiveDuration(strings.TrimSpace(value))
+		if err != nil {
+			return "", 0, &InputError{field, strings.TrimSpace(item), err.Error()}
+		}
+		capAt = d
+	}
+	return strings.Join(keep, ","), capAt, nil
+}
+
 // Percentile returns the p-th percentile (p in (0, 100)) of d, computed from its formula:
 // Base + Median·e^(σ·z) for a lognormal, Base − Mean·ln(1 − p/100) for an exponential,
 // linear for a uniform. A p outside (0, 100) is clamped to the distribution's ends.
@@ -371,6 +399,9 @@ func Percentile(d dist.Dist, p float64) time.Duration {
 		ns = float64(d.Base) - float64(d.Mean)*math.Log1p(-q)
 	case dist.KindLognormal:
 		ns = float64(d.Base) + float64(d.Median)*math.Exp(d.Sigma*distuv.UnitNormal.Quantile(q))
+	}
+	if d.Cap > 0 && (d.Kind == dist.KindExponential || d.Kind == dist.KindLognormal) {
+		ns = min(ns, float64(d.Cap))
 	}
 	return toDuration(ns)
 }

@@ -99,13 +99,26 @@ func Prepare(in Inputs) (*Plan, error) {
 	}
 	p := &Plan{In: in}
 	fit := func(flag, text string) (dist.Dist, string, error) {
-		pts, err := ParsePercentiles("--"+flag, text)
+		rest, capAt, err := CutCap("--"+flag, text)
+		if err != nil {
+			return dist.Dist{}, "", err
+		}
+		pts, err := ParsePercentiles("--"+flag, rest)
 		if err != nil {
 			return dist.Dist{}, "", err
 		}
 		f, err := FitPercentiles("--"+flag, pts)
 		if err != nil {
 			return dist.Dist{}, "", err
+		}
+		if capAt > 0 {
+			top := f.Asked[len(f.Asked)-1]
+			if capAt < top.V {
+				return dist.Dist{}, "", &InputError{"--" + flag, text, fmt.Sprintf("max=%v is below %s: a cap is the worst case, above every percentile", capAt, top)}
+			}
+			if f.Dist.Kind == dist.KindLognormal || f.Dist.Kind == dist.KindExponential {
+				f.Dist.Cap = capAt
+			}
 		}
 		var rows []string
 		for _, r := range f.Percentiles() {
@@ -116,6 +129,9 @@ func Prepare(in Inputs) (*Plan, error) {
 	}
 	e := Env{Nodes: in.Nodes, ClientDriftPPM: in.ClientDriftPPM, NodeDriftPPM: in.NodeDriftPPM, Clients: in.Clients,
 		NodeRestartDelay: in.RestartDelay, Pause: dist.Constant(0), Load: Load{PerSecond: in.PerSecond}}
+	if in.Pauses != "" {
+		e.PauseRate = in.PauseRate
+	}
 	var err error
 	if e.Persistence, err = model.ParsePersistence(in.Persistence); err != nil {
 		return nil, &InputError{"--persistence", in.Persistence, "allowed none, aof-everysec or aof-always"}
@@ -507,7 +523,7 @@ func (r *Report) targetLines(o *Outcome) []string {
 	for i, v := range o.Violations {
 		if !r.counted(i) {
 			out = append(out, fmt.Sprintf("with fencing, %s is expected and harmless to the resource: the storage rejects "+
-				"the stale holder's writes (%s)", ViolationKinds[i], v))
+				"the stale holder's writes (%s: %s)", ViolationKinds[i], IncidentKinds[i], v))
 			continue
 		}
 		limit := r.Limits.Kinds[i]
@@ -517,7 +533,7 @@ func (r *Report) targetLines(o *Outcome) []string {
 			verdict = fmt.Sprintf("NOT shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
 				v.Acquisitions, up, AcquisitionsFor(limit, Conf))
 		}
-		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s)", ViolationKinds[i], limit, verdict, v)
+		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s; %d overlapping pairs behind them)", IncidentKinds[i], limit, verdict, v, o.Pairs[i])
 		if r.In.PerSecond > 0 {
 			est, upYear := v.PerYear(r.In.PerSecond)
 			line += fmt.Sprintf("; at %g acquisitions a second, %s a year, at most %s", r.In.PerSecond, yearly(est), yearly(upYear))

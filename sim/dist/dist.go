@@ -61,6 +61,11 @@ type Dist struct {
 	// Base has median Median, mean Median·e^(σ²/2) and 99th percentile Median·e^(2.326σ):
 	// σ = 0.5 puts the p99 at 3.2× the median, σ = 1 at 10×.
 	Sigma float64
+	// Cap, for the exponential and the lognormal, is the largest value drawn: a draw
+	// above it is Cap (0: no cap but MaxDuration). A fit to a p99.9 has a tail without
+	// end, and one pathological draw (a 16 s GC pause from a fit whose p99.9 is 1 s) can
+	// dominate a whole study; an operator who knows the worst case says so here.
+	Cap time.Duration
 }
 
 // Constant returns a distribution that is always d: exact timings for golden traces.
@@ -100,9 +105,9 @@ func (d Dist) String() string {
 	case KindUniform:
 		return fmt.Sprintf("uniform(%v, %v)", d.Base, d.Max)
 	case KindExponential:
-		return fmt.Sprintf("%v+exponential(%v)", d.Base, d.Mean)
+		return fmt.Sprintf("%v+exponential(%v)%s", d.Base, d.Mean, d.capText())
 	case KindLognormal:
-		return fmt.Sprintf("%v+lognormal(median %v, sigma %g)", d.Base, d.Median, d.Sigma)
+		return fmt.Sprintf("%v+lognormal(median %v, sigma %g)%s", d.Base, d.Median, d.Sigma, d.capText())
 	}
 	return d.Kind.String()
 }
@@ -122,14 +127,28 @@ func (d Dist) Validate(param string) error {
 		}
 		return nil
 	case KindExponential:
+		if err := d.checkCap(param); err != nil {
+			return err
+		}
 		return checkDur(param+".mean", d.Mean)
 	case KindLognormal:
 		if !(d.Sigma >= 0 && d.Sigma <= MaxSigma) {
 			return sim.BadParam(param+".sigma", d.Sigma, fmt.Sprintf("[0, %g]", MaxSigma))
 		}
+		if err := d.checkCap(param); err != nil {
+			return err
+		}
 		return checkDur(param+".median", d.Median)
 	}
 	return sim.BadParam(param+".kind", d.Kind, "constant, uniform, exponential or lognormal")
+}
+
+// checkCap refuses a cap below the floor every draw starts from (0 is no cap).
+func (d Dist) checkCap(param string) error {
+	if d.Cap != 0 && (d.Cap < d.Base || d.Cap > MaxDuration) {
+		return sim.BadParam(param+".cap", d.Cap, fmt.Sprintf("0 (none) or [%v, %v] (at least base)", d.Base, MaxDuration))
+	}
+	return nil
 }
 
 func checkDur(param string, d time.Duration) error {
@@ -144,6 +163,7 @@ func checkDur(param string, d time.Duration) error {
 type Sampler struct {
 	kind  Kind
 	base  time.Duration
+	top   time.Duration // the largest draw: Cap, or MaxDuration
 	span  int64   // uniform: Max-Base+1
 	scale float64 // exponential: mean; lognormal: median (nanoseconds)
 	sigma float64
@@ -159,7 +179,10 @@ func NewSampler(d Dist, param string) (Sampler, error) {
 
 // Sampler returns d's sampler without validating d: for callers that validated it already.
 func (d Dist) Sampler() Sampler {
-	s := Sampler{kind: d.Kind, base: d.Base, sigma: d.Sigma}
+	s := Sampler{kind: d.Kind, base: d.Base, sigma: d.Sigma, top: MaxDuration}
+	if d.Cap > 0 && (d.Kind == KindExponential || d.Kind == KindLognormal) {
+		s.top = d.Cap
+	}
 	switch d.Kind {
 	case KindUniform:
 		s.span = int64(d.Max-d.Base) + 1
@@ -184,7 +207,7 @@ func (s *Sampler) Draw(r *rand.Rand) time.Duration {
 	default:
 		extra = capped(s.scale * math.Exp(s.sigma*r.NormFloat64()))
 	}
-	return min(s.base+extra, MaxDuration)
+	return min(s.base+extra, s.top)
 }
 
 // capped converts nanoseconds to a Duration in [0, MaxDuration]; huge tails and NaN
@@ -201,4 +224,12 @@ func capped(ns float64) time.Duration {
 // generator directly, exactly as Draw would.
 func (s *Sampler) UniformSpan() (base time.Duration, span int64, ok bool) {
 	return s.base, s.span, s.kind == KindUniform
+}
+
+// capText is the cap as String appends it.
+func (d Dist) capText() string {
+	if d.Cap == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" at most %v", d.Cap)
 }
