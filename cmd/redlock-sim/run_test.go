@@ -331,3 +331,47 @@ func TestParamsShowsAClientProfile(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "client = redsink: not a known value; did you mean redsync?")
 }
+
+// TestImpossibleTimesExitTwoWithTheirLine is issue 33's report through the command line: a
+// step at 9000h in a 3 s story ran and said SAFE, and a client's start at the last
+// nanosecond int64 can hold was accepted. Each is now refused before anything runs, with
+// the file and line, exit 2; so is a step that --set duration moves past the end (the
+// file alone is fine), a negative parameter default, and a built-in's step that a sweep
+// point's duration leaves past the end.
+func TestImpossibleTimesExitTwoWithTheirLine(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := dir + "/" + name
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	late := file("late.yaml", "name: late\nstory: a step after the end\nknobs:\n  duration: 3s\nschedule:\n  - at: 9000h\n    crash_node: {node: redis1}\n")
+	start := file("start.yaml", "name: start\nstory: a start at the end of time\nstart:\n  client1: 9223372036854775807ns\n")
+	fits := file("fits.yaml", "name: fits\nstory: a step inside the run\nknobs:\n  duration: 3s\nschedule:\n  - at: 2s\n    crash_node: {node: redis1}\n")
+	negative := file("negative.yaml", "name: negative\nstory: a negative default\nparams:\n  wait:\n    default: -5s\n    help: how long\nschedule:\n  - at: $wait\n    crash_node: {node: redis1}\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario-file", late}, late + ":6: at = 9000h: after the end of the run, which lasts 3s, so the step would never act"},
+		{[]string{"--scenario-file", start}, start + ":4: start of client1 = 9223372036854775807ns: after the end of any run"},
+		{[]string{"--scenario-file", fits, "--set", "duration=1s"}, fits + ":6: at = 2s: after the end of the run, which lasts 1s"},
+		{[]string{"--scenario-file", negative}, negative + ":5: wait = -5s: out of range, allowed a duration from 0s"},
+		{[]string{"--scenario", "gc-pause", "--set", "pause_at=4s"}, "builtin/gc-pause.yaml:27: at $pause_at = 4s: after the end of the run, which lasts 3s"},
+	} {
+		code, out, errOut := cli(append([]string{"run"}, c.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
+		assert.Contains(t, errOut, "redlock-sim: usage: scenario "+c.want, "%v", c.args)
+		assert.NotContains(t, out, "SAFE", "%v: nothing ran", c.args)
+	}
+	code, out, errOut := cli("run", "--scenario-file", fits)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "SAFE")
+
+	// A sweep point whose duration leaves a built-in's step past the end is refused
+	// before the first run, with the built-in's line.
+	spec := file("spec.yaml", "base:\n  scenario: gc-pause\naxes:\n  duration: [3s, 50ms]\nreplicates: 1\nseed: 1\n")
+	code, _, errOut = cli("sweep", "--dry-run", "--spec", spec, "--out", dir+"/out")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "sweep point 2 of 2 (duration=50ms): scenario builtin/gc-pause.yaml:27: at $pause_at = 100ms: after the end of the run, which lasts 50ms")
+}

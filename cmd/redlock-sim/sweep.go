@@ -54,7 +54,7 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sets := fs.StringArray("set", nil, "set a base knob for every point, `name=value` (repeatable)")
 	dryRun := fs.Bool("dry-run", false, "check everything and print what would run, without running or writing anything")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures when a sweep ends")
-	untilCI := fs.Float64("until-ci", 0, "adaptive replication: double the replicates until every proportion's 95% interval, at every point, is at most `WIDTH` wide (e.g. 0.1), or --max-replicates is reached; the result is the plain sweep with the replicates it stopped at")
+	untilCI := finiteFloat64(fs, "until-ci", 0, "adaptive replication: double the replicates until every proportion's 95% interval, at every point, is at most `WIDTH` wide (e.g. 0.1), or --max-replicates is reached; the result is the plain sweep with the replicates it stopped at")
 	maxReplicates := fs.Int("max-replicates", 1000, "with --until-ci, the most replicates per point, `N`")
 	setUsage(fs, stderr, "")
 	if err := fs.Parse(args); err != nil {
@@ -79,7 +79,7 @@ func runSweepCtx(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *untilCI != 0 {
 		switch {
-		case *untilCI < 0 || *untilCI > 1:
+		case !(*untilCI > 0 && *untilCI <= 1): // written so that NaN fails it too
 			return fmt.Errorf("%w: --until-ci %g: an interval's width, allowed (0, 1], e.g. 0.1", errUsage, *untilCI)
 		case *resume || sh.Count > 1:
 			return fmt.Errorf("%w: --until-ci cannot be combined with --resume or --shard: it runs whole sweeps of growing size", errUsage)

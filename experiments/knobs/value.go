@@ -91,12 +91,26 @@ func notNumber(s, want string) *problem {
 	switch {
 	case s == "":
 		return &problem{what: "empty value: want " + want}
+	case nonFinite(s):
+		return &problem{what: "not a finite number: want " + want}
 	case strings.ContainsFunc(s, func(r rune) bool { return r > unicode.MaxASCII && unicode.IsDigit(r) }):
 		return &problem{what: "not a number: write it with the digits 0-9, want " + want}
 	case strings.HasPrefix(strings.TrimLeft(s, "+-"), "0x") || strings.HasPrefix(strings.TrimLeft(s, "+-"), "0X"):
 		return &problem{what: "not a number: hexadecimal is not accepted, want " + want}
 	}
 	return &problem{what: "not a number: want " + want}
+}
+
+// nonFinite reports whether s spells NaN or an infinity as strconv.ParseFloat or YAML
+// read them ("NaN", "-Inf", "+infinity", ".inf"), with or without a rate's unit ("inf%"):
+// a value no knob can take, which deserves a plainer word than "not a number".
+func nonFinite(s string) bool {
+	num, _ := redlock.FactorUnit(s)
+	switch strings.ToLower(strings.TrimPrefix(strings.TrimLeft(num, "+-"), ".")) {
+	case "nan", "inf", "infinity":
+		return true
+	}
+	return false
 }
 
 // parseNumber parses a plain decimal number.
@@ -106,7 +120,7 @@ func parseNumber(s string) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil { // only ErrRange is left: 1e999
-		return 0, &problem{what: "number too large"}
+		return 0, &problem{what: "number too large: want a finite decimal number such as 0.5 or 1e-3"}
 	}
 	return f, nil
 }
@@ -120,7 +134,7 @@ func parseFactor(s string) error {
 		return notNumber(s, "a decimal number such as 0.01, or with a unit: 1% or 10000ppm")
 	}
 	if _, err := strconv.ParseFloat(num, 64); err != nil { // only ErrRange is left: 1e999
-		return &problem{what: "number too large"}
+		return &problem{what: "number too large: want a finite decimal number such as 0.01, or with a unit: 1% or 10000ppm"}
 	}
 	return nil
 }
@@ -216,6 +230,17 @@ func Duration(field, s, allowed string) (time.Duration, error) {
 		return 0, asValueError(field, s, allowed, err)
 	}
 	return d, nil
+}
+
+// Number parses s as a plain decimal number for field (a scenario file's field), with the
+// errors a knob value gets: NaN, the infinities, hexadecimal and a number too large for a
+// float64 are refused, so a finite number is all it returns.
+func Number(field, s, allowed string) (float64, error) {
+	f, err := parseNumber(s)
+	if err != nil {
+		return 0, asValueError(field, s, allowed, err)
+	}
+	return f, nil
 }
 
 // Whole parses s as a whole number for field, with the errors a knob value gets.

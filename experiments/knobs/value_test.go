@@ -43,8 +43,8 @@ func TestKnobValueErrorsSpeakTheUsersWords(t *testing.T) {
 		{"tries", "0", []string{"out of range", "[1, 1000000]"}},
 		// numbers and probabilities
 		{"loss", "0x10", []string{"loss = 0x10: not a number", "hexadecimal", "[0, 1]"}},
-		{"loss", "NaN", []string{"not a number"}},
-		{"loss", "inf", []string{"not a number"}},
+		{"loss", "NaN", []string{"loss = NaN: not a finite number", "(allowed: [0, 1])"}},
+		{"loss", "inf", []string{"loss = inf: not a finite number"}},
 		{"loss", "1_0", []string{"not a number"}},
 		{"loss", "2", []string{"loss = 2: out of range", "[0, 1]"}},
 		{"drift_factor", "half", []string{"not a number"}},
@@ -98,5 +98,75 @@ func TestKnobValueErrorsSpeakTheUsersWords(t *testing.T) {
 			assert.NotContains(t, err.Error(), tt.knob+internal, "%s=%s: an internal name", tt.knob, tt.value)
 		}
 		assert.Equal(t, DefaultConfig(), c, "a failed Set leaves the config alone")
+	}
+}
+
+// TestEveryFloatKnobRefusesNaNAndInfinities sets NaN, both infinities (in each spelling
+// strconv.ParseFloat reads) and a number beyond float64 into every knob that takes a
+// number, found by its unit in the registry so that a new one is covered too, and into
+// the numbers inside distributions (lognormal's sigma, tail's p): each is refused with
+// the knob, the value as written and what the knob allows, and leaves the config alone.
+func TestEveryFloatKnobRefusesNaNAndInfinities(t *testing.T) {
+	notFloat := []string{"duration", "count", "bool", "enum", "dist"}
+	var floats []string
+	for _, p := range Params() {
+		if !slices.Contains(notFloat, p.Unit) {
+			floats = append(floats, p.Name)
+		}
+	}
+	for _, name := range []string{"drift_factor", "timeout_factor", "loss", "dup", "client_clock_drift_ppm",
+		"node_clock_drift_ppm", "partition_rate", "clog_rate", "pause_rate", "node_crash_rate", "client_crash_rate"} {
+		require.Contains(t, floats, name, "a number knob the registry no longer lists as one")
+	}
+	for _, name := range floats {
+		p, err := LookupParam(name)
+		require.NoError(t, err)
+		for _, value := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "inf", "-infinity", "Infinity", ".nan", "-.inf", "1e999", "-1e999"} {
+			c := DefaultConfig()
+			err := c.Set(name, value)
+			require.Error(t, err, "%s=%s", name, value)
+			var pe *sim.ParamError
+			require.ErrorAs(t, err, &pe, "%s=%s: a usage error", name, value)
+			msg := err.Error()
+			assert.True(t, strings.HasPrefix(msg, name+" = "+value+": "), "%s=%s: names the knob and the value: %s", name, value, msg)
+			assert.Regexp(t, "not a finite number|number too large: want a finite", msg)
+			assert.Contains(t, msg, "(allowed: "+p.Allowed+")")
+			assert.Equal(t, DefaultConfig(), c, "%s=%s: a failed Set leaves the config alone", name, value)
+		}
+	}
+	for _, c := range []struct{ knob, value, want string }{
+		{"hold", "lognormal(1ms,NaN)", "lognormal's sigma NaN: not a finite number"},
+		{"latency", "lognormal(1ms,+Inf,2ms)", "lognormal's sigma +Inf: not a finite number"},
+		{"node_down", "lognormal(1ms,1e999)", "lognormal's sigma 1e999: number too large"},
+		{"latency", "tail(1ms,NaN,5ms)", "tail's p NaN: not a finite number"},
+		{"latency", "tail(1ms,-inf,5ms)", "tail's p -inf: not a finite number"},
+		{"drift_factor", "NaN%", "drift_factor = NaN%: not a finite number"},
+		{"drift_factor", "-Infppm", "drift_factor = -Infppm: not a finite number"},
+	} {
+		cfg := DefaultConfig()
+		err := cfg.Set(c.knob, c.value)
+		require.Error(t, err, c.value)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Contains(t, err.Error(), "(allowed: ")
+	}
+}
+
+// TestNumberIsTheKnobsNumberSyntax: Number, which scenario files use for their rates,
+// takes what a number knob takes and refuses the same slips in the same words.
+func TestNumberIsTheKnobsNumberSyntax(t *testing.T) {
+	f, err := Number("ppm", "-2.5e3", "a rate")
+	require.NoError(t, err)
+	assert.Equal(t, -2500.0, f)
+	for value, want := range map[string]string{
+		"NaN":   "ppm = NaN: not a finite number",
+		"-Inf":  "ppm = -Inf: not a finite number",
+		"1e999": "ppm = 1e999: number too large",
+		"0x10":  "hexadecimal",
+		"":      `ppm = "": empty value`,
+	} {
+		_, err := Number("ppm", value, "a rate")
+		require.Error(t, err, value)
+		assert.Contains(t, err.Error(), want)
+		assert.Contains(t, err.Error(), "(allowed: a rate)")
 	}
 }

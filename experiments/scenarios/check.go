@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 )
 
 // Check is a scenario's expected outcome as something a test can verify: over Seeds
@@ -134,8 +136,8 @@ func (p *fileParser) parseCheck(sc *Scenario, n *yaml.Node) error {
 				r.Share = share
 				continue
 			}
-			x, perr := strconv.ParseFloat(text, 64)
-			if perr != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			x, perr := knobs.Number(f.Key, text, "")
+			if perr != nil {
 				return p.errf(f.Val.Line, "%s: %s = %s: want a number", what, f.Key, text)
 			}
 			if f.Key == "min" {
@@ -163,8 +165,8 @@ func percent(s string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	x, err := strconv.ParseFloat(num, 64)
-	if err != nil || x < 0 || x > 100 {
+	x, err := knobs.Number("share", num, "")
+	if err != nil || x < 0 || x > 100 { // knobs.Number takes no NaN, which these would pass
 		return 0, false
 	}
 	return x / 100, true

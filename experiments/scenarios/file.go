@@ -6,7 +6,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +81,7 @@ type Value struct {
 	Never bool // restart_after: never
 	Set   bool // given in the file
 	line  int
+	text  string // a literal as written, for messages
 }
 
 // Trigger makes a step wait for a client's nth event of a kind.
@@ -183,6 +183,11 @@ func ParseFile(file string, data []byte) (*Scenario, error) {
 	}
 	sc.Text = string(data)
 	sc.File = file
+	// The times no run can reach, with the parameters' defaults: a run's own duration is
+	// known only when the knobs are applied (Configure checks them against it).
+	if err := sc.checkTimes(anyRun, sc.defaults()); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
@@ -345,6 +350,11 @@ func (p *fileParser) parseParams(n *yaml.Node) error {
 				} else {
 					return p.wrap(f.Val.Line, fmt.Errorf("%s: default %q is neither a duration (such as 500ms) nor a whole number", what, text))
 				}
+				// The value any --set of it must be, checked here so that a bad default
+				// is refused at its line rather than when a run binds it.
+				if _, err := prm.Check(text); err != nil {
+					return p.wrap(f.Val.Line, err)
+				}
 			case "help":
 				prm.Help = text
 			}
@@ -403,7 +413,7 @@ func (p *fileParser) duration(n *yaml.Node, what string, never bool) (Value, err
 	if err != nil {
 		return Value{}, p.wrap(n.Line, err)
 	}
-	v.Dur = d
+	v.Dur, v.text = d, text
 	return v, nil
 }
 
@@ -766,19 +776,23 @@ func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
 		case "sides":
 			a.Sides, err = p.sides(f.Val, what)
 		case "ppm":
+			allowed := fmt.Sprintf("a rate change in parts per million, not 0, between -%d and %d", clock.MaxSlewPPM, clock.MaxSlewPPM)
 			var text string
 			if text, err = p.scalar(f.Val, what); err == nil {
-				a.RatePPM, err = strconv.ParseFloat(text, 64)
-				if err != nil || a.RatePPM == 0 || math.Abs(a.RatePPM) > clock.MaxSlewPPM {
-					err = p.errf(f.Val.Line, "%s = %s: want a rate change in parts per million, not 0, between -%d and %d", what, text, clock.MaxSlewPPM, clock.MaxSlewPPM)
+				if a.RatePPM, err = knobs.Number(what, text, allowed); err != nil {
+					err = p.wrap(f.Val.Line, err)
+				} else if a.RatePPM == 0 || math.Abs(a.RatePPM) > clock.MaxSlewPPM {
+					err = p.errf(f.Val.Line, "%s = %s: want %s", what, text, allowed)
 				}
 			}
 		case "rate_ppm":
+			allowed := fmt.Sprintf("a rate in parts per million above 0 and at most %d (ntpd slews at 500)", clock.MaxSlewPPM)
 			var text string
 			if text, err = p.scalar(f.Val, what); err == nil {
-				a.RatePPM, err = strconv.ParseFloat(text, 64)
-				if err != nil || !(a.RatePPM > 0 && a.RatePPM <= clock.MaxSlewPPM) {
-					err = p.errf(f.Val.Line, "%s = %s: want a rate in parts per million above 0 and at most 500000 (ntpd slews at 500)", what, text)
+				if a.RatePPM, err = knobs.Number(what, text, allowed); err != nil {
+					err = p.wrap(f.Val.Line, err)
+				} else if !(a.RatePPM > 0 && a.RatePPM <= clock.MaxSlewPPM) {
+					err = p.errf(f.Val.Line, "%s = %s: want %s", what, text, allowed)
 				}
 			}
 		case "latency":

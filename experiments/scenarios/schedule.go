@@ -110,8 +110,13 @@ func (v Values) count(x Value) int {
 }
 
 // Configure applies the part of the scenario that is planned before the actors exist:
-// client start times, client pauses at a time, and clock steps.
+// client start times, client pauses at a time, and clock steps. It first refuses, at
+// their lines, the times this run cannot honour: its duration is final only here, with
+// every knob applied.
 func (sc *Scenario) Configure(w *world.World, v Values) error {
+	if err := sc.checkTimes(span{end: w.Config.Duration, run: true}, v); err != nil {
+		return err
+	}
 	for _, s := range sc.Start {
 		i, err := clientIndex(w, s.Client)
 		if err != nil {
@@ -503,8 +508,14 @@ func ParamNamed(name string) *Param {
 // Check validates a value for the parameter and returns it as written.
 func (p *Param) Check(text string) (string, error) {
 	if p.Kind == ParamCount {
-		if _, err := knobs.Whole(p.Name, text, "a whole number (a scenario parameter)"); err != nil {
+		// Every count field (on: nth, drop: count) counts from 1.
+		const allowed = "a whole number from 1 (a scenario parameter)"
+		n, err := knobs.Whole(p.Name, text, allowed)
+		if err != nil {
 			return "", err
+		}
+		if n < 1 {
+			return "", sim.BadParam(p.Name, text, allowed)
 		}
 		return text, nil
 	}
