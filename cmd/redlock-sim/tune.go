@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -51,25 +50,6 @@ func (r rateFlag) Set(s string) error {
 	return nil
 }
 
-// finiteFlag is a float flag that refuses NaN and infinities, which strconv accepts.
-type finiteFlag struct{ v *float64 }
-
-func (f finiteFlag) String() string {
-	if f.v == nil {
-		return "0"
-	}
-	return strconv.FormatFloat(*f.v, 'g', -1, 64)
-}
-func (f finiteFlag) Type() string { return "float" }
-func (f finiteFlag) Set(s string) error {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("want a finite number")
-	}
-	*f.v = v
-	return nil
-}
-
 // runTuneCtx is runTune under ctx, whose cancellation stands for the signal. It parses
 // the flags into tune.Inputs, prints the recommendation, runs the confirmation
 // (experiments/tune does all of the reasoning), and writes the report and its figures.
@@ -77,7 +57,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	in := tune.DefaultInputs()
 	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 	rate := func(v *float64, name, usage string) { fs.Var(rateFlag{v}, name, usage) }
-	float := func(v *float64, name, usage string) { fs.Var(finiteFlag{v}, name, usage) }
+	float := func(v *float64, name, usage string) { finiteFloatVar(fs, v, name, *v, usage) }
 	// The environment.
 	fs.IntVar(&in.Nodes, "nodes", in.Nodes, "the independent Redis masters `N`")
 	fs.StringVar(&in.Persistence, "persistence", in.Persistence, "what a node keeps across a crash: `none|aof-everysec|aof-always`")
@@ -85,7 +65,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	float(&in.ClientDriftPPM, "client-drift-ppm", "the worst rate error of a client's clock, in `PPM` (parts per million: 2 % is 20000), either sign")
 	float(&in.NodeDriftPPM, "node-drift-ppm", "the worst rate error of a node's clock, in `PPM` (parts per million: 2 % is 20000), either sign")
 	fs.StringVar(&in.Pauses, "pauses", in.Pauses, "stop-the-world pauses (GC) of a client by `PERCENTILES`, e.g. p99=100ms,p99.9=500ms (none by default)")
-	rate(&in.PauseRate, "pause-rate", "pauses per client, `RATE` (0.1 a second, 5/min), when --pauses is given (default 0.1)")
+	rate(&in.PauseRate, "pause-rate", "pauses per client, `RATE` (0.1 a second, 5/min), when --pauses is given")
 	fs.StringVar(&in.Work, "work", in.Work, "how long a holder uses the resource, per hold, by `PERCENTILES`")
 	fs.StringVar(&in.Think, "think", in.Think, "the load as each client's rest between a release and its next acquire, by `PERCENTILES` (instead of --acquisitions-per-second; neither: every client wants the lock again at once)")
 	fs.IntVar(&in.Clients, "clients", in.Clients, "the clients contending for the lock, `K`")
@@ -96,12 +76,12 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&in.Jump, "node-clock-jump", in.Jump, "the size of each step, a `DURATION` or a distribution (redlock-sim params node_clock_jump)")
 	fs.StringVar(&in.Client, "client", in.Client, "the lock library, a client profile `NAME` (redlock-sim params --client NAME)")
 	// The targets.
-	float(&in.MaxViolationsPer10k, "max-violations-per-10k", "the largest acceptable rate of each violation kind, per 10,000 acquisitions, `RATE` (its 95% upper bound is held to it) (default 1)")
-	float(&in.MaxViolationsPerYear, "max-violations-per-year", "the same limit as a count per year, `N`, at --acquisitions-per-second (0: use the rate per 10,000)")
-	float(&in.MaxValidity, "max-validity-overlaps-per-10k", "the limit for two holders believing themselves valid at once, per 10,000, `RATE` (-1: as --max-violations-per-10k) (default -1)")
-	float(&in.MaxUsage, "max-usage-overlaps-per-10k", "the limit for two holders working at once, per 10,000, `RATE` (-1: as --max-violations-per-10k) (default -1)")
-	float(&in.MaxStale, "max-stale-writes-per-10k", "the limit for stale writes the resource accepts, per 10,000, `RATE` (-1: as --max-violations-per-10k) (default -1)")
-	float(&in.MinSuccess, "min-success", "the lowest acceptable share of acquires that succeed, `FRACTION` in (0, 1] (default 0.99)")
+	float(&in.MaxViolationsPer10k, "max-violations-per-10k", "the largest acceptable rate of incidents of each violation kind (a pause that lets two others in is one), per 10,000 acquisitions, `RATE` (its 95% upper bound is held to it)")
+	float(&in.MaxViolationsPerYear, "max-violations-per-year", "the same limit as incidents per year, `N`, at --acquisitions-per-second (0: use the rate per 10,000)")
+	float(&in.MaxValidity, "max-validity-overlaps-per-10k", "the limit for two holders believing themselves valid at once, per 10,000, `RATE` (-1: as --max-violations-per-10k)")
+	float(&in.MaxUsage, "max-usage-overlaps-per-10k", "the limit for two holders working at once, per 10,000, `RATE` (-1: as --max-violations-per-10k)")
+	float(&in.MaxStale, "max-stale-writes-per-10k", "the limit for stale writes the resource accepts, per 10,000, `RATE` (-1: as --max-violations-per-10k)")
+	float(&in.MinSuccess, "min-success", "the lowest acceptable share of acquires that succeed, `FRACTION` in (0, 1] (0: the default, 0.99)")
 	fs.DurationVar(&in.MaxAcquireP99, "max-acquire-p99", 0, "the largest acceptable p99 time to acquire, retries included, `DURATION` (0: no target)")
 	fs.DurationVar(&in.MaxUnavailability, "max-unavailability", 0, "the longest the lock may stay taken by a holder that crashed, `DURATION` (0: no target)")
 	rate(&in.PerSecond, "acquisitions-per-second", "the load: your service's acquisitions of this lock, all clients together, `RATE` (50 a second, 3/min); the report also gives each violation rate per year at it (0: not given)")

@@ -142,8 +142,8 @@ type Recommendation struct {
 	// UsageTail is the analytic estimate of usage overlap incidents per acquisition
 	// (usageTail): what a per-year target far below what simulation can see is held to.
 	UsageTail float64
-	Conflicts  []Conflict
-	Steps      []Step
+	Conflicts []Conflict
+	Steps     []Step
 
 	extendDiv int  // the library extends every ttl/extendDiv; 0: ExtendDivisor
 	noExtend  bool // the library cannot extend

@@ -164,8 +164,8 @@ type Sampler struct {
 	kind  Kind
 	base  time.Duration
 	top   time.Duration // the largest draw: Cap, or MaxDuration
-	span  int64   // uniform: Max-Base+1
-	scale float64 // exponential: mean; lognormal: median (nanoseconds)
+	span  int64         // uniform: Max-Base+1
+	scale float64       // exponential: mean; lognormal: median (nanoseconds)
 	sigma float64
 }
 
