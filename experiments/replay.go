@@ -16,6 +16,12 @@ import (
 // same events in the same order, the same record and trace hash. ctx is checked every
 // few thousand events.
 func ReplayScenario(ctx context.Context, sc *scenarios.Scenario, settings []knobs.KV, seed uint64) (*report.Replay, *Record, error) {
+	return ReplayScenarioWithin(ctx, sc, settings, seed, report.ReplayLimits{})
+}
+
+// ReplayScenarioWithin is ReplayScenario with a replay that keeps no more than lim: the
+// run is the same, only its replay stops sooner (report.Replay.Truncated).
+func ReplayScenarioWithin(ctx context.Context, sc *scenarios.Scenario, settings []knobs.KV, seed uint64, lim report.ReplayLimits) (*report.Replay, *Record, error) {
 	w, err := AssembleScenario(sc, settings, seed)
 	if err != nil {
 		return nil, nil, err
@@ -24,6 +30,7 @@ func ReplayScenario(ctx context.Context, sc *scenarios.Scenario, settings []knob
 	if err != nil {
 		return nil, nil, err
 	}
+	rc.Limit(lim, tc)
 	teeSink{rc, tc}.install(w.Sim)
 	end := sim.Time(w.Config.Duration)
 	for n := 1; ; n++ {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/world"
@@ -15,6 +16,18 @@ import (
 // record and its timeline still cover the whole duration.
 const MaxReplaySteps = 50_000
 
+// ReplayLimits bounds what one replay keeps, below the package's own limits, so that a
+// server sending replays to browsers can bound the memory of each run. A zero field keeps
+// the package's limit.
+type ReplayLimits struct {
+	Steps int // at most MaxReplaySteps
+	// StateCells bounds the node and client states kept over all of the replay's States:
+	// each State holds one per node and client, so a world of many actors fills memory
+	// fastest. No bound when zero.
+	StateCells    int
+	TimelineItems int // at most MaxTimelineItems
+}
+
 // Replay is one run as the viewer steps through it: the timeline to draw, the messages as
 // arrows, one step per narrated line, and the state of every node, client and the storage
 // just after each step's event. Times are true time from the start of the run, in
@@ -26,8 +39,8 @@ type Replay struct {
 	// States are the world's states after the events that made a line; steps of one event
 	// share one state (Step.State).
 	States []State `json:"states"`
-	// Truncated reports that MaxReplaySteps was reached: the steps (and the messages and
-	// states) stop there.
+	// Truncated reports that MaxReplaySteps (or a lower ReplayLimits) was reached: the
+	// steps (and the messages and states) stop there.
 	Truncated bool `json:"truncated"`
 }
 
@@ -129,6 +142,9 @@ type ReplayCollector struct {
 	kinds  map[string]string // endpoint name → "client", "node", "storage"
 	dirty  int               // steps since the last state
 	full   bool
+	// maxSteps and maxCells bound the steps and the node and client states kept
+	// (ReplayLimits); cells counts the states kept, perState the cells of one.
+	maxSteps, maxCells, cells, perState int
 }
 
 type reqPair struct {
@@ -150,7 +166,8 @@ type clientBelief struct {
 // event, and Finish at the end.
 func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) {
 	c := &ReplayCollector{w: w, msgIdx: map[uint64]int{}, reqs: map[reqPair]int{},
-		clIdx: map[string]int{}, values: map[string]int{}, kinds: map[string]string{}}
+		clIdx: map[string]int{}, values: map[string]int{}, kinds: map[string]string{},
+		maxSteps: MaxReplaySteps, maxCells: math.MaxInt, perState: len(w.Clients)}
 	var err error
 	if c.nar, err = NewLineNarrator(w, c.line, TraceOptions{}); err != nil {
 		return nil, nil, err
@@ -166,10 +183,24 @@ func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) 
 		for i := range g.Len() {
 			c.kinds[g.Node(i).Name()] = "node"
 		}
+		c.perState += g.Len()
 	}
 	c.kinds[w.Net.Name(w.Storage.Endpoint())] = "storage"
 	w.OnEvent(c.clientEvent)
 	return c, tc, nil
+}
+
+// Limit lowers what the replay keeps, and its timeline tc, to l; call it before the run.
+func (c *ReplayCollector) Limit(l ReplayLimits, tc *TimelineCollector) {
+	if l.Steps > 0 {
+		c.maxSteps = min(l.Steps, MaxReplaySteps)
+	}
+	if l.StateCells > 0 {
+		c.maxCells = l.StateCells
+	}
+	if l.TimelineItems > 0 {
+		tc.maxItems = min(l.TimelineItems, MaxTimelineItems)
+	}
 }
 
 // Record takes a trace record: the network's tell the messages; every record is narrated.
@@ -246,7 +277,8 @@ func (c *ReplayCollector) msgKind(from, to string) string {
 
 // line takes one narrated line as a step.
 func (c *ReplayCollector) line(l *Line) {
-	if len(c.rp.Steps) >= MaxReplaySteps {
+	// A line of a new event needs a new state (AfterEvent): it must fit too.
+	if len(c.rp.Steps) >= c.maxSteps || c.dirty == 0 && c.cells > c.maxCells-c.perState {
 		c.full, c.rp.Truncated = true, true
 		return
 	}
@@ -270,6 +302,9 @@ func (c *ReplayCollector) line(l *Line) {
 
 // clientEvent follows what each client believes.
 func (c *ReplayCollector) clientEvent(_ sim.Time, e *model.ClientEvent) {
+	if c.full && c.dirty == 0 {
+		return // no state is taken any more: following on would only grow c.values
+	}
 	j := e.Client.Index()
 	b := &c.cl[j]
 	if e.Lock != nil && e.Lock.Value != "" {
@@ -321,6 +356,7 @@ func (c *ReplayCollector) AfterEvent() {
 		return
 	}
 	c.dirty = 0
+	c.cells += c.perState
 	c.rp.States = append(c.rp.States, c.state(c.w.Sim.Now()))
 }
 

@@ -36,7 +36,8 @@ type Timeline struct {
 	NetFaults []NetFault `json:"net_faults"`
 	// Violations are the run's violations (and fenced writes rejected), as in its Record.
 	Violations []oracle.Violation `json:"violations"`
-	// Truncated reports that MaxTimelineItems was reached and later items are missing.
+	// Truncated reports that MaxTimelineItems (or a lower ReplayLimits) was reached and
+	// later items are missing.
 	Truncated bool `json:"truncated"`
 }
 
@@ -145,6 +146,8 @@ type TimelineCollector struct {
 	w     *world.World
 	tl    Timeline
 	items int
+	// maxItems lowers MaxTimelineItems for one run (ReplayLimits); 0 keeps it.
+	maxItems int
 
 	lanes  []*model.Node    // node lane i
 	actors map[string][]int // a node's or a group's trace name → its node lanes
@@ -229,7 +232,11 @@ func floorMs(d time.Duration) int64 {
 
 // room reports whether one more item may be recorded, and notes the truncation if not.
 func (c *TimelineCollector) room() bool {
-	if c.items >= MaxTimelineItems {
+	limit := MaxTimelineItems
+	if c.maxItems > 0 {
+		limit = c.maxItems
+	}
+	if c.items >= limit {
 		c.tl.Truncated = true
 		return false
 	}

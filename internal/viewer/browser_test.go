@@ -119,6 +119,8 @@ func TestViewerInChromium(t *testing.T) {
 	assert.Contains(t, text(ctx, t, "#story"), "client1 pauses (GC)")
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "UNSAFE (1 usage overlap)")
 	assert.Contains(t, text(ctx, t, "#resource-verdict"), "UNSAFE")
+	assert.Equal(t, "rgb(0, 114, 178)", eval[string](ctx, t, `getComputedStyle(document.querySelector("#clients .chip")).backgroundColor`),
+		"client1's chip has its colour under the content security policy")
 	shot(t, ctx, "viewer-gc-pause.png")
 
 	// Stepping: forward and back move the cursor by one event.
@@ -236,6 +238,7 @@ func TestViewerScenarioFile(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=baseline")))
 	waitReady(t, ctx, 1)
+	assert.Contains(t, text(ctx, t, "#replay-note"), "The replay stops after the run's first 10,000 events", "the baseline's minute is cut short, and the page says so")
 	require.NoError(t, chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{path})))
 	waitReady(t, ctx, 2)
 	assert.Contains(t, text(ctx, t, "#story"), sc.Name+": "+sc.Story)

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
@@ -44,12 +45,32 @@ var CommonKnobs = []string{"client", "ttl", "drift_factor", "fencing", "persiste
 type Server struct {
 	files []*scenarios.Scenario // scenario files given to serve, after the built-ins
 	mux   *http.ServeMux
+	opts  Options
+	guard *guard
+	lim   *limiter
+	// beforeRun, when set (by tests), is called in a run's slot before it simulates.
+	beforeRun func()
 }
 
-// New returns a viewer that offers the built-in scenarios and files, the user's scenario
-// files given to serve (each under its own name, which must not repeat another's).
+// New returns a viewer with the default options (DefaultOptions), answering on loopback
+// at any port; see NewWithOptions.
 func New(files []*scenarios.Scenario) (*Server, error) {
-	s := &Server{mux: http.NewServeMux()}
+	return NewWithOptions(files, Options{})
+}
+
+// NewWithOptions returns a viewer that offers the built-in scenarios and files, the user's
+// scenario files given to serve (each under its own name, which must not repeat
+// another's), within the limits of opts and only to requests for opts' address.
+func NewWithOptions(files []*scenarios.Scenario, opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGuard(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{mux: http.NewServeMux(), opts: opts, guard: g, lim: newLimiter(opts)}
 	seen := map[string]string{}
 	for _, sc := range scenarios.Scenarios() {
 		seen[sc.Name] = "the built-in scenario"
@@ -72,10 +93,30 @@ func New(files []*scenarios.Scenario) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP serves the viewer's pages and API.
+// ServeHTTP serves the viewer's pages and API, to requests that name this server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	setHeaders(w.Header())
+	if err := s.guard.checkHost(r); err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// Stats returns the server's run counters.
+func (s *Server) Stats() Stats { return s.lim.stats() }
+
+// Options returns the options the server runs with, defaults filled in.
+func (s *Server) Options() Options { return s.opts }
+
+// HTTPServer returns an http.Server for the viewer with timeouts that fit its limits: a
+// request must arrive whole within ReadTimeout (a stalled upload is dropped), and its
+// answer may take as long as a wait in the queue and a run, each up to RunDeadline, and
+// a minute to send.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s, ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
+		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: 2*s.opts.RunDeadline + time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
 
 // ScenarioInfo is a scenario as the picker and the what-if panel show it.
@@ -160,6 +201,9 @@ type RunResponse struct {
 	LockVerdict     string              `json:"lock_verdict"`
 	ResourceVerdict string              `json:"resource_verdict"`
 	Replay          *report.Replay      `json:"replay"`
+	// ReplayNote says, when the replay stops before the run's end (the server keeps each
+	// response small), where it stops; empty otherwise.
+	ReplayNote string `json:"replay_note,omitempty"`
 }
 
 // userError is a request the user can fix: a bad knob, an unknown scenario, a file that
@@ -170,21 +214,62 @@ func (e *userError) Error() string { return e.err.Error() }
 func (e *userError) Unwrap() error { return e.err }
 
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	if err := s.guard.checkOrigin(r); err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
+	}
 	req, err := readRequest(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	resp, err := s.Run(r.Context(), req)
+	sc, settings, err := s.parse(req)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	release, err := s.lim.acquire(r.Context())
+	if err != nil {
+		writeRunError(w, r, err)
+		return
+	}
+	// The slot is held until the answer is written: its memory is the run's.
+	defer release()
+	resp, err := s.run(r.Context(), sc, settings, req)
+	if err != nil {
+		writeRunError(w, r, err)
+		return
+	}
+	writeJSON(w, r, resp)
+}
+
+// writeRunError answers a run that did not happen: a user's mistake (400), a busy
+// server (503, with Retry-After), a run past its deadline (504); nothing when the client
+// went away.
+func writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 	var ue *userError
+	var busy *errBusy
+	var late *errLate
 	switch {
 	case errors.As(err, &ue):
 		writeError(w, http.StatusBadRequest, err)
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err)
+	case errors.As(err, &busy):
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, err)
+	case errors.As(err, &late):
+		writeError(w, http.StatusGatewayTimeout, err)
+	case r.Context().Err() != nil: // the client went away
 	default:
-		writeJSON(w, r, resp)
+		writeError(w, http.StatusInternalServerError, err)
 	}
+}
+
+// errLate is a run cut at the server's deadline for one run.
+type errLate struct{ deadline time.Duration }
+
+func (e *errLate) Error() string {
+	return fmt.Sprintf("the run went on past the server's limit of %v for one run (serve --run-deadline): "+
+		"shorten the duration or use fewer clients or nodes, or run it with `redlock-sim run`, which has no such limit", e.deadline)
 }
 
 // readRequest reads a RunRequest from a POST's JSON body or a GET's query string
@@ -211,34 +296,91 @@ func readRequest(r *http.Request) (RunRequest, error) {
 	return req, nil
 }
 
-// Run runs the scenario req asks for, as `redlock-sim run` would, and returns its replay.
+// Run runs the scenario req asks for, as `redlock-sim run` would, and returns its replay,
+// within the server's limits: it waits for a slot among Options.MaxRuns, and refuses a
+// run past Options.MaxClientNodeSeconds or cuts it at Options.RunDeadline.
 func (s *Server) Run(ctx context.Context, req RunRequest) (*RunResponse, error) {
+	sc, settings, err := s.parse(req)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.lim.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.run(ctx, sc, settings, req)
+}
+
+// parse finds the scenario req asks for and reads its settings, refusing what cannot run:
+// the checks that cost next to nothing, made before a request waits for a slot.
+func (s *Server) parse(req RunRequest) (*scenarios.Scenario, []knobs.KV, error) {
 	sc, err := s.scenario(req)
 	if err != nil {
-		return nil, &userError{err}
+		return nil, nil, &userError{err}
 	}
 	var settings []knobs.KV
 	for _, set := range req.Set {
 		name, value, ok := strings.Cut(set, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, &userError{fmt.Errorf("setting %q: want name=value, e.g. ttl=250ms", set)}
+			return nil, nil, &userError{fmt.Errorf("setting %q: want name=value, e.g. ttl=250ms", set)}
 		}
 		settings = append(settings, knobs.KV{Name: name, Value: strings.TrimSpace(value)})
 	}
 	if err := experiments.CheckInert(sc, settings); err != nil {
+		return nil, nil, &userError{err}
+	}
+	return sc, settings, nil
+}
+
+// run simulates sc in a slot: it assembles the world once to weigh its work, refuses it
+// past the limit, and runs it under the deadline with a replay kept within the limits.
+func (s *Server) run(ctx context.Context, sc *scenarios.Scenario, settings []knobs.KV, req RunRequest) (*RunResponse, error) {
+	if s.beforeRun != nil {
+		s.beforeRun()
+	}
+	w, err := experiments.AssembleScenario(sc, settings, req.Seed)
+	if err != nil {
 		return nil, &userError{err}
 	}
-	rp, rec, err := experiments.ReplayScenario(ctx, sc, settings, req.Seed)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
+	if err := checkWork(w, s.opts.MaxClientNodeSeconds); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, s.opts.RunDeadline)
+	defer cancel()
+	lim := report.ReplayLimits{Steps: s.opts.MaxReplaySteps, StateCells: s.opts.MaxReplayStateCells,
+		TimelineItems: s.opts.MaxTimelineItems}
+	rp, rec, err := experiments.ReplayScenarioWithin(runCtx, sc, settings, req.Seed, lim)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil: // the caller gave up
+		return nil, ctx.Err()
+	case runCtx.Err() != nil:
+		return nil, &errLate{s.opts.RunDeadline}
+	default:
 		return nil, &userError{err}
 	}
 	return &RunResponse{Scenario: info(sc), Seed: req.Seed, Set: slices.Clip(append([]string{}, req.Set...)),
 		Record: rec, LockVerdict: rec.Safety.LockVerdict(), ResourceVerdict: rec.Safety.ResourceVerdict(),
-		Replay: rp}, nil
+		Replay: rp, ReplayNote: replayNote(rp)}, nil
+}
+
+// replayNote says where a replay cut short stops, and that the verdicts do not.
+func replayNote(rp *report.Replay) string {
+	if !rp.Truncated && !rp.Timeline.Truncated {
+		return ""
+	}
+	end := time.Duration(0)
+	if len(rp.Steps) > 0 {
+		end = time.Duration(rp.Steps[len(rp.Steps)-1].AtNs)
+	}
+	what := fmt.Sprintf("The replay stops after the run's first %s events, at %.3f s of %v", grouped(int64(len(rp.Steps))), end.Seconds(), rp.Timeline.Duration)
+	if !rp.Truncated {
+		what = "The diagram stops part way through the run"
+	}
+	return what + " (the viewer keeps each run small); the verdicts and figures cover the whole run, " +
+		"and `redlock-sim run --trace` prints every event."
 }
 
 // scenario finds the scenario req names, or parses the file it carries.

@@ -6,13 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -230,4 +235,327 @@ func TestStaticAndGzip(t *testing.T) {
 	var out viewer.RunResponse
 	require.NoError(t, json.NewDecoder(zr).Decode(&out))
 	assert.Equal(t, "split-brain-jitter", out.Scenario.Name)
+}
+
+// limited starts a viewer with opts on a loopback port it knows (its Host check then
+// wants that port), and returns it with its URL.
+func limited(t *testing.T, opts viewer.Options) (*viewer.Server, *httptest.Server) {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(nil)
+	opts.Addr = hs.Listener.Addr().String()
+	srv, err := viewer.NewWithOptions(nil, opts)
+	require.NoError(t, err)
+	hs.Config.Handler = srv
+	hs.Start()
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// do sends a request with headers and returns its status, headers and decoded error.
+func do(t *testing.T, method, url, body string, header map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var out struct {
+		Error string `json:"error"`
+	}
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		require.NoError(t, json.Unmarshal(b, &out), string(b))
+	}
+	return res.StatusCode, res.Header, out.Error
+}
+
+// TestForeignHostRefused: a request whose Host header names another server (a page of
+// another site that DNS rebinding points at 127.0.0.1) is refused, whatever it asks for;
+// the loopback names with the server's port are answered.
+func TestForeignHostRefused(t *testing.T) {
+	_, hs := limited(t, viewer.Options{})
+	_, port, err := net.SplitHostPort(hs.Listener.Addr().String())
+	require.NoError(t, err)
+	for _, path := range []string{"/", "/app.js", "/api/scenarios", "/api/run?scenario=gc-pause"} {
+		status, _, msg := do(t, "GET", hs.URL+path, "", map[string]string{"Host": "evil.example.com:" + port})
+		assert.Equal(t, 403, status, path)
+		assert.Contains(t, msg, `the Host header "evil.example.com:`+port+`" names another server`, path)
+		assert.Contains(t, msg, "127.0.0.1:"+port, path)
+	}
+	for host, want := range map[string]int{"127.0.0.1:" + port: 200, "localhost:" + port: 200, "[::1]:" + port: 200,
+		"LOCALHOST:" + port: 200, "127.0.0.1:1": 403, "localhost": 403, "evil.example.com": 403, "127.0.0.1.nip.io:" + port: 403} {
+		status, _, _ := do(t, "GET", hs.URL+"/api/scenarios", "", map[string]string{"Host": host})
+		assert.Equal(t, want, status, host)
+	}
+}
+
+// TestForeignOriginRefused: a run asked by a page of another origin (a cross-site form or
+// fetch) is refused, by GET and by POST; the viewer's own page, and a request from no
+// page (curl), run.
+func TestForeignOriginRefused(t *testing.T) {
+	_, hs := limited(t, viewer.Options{})
+	_, port, err := net.SplitHostPort(hs.Listener.Addr().String())
+	require.NoError(t, err)
+	body := `{"scenario":"gc-pause","seed":1}`
+	for _, h := range []map[string]string{
+		{"Origin": "http://evil.example.com"},
+		{"Origin": "null"},
+		{"Origin": "http://127.0.0.1:1"},
+		{"Origin": "https://127.0.0.1:" + port},
+		{"Origin": "http://127.0.0.1:" + port, "Sec-Fetch-Site": "cross-site"},
+		{"Sec-Fetch-Site": "same-site"},
+	} {
+		for _, method := range []string{"GET", "POST"} {
+			url := hs.URL + "/api/run?scenario=gc-pause"
+			status, _, msg := do(t, method, url, body, h)
+			assert.Equal(t, 403, status, "%s %v", method, h)
+			assert.Contains(t, msg, "only the viewer's own page", "%s %v", method, h)
+		}
+	}
+	for _, h := range []map[string]string{
+		{},
+		{"Origin": "http://127.0.0.1:" + port, "Sec-Fetch-Site": "same-origin"},
+		{"Origin": "http://localhost:" + port, "Host": "localhost:" + port},
+		{"Sec-Fetch-Site": "none"},
+	} {
+		status, _, msg := do(t, "POST", hs.URL+"/api/run", body, h)
+		assert.Equal(t, 200, status, "%v: %s", h, msg)
+	}
+	status, _, _ := do(t, "GET", hs.URL+"/api/run?scenario=gc-pause", "", map[string]string{"Origin": "http://127.0.0.1:" + port})
+	assert.Equal(t, 200, status)
+}
+
+// TestSecurityHeaders: every answer, the page's, the API's and a refusal, carries a
+// content security policy that lets in only the page's own script and style, and
+// forbids framing and referrers.
+func TestSecurityHeaders(t *testing.T) {
+	_, hs := limited(t, viewer.Options{})
+	for _, c := range []struct{ path, host string }{{"/", ""}, {"/app.js", ""}, {"/api/scenarios", ""}, {"/", "evil.example.com"}} {
+		_, h, _ := do(t, "GET", hs.URL+c.path, "", map[string]string{"Host": c.host})
+		csp := h.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"} {
+			assert.Contains(t, csp, want, c.path)
+		}
+		assert.NotContains(t, csp, "unsafe-inline", c.path)
+		assert.Equal(t, "DENY", h.Get("X-Frame-Options"), c.path)
+		assert.Equal(t, "no-referrer", h.Get("Referrer-Policy"), c.path)
+		assert.Equal(t, "nosniff", h.Get("X-Content-Type-Options"), c.path)
+	}
+}
+
+// TestPageNeedsNoInline: the page works under its content security policy: no inline
+// script or style, no style attribute, no event handler attribute, nothing from elsewhere.
+func TestPageNeedsNoInline(t *testing.T) {
+	hs := server(t)
+	read := func(path string) string {
+		res, err := http.Get(hs.URL + path)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	html := read("/")
+	assert.Equal(t, 1, strings.Count(html, "<script"), "one script")
+	assert.Contains(t, html, `<script src="app.js"></script>`)
+	assert.NotContains(t, html, "<style")
+	assert.NotRegexp(t, `\s(style|on[a-z]+)=`, html)
+	assert.NotRegexp(t, `(src|href)="(https?:)?//`, html)
+	js := read("/app.js")
+	assert.NotRegexp(t, `[{,]\s*style:`, js, "a style attribute, which the policy refuses: set element.style instead")
+	assert.NotRegexp(t, `setAttribute\("style"|innerHTML|eval\(|new Function`, js)
+}
+
+// TestRunRefusedUpFront: a run asking for more work than a request may is refused before
+// it starts, in the words of the knobs, as `run` says a limit.
+func TestRunRefusedUpFront(t *testing.T) {
+	_, hs := limited(t, viewer.Options{})
+	var out map[string]string
+	require.Equal(t, 400, get(t, hs, "/api/run?scenario=baseline&set=duration%3D10000h&set=clients%3D64&set=nodes%3D99", &out))
+	assert.Equal(t, "duration = 10000h0m0s, clients = 64 and nodes = 99 make about 228 billion client-node-seconds "+
+		"(simulated seconds × clients × redis-servers: every client talks to every node), and serve simulates at most "+
+		"200,000 in one run: shorten the duration or use fewer clients or nodes, or run it with `redlock-sim run`, "+
+		"which has no such limit", out["error"])
+	require.Equal(t, 400, post(t, hs, `{"scenario":"baseline","set":["duration=1h","nodes=10","replicas=2"]}`, &out))
+	assert.Contains(t, out["error"], "clients = 3 and nodes = 10 and replicas = 2 (30 redis-servers) make about 324,000 client-node-seconds")
+}
+
+// TestRunCutAtDeadline: a run that goes on past the server's deadline is stopped and
+// answered 504 with the deadline; the server runs the next one.
+func TestRunCutAtDeadline(t *testing.T) {
+	srv, hs := limited(t, viewer.Options{RunDeadline: time.Millisecond})
+	var out map[string]string
+	// An hour of the baseline: about three million events, far past a millisecond.
+	require.Equal(t, 504, get(t, hs, "/api/run?scenario=baseline&set=duration%3D1h", &out))
+	assert.Equal(t, "the run went on past the server's limit of 1ms for one run (serve --run-deadline): shorten the "+
+		"duration or use fewer clients or nodes, or run it with `redlock-sim run`, which has no such limit", out["error"])
+	assert.Equal(t, viewer.Stats{PeakRunning: 1}, srv.Stats(), "the slot was given back")
+}
+
+// TestReplayWithinLimits: a response carries at most MaxReplaySteps steps and
+// MaxReplayStateCells node and client states, and says where its replay stops; the run
+// is the same run, its record the whole run's.
+func TestReplayWithinLimits(t *testing.T) {
+	_, hs := limited(t, viewer.Options{MaxReplaySteps: 100})
+	var out viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=baseline", &out))
+	assert.Len(t, out.Replay.Steps, 100)
+	assert.True(t, out.Replay.Truncated)
+	assert.LessOrEqual(t, len(out.Replay.States), 100)
+	last := out.Replay.Steps[99]
+	assert.LessOrEqual(t, last.State, len(out.Replay.States)-1)
+	assert.Contains(t, out.ReplayNote, "The replay stops after the run's first 100 events, at ")
+	assert.Contains(t, out.ReplayNote, "the verdicts and figures cover the whole run")
+	rec, err := experiments.Run(context.Background(), "baseline", nil, 1, experiments.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, rec.TraceHash, out.Record.TraceHash)
+	assert.Equal(t, rec.Liveness, out.Record.Liveness)
+
+	_, hs = limited(t, viewer.Options{MaxReplayStateCells: 1000})
+	out = viewer.RunResponse{}
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=baseline&set=clients%3D10&set=nodes%3D9", &out))
+	cells := 0
+	for _, s := range out.Replay.States {
+		cells += len(s.Nodes) + len(s.Clients)
+	}
+	assert.LessOrEqual(t, cells, 1000)
+	assert.Greater(t, cells, 1000-19, "it stops when the next state would not fit")
+	assert.True(t, out.Replay.Truncated)
+
+	_, hs = limited(t, viewer.Options{})
+	out = viewer.RunResponse{}
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=unlimited-extension", &out))
+	assert.False(t, out.Replay.Truncated, "a story fits whole")
+	assert.Empty(t, out.ReplayNote)
+}
+
+// TestLongRunOutlivesReadTimeout: ReadTimeout bounds reading the request, not the run:
+// a run that takes longer is answered.
+func TestLongRunOutlivesReadTimeout(t *testing.T) {
+	srv, err := viewer.NewWithOptions(nil, viewer.Options{ReadTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config = srv.HTTPServer()
+	hs.Start()
+	t.Cleanup(hs.Close)
+	// The baseline's minute takes longer than 100ms on any machine today.
+	var out viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=baseline", &out))
+	assert.Equal(t, "baseline", out.Scenario.Name)
+}
+
+// TestStalledBodyDropped: a request whose body stops arriving is dropped at ReadTimeout
+// instead of holding its connection open.
+func TestStalledBodyDropped(t *testing.T) {
+	srv, err := viewer.NewWithOptions(nil, viewer.Options{ReadTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config = srv.HTTPServer()
+	hs.Start()
+	t.Cleanup(hs.Close)
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /api/run HTTP/1.1\r\nHost: "+hs.Listener.Addr().String()+
+		"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"scenario\":")
+	require.NoError(t, err)
+	// A safety net for the test itself, far past ReadTimeout: the server must close first.
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Minute)))
+	answer, err := io.ReadAll(conn)
+	require.NoError(t, err, "the server closed the connection (a read timeout here means it kept it open)")
+	assert.Contains(t, string(answer), "400 Bad Request")
+	assert.Contains(t, string(answer), "i/o timeout")
+}
+
+// TestServeWithinLimits fires 50 costly requests at once at a viewer that runs 2 and
+// queues 2: each is answered, 200 or 503 with Retry-After, never a dropped connection; no
+// more than 2 simulations ever run at once; and the heap stays under the bound the README
+// states for 2 runs at once (300 MB). The runs are held at the start of their slot until
+// every other request has been answered, so the test does not depend on the machine's
+// speed.
+func TestServeWithinLimits(t *testing.T) {
+	const n, runs, queue, boundMB = 50, 2, 2, 300
+	srv, hs := limited(t, viewer.Options{MaxRuns: runs, MaxQueue: queue, RunDeadline: 10 * time.Minute})
+	hold := make(chan struct{})
+	viewer.SetBeforeRun(srv, func() { <-hold })
+
+	runtime.GC()
+	var peak atomic.Uint64
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak.Store(max(peak.Load(), ms.HeapAlloc))
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	type answer struct {
+		status     int
+		retryAfter string
+		err        error
+		size       int64
+	}
+	answers := make(chan answer, n)
+	// The costliest kinds the limits allow: the baseline's minute, and 64 clients on 99
+	// nodes, whose states fill the replay's cells.
+	paths := []string{"/api/run?scenario=baseline", "/api/run?scenario=baseline&set=clients%3D64&set=nodes%3D99&set=duration%3D10s"}
+	for i := range n {
+		go func() {
+			var res *http.Response
+			var err error
+			if i%2 == 0 {
+				res, err = http.Get(hs.URL + paths[i/2%2])
+			} else {
+				res, err = http.Post(hs.URL+"/api/run", "application/json", strings.NewReader(`{"scenario":"baseline","seed":`+strconv.Itoa(i)+`}`))
+			}
+			if err != nil {
+				answers <- answer{err: err}
+				return
+			}
+			size, err := io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			answers <- answer{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After"), err: err, size: size}
+		}()
+	}
+	for range n - runs - queue {
+		a := <-answers
+		require.NoError(t, a.err, "no dropped connection")
+		assert.Equal(t, 503, a.status)
+		assert.Equal(t, "2", a.retryAfter)
+	}
+	// The admitted ones count themselves running or waiting just after they took their
+	// place, so the counters may lag the last refusal by an instant.
+	want := viewer.Stats{Running: runs, Waiting: queue, PeakRunning: runs, Busy: n - runs - queue}
+	assert.Eventually(t, func() bool { return srv.Stats() == want }, time.Minute, time.Millisecond, "%+v", srv.Stats())
+	close(hold)
+	for range runs + queue {
+		a := <-answers
+		require.NoError(t, a.err, "no dropped connection")
+		assert.Equal(t, 200, a.status)
+		assert.Greater(t, a.size, int64(1<<20))
+	}
+	close(stop)
+	<-sampled
+	st := srv.Stats()
+	assert.Equal(t, runs, st.PeakRunning, "never more than %d runs at once", runs)
+	assert.Zero(t, st.Running+st.Waiting)
+	t.Logf("peak heap %d MB", peak.Load()>>20)
+	assert.Less(t, peak.Load(), uint64(boundMB<<20), "peak heap")
 }

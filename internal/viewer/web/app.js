@@ -158,6 +158,7 @@ function setup(t) {
   story.textContent = "";
   story.append(el("b", {}, run.scenario.name + ": "), run.scenario.story + " ");
   if (run.scenario.expect) story.append(el("span", { class: "expect" }, "Expected: " + run.scenario.expect + "."));
+  if (run.replay_note) story.append(" ", el("span", { class: "expect", id: "replay-note" }, run.replay_note));
   const scrub = $("scrub");
   scrub.max = Math.max(0, rp.steps.length - 1);
   let c = 0;
@@ -295,9 +296,13 @@ function scrollTrace(ol, cur) {
 
 // ---- the state at the cursor ----
 
+// clientChip is a client's name on its colour. The colours are set through the style
+// object: the page's content security policy refuses style attributes.
 function clientChip(j, text) {
-  const c = clientColor(j);
-  return el("span", { class: "chip", style: "background:" + c + ";color:" + inkOn(c) }, text);
+  const c = clientColor(j), chip = el("span", { class: "chip" }, text);
+  chip.style.background = c;
+  chip.style.color = inkOn(c);
+  return chip;
 }
 
 function renderState() {
