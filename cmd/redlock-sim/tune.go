@@ -109,6 +109,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return bad(err)
 		}
 	}
+	in.RestartDelayGiven = fs.Changed("restart-delay")
 	if *overwrite && *resume {
 		return bad(errors.New("--overwrite and --resume: choose one (replace the tune in the folder, or continue it)"))
 	}

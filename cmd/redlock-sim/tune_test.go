@@ -118,7 +118,7 @@ func TestTuneReadsAFile(t *testing.T) {
 	code, stdout, stderr := cli("tune", "--file", file, "--quiet", "--out", filepath.Join(dir, "a"), "--clients", "3")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "drift_factor    0.08", "from the file")
-	assert.Contains(t, stdout, "at 10 acquisitions a second, 0 a year, at most ", "each rate per year too")
+	assert.Contains(t, stdout, "at 10 acquisitions a second, simulated 0 a year (at most ", "each rate per year too")
 
 	// Limits per kind and a success target: each verdict line names its own limit.
 	code, stdout, stderr = cli("tune", "--file", file, "--quiet", "--out", filepath.Join(dir, "c"),

@@ -68,11 +68,14 @@ type Env struct {
 	NodeDriftPPM   float64   // the worst rate error of a node's clock, in ppm, either sign
 	Pause          dist.Dist // a client process's stop-the-world pauses (GC), per pause
 	PauseRate      float64   // pauses per client per second
-	// NodeRestartDelay is how long a crashed node stays down before it serves again.
-	NodeRestartDelay time.Duration
-	Work             dist.Dist // how long a holder uses the resource, per hold
-	Clients          int       // the clients contending for the one lock
-	Load             Load      // how often they want it
+	// NodeRestartDelay is how long a crashed node stays down before it serves again;
+	// RestartDelayGiven says the user stated it (a default is not theirs to be short).
+	NodeRestartDelay  time.Duration
+	RestartDelayGiven bool
+	NodeCrashRate     float64   // power losses per node per second
+	Work              dist.Dist // how long a holder uses the resource, per hold
+	Clients           int       // the clients contending for the one lock
+	Load              Load      // how often they want it
 }
 
 // Targets are the limits the recommendation must meet; zero means no limit.
@@ -87,6 +90,11 @@ type Targets struct {
 	// TTL, when set, pins the ttl instead of deriving it (the confirmation found this
 	// one meets the targets), so that everything that depends on the ttl follows it.
 	TTL time.Duration
+	// MaxIncidents is the most violation incidents per acquisition the targets allow
+	// (0: none stated). Where the design percentile leaves more than that by the analytic
+	// estimates (the rarest holds and pauses outlasting the validity), the ttl is raised
+	// until they meet it.
+	MaxIncidents float64
 }
 
 // Step is the arithmetic behind one recommended value, one equation or reason a line.
@@ -142,6 +150,9 @@ type Recommendation struct {
 	// UsageTail is the analytic estimate of usage overlap incidents per acquisition
 	// (usageTail): what a per-year target far below what simulation can see is held to.
 	UsageTail float64
+	// CrashTail is the analytic estimate of validity overlaps per acquisition from masters
+	// that restart empty inside a ttl (nodesStep).
+	CrashTail float64
 	Conflicts []Conflict
 	Steps     []Step
 
@@ -249,6 +260,11 @@ func RecommendFor(e Env, t Targets, lib Library) (Recommendation, error) {
 	r.Steps = append(r.Steps, Step{"tries", with(lines, pin(lib, "tries", &r))})
 	r.UsageTail, lines = usageTail(e, r)
 	r.Steps = append(r.Steps, Step{"usage overlap incidents, analytically", lines})
+	r.CrashTail, lines = nodesStep(e, r)
+	r.Steps = append(r.Steps, Step{"nodes and crashes", lines})
+	if t.TTL == 0 && !r.Fencing && t.MaxIncidents > 0 && r.UsageTail+r.CrashTail > t.MaxIncidents {
+		return raiseTTL(e, t, lib, r)
+	}
 	return r, nil
 }
 
@@ -297,6 +313,9 @@ func (t Targets) validate() error {
 		if c.d < 0 || c.d > dist.MaxDuration {
 			return &InputError{c.field, c.d.String(), fmt.Sprintf("want a duration from 0s (no limit) to %v", dist.MaxDuration)}
 		}
+	}
+	if !(t.MaxIncidents >= 0 && t.MaxIncidents <= 1) {
+		return &InputError{"--max-violations-per-10k", strconv.FormatFloat(t.MaxIncidents*Per10k, 'g', -1, 64), "a rate from 0 to 10,000 per 10,000"}
 	}
 	if !(t.MinSuccess >= 0 && t.MinSuccess <= 1) {
 		return &InputError{"--min-success", strconv.FormatFloat(t.MinSuccess, 'g', -1, 64), "a share of acquires from 0 (the default, 0.99) to 1, e.g. 0.99"}
@@ -576,6 +595,9 @@ func restartDelay(e Env, ttl time.Duration) (time.Duration, bool, []string) {
 	ok := e.NodeRestartDelay >= ttl
 	if ok {
 		return ttl, true, append(lines, fmt.Sprintf("given %v ≥ %v ✓", e.NodeRestartDelay, ttl))
+	}
+	if !e.RestartDelayGiven && e.NodeCrashRate == 0 {
+		return ttl, true, append(lines, fmt.Sprintf("no restart delay or crash rate given: keep a crashed node down at least %v (the simulation's %v is a default, not yours)", ttl, e.NodeRestartDelay))
 	}
 	return ttl, false, append(lines, fmt.Sprintf("given %v < %v ✗: short by %v; keep a crashed node down at least %v, or use aof-always", e.NodeRestartDelay, ttl, ttl-e.NodeRestartDelay, ttl))
 }

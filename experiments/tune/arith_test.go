@@ -48,9 +48,11 @@ func TestDriftFactor(t *testing.T) {
 }
 
 // env is the hand-computable environment: constant distributions (p99.9 = the value),
-// clocks without drift, five nodes without persistence, one client.
+// clocks without drift, five nodes without persistence and a stated restart delay of 0s, one
+// client.
 func env(latency, pause, work time.Duration) Env {
-	return Env{Nodes: 5, Latency: dist.Constant(latency), Pause: dist.Constant(pause), Work: dist.Constant(work), Clients: 1}
+	return Env{Nodes: 5, Latency: dist.Constant(latency), Pause: dist.Constant(pause), Work: dist.Constant(work), Clients: 1,
+		RestartDelayGiven: true}
 }
 
 // TestRecommendHandComputed checks every value against arithmetic done by hand. With a
@@ -206,7 +208,7 @@ func TestRecommendShowsArithmetic(t *testing.T) {
 		assert.NotEmpty(t, s.Lines, s.Name)
 	}
 	assert.Equal(t, []string{"drift_factor", "drift_pad", "timeout", "retry_delay and retry_jitter", "ttl", "node restart delay", "tries",
-		"usage overlap incidents, analytically"}, names)
+		"usage overlap incidents, analytically", "nodes and crashes"}, names)
 	assert.True(t, stepHas(r, "ttl", "ttl = 1.2s; MIN_VALIDITY = TTL − (T2 − T1) − CLOCK_DRIFT = 1.2s − 6ms − (1.2s × 0.01 + 2ms) = 1.180s ≥ work + pause = 1.100s ✓"))
 	assert.True(t, stepHas(r, "ttl", "= (1.000s + 100.000ms + 6ms + 2ms) / (1 − 0.01) = 1.119s"))
 	assert.True(t, stepHas(r, "timeout", "timeout = max(3 × 2.000ms, 5ms) = 6.000ms → 6ms"))

@@ -109,6 +109,9 @@ type Outcome struct {
 	// overlapping pairs behind them (ViolationKinds), which grow with how many got in.
 	Violations []Rate
 	Pairs      []int64
+	// UsageEstimate is the analytic estimate of usage overlap incidents per acquisition
+	// at this ttl (usageTail and nodesStep), beside what the simulation counted; -1: none.
+	UsageEstimate float64
 	// AcquireP99Ms is the median over runs of each run's p99 time to acquire; -1 when no
 	// run acquired anything.
 	AcquireP99Ms float64
@@ -294,7 +297,7 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 		}
 		p := byPoint[row[col[sweep.PointColumn]]]
 		if p == nil {
-			p = &pool{o: Outcome{TTL: row[col["ttl"]], ReacquireAfterCrashMaxMs: -1, Pairs: make([]int64, len(ViolationKinds))},
+			p = &pool{o: Outcome{TTL: row[col["ttl"]], ReacquireAfterCrashMaxMs: -1, Pairs: make([]int64, len(ViolationKinds)), UsageEstimate: -1},
 				incidents: make([]int64, len(IncidentKinds))}
 			byPoint[row[col[sweep.PointColumn]]] = p
 			pools = append(pools, p)
@@ -337,8 +340,8 @@ func Table(outcomes []Outcome, recommended string) string {
 	for _, v := range IncidentKinds {
 		b.WriteString(" " + v + " per 10k (95% upper bound) [pairs] |")
 	}
-	b.WriteString(" acquire p99 (median over runs) |\n|")
-	for range 5 + len(ViolationKinds) {
+	b.WriteString(" usage overlap incidents per 10k, analytic | acquire p99 (median over runs) |\n|")
+	for range 6 + len(ViolationKinds) {
 		b.WriteString(" --- |")
 	}
 	b.WriteString("\n")
@@ -351,6 +354,11 @@ func Table(outcomes []Outcome, recommended string) string {
 		for i, r := range o.Violations {
 			est, up := r.Per10k()
 			fmt.Fprintf(&b, " %.3g (≤ %.3g) [%d] |", est, up, o.Pairs[i])
+		}
+		if o.UsageEstimate < 0 {
+			b.WriteString(" — |")
+		} else {
+			fmt.Fprintf(&b, " %.3g |", o.UsageEstimate*Per10k)
 		}
 		if o.AcquireP99Ms < 0 {
 			b.WriteString(" none acquired |\n")

@@ -17,6 +17,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
@@ -24,22 +25,24 @@ import (
 // the targets and the confirmation's size. Distributions are percentiles as typed
 // (p50=1ms,p99=5ms); an empty Pauses or Think means none given. Errors name the flag.
 type Inputs struct {
-	Nodes           int
-	Persistence     string
-	Latency         string
-	ClientDriftPPM  float64
-	NodeDriftPPM    float64
-	Pauses          string
-	PauseRate       float64 // pauses per client per second
-	Work            string
-	Think           string
-	Clients         int
-	NodeCrashRate   float64 // per node per second
-	RestartDelay    time.Duration
-	ClientCrashRate float64 // per client per second
-	JumpRate        float64 // forward wall-clock steps per node per second
-	Jump            string  // their size, a duration or distribution knob value
-	Client          string  // the client profile
+	Nodes          int
+	Persistence    string
+	Latency        string
+	ClientDriftPPM float64
+	NodeDriftPPM   float64
+	Pauses         string
+	PauseRate      float64 // pauses per client per second
+	Work           string
+	Think          string
+	Clients        int
+	NodeCrashRate  float64 // per node per second
+	RestartDelay   time.Duration
+	// RestartDelayGiven says --restart-delay was given, not defaulted.
+	RestartDelayGiven bool
+	ClientCrashRate   float64 // per client per second
+	JumpRate          float64 // forward wall-clock steps per node per second
+	Jump              string  // their size, a duration or distribution knob value
+	Client            string  // the client profile
 
 	MaxViolationsPer10k  float64
 	MaxViolationsPerYear float64
@@ -132,6 +135,7 @@ func Prepare(in Inputs) (*Plan, error) {
 	if in.Pauses != "" {
 		e.PauseRate = in.PauseRate
 	}
+	e.NodeCrashRate, e.RestartDelayGiven = in.NodeCrashRate, in.RestartDelayGiven
 	var err error
 	if e.Persistence, err = model.ParsePersistence(in.Persistence); err != nil {
 		return nil, &InputError{"--persistence", in.Persistence, "allowed none, aof-everysec or aof-always"}
@@ -165,7 +169,8 @@ func Prepare(in Inputs) (*Plan, error) {
 	}
 	p.Env = e
 	p.Limits = in.limits()
-	t := Targets{AcquireP99: in.MaxAcquireP99, Unavailability: in.MaxUnavailability, MinSuccess: p.Limits.Success}
+	t := Targets{AcquireP99: in.MaxAcquireP99, Unavailability: in.MaxUnavailability, MinSuccess: p.Limits.Success,
+		MaxIncidents: slices.Min(p.Limits.Kinds) / Per10k}
 	if p.Rec, err = RecommendFor(e, t, p.Lib); err != nil {
 		return nil, err
 	}
@@ -317,6 +322,9 @@ type Report struct {
 	Verdict     string
 	Met         bool
 	Alternative *Recommendation
+	// Unresolved is the runs per ttl more the bounds would have needed when they were
+	// beyond --max-seeds (0: none were): the analytic estimates answer those targets.
+	Unresolved int
 
 	lock *sweep.Lock // the first round's folder, held until Release: figures come from it
 }
@@ -391,7 +399,13 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
 		}
 		rep.Outcomes = Pool(rep.Outcomes, got)
 		rep.Rounds = append(rep.Rounds, o.Dir)
-		runs = min(NextRuns(rep.Outcomes, want, counted), p.In.MaxSeeds-rep.Outcomes[0].Runs)
+		need, left := NextRuns(rep.Outcomes, want, counted), p.In.MaxSeeds-rep.Outcomes[0].Runs
+		if need > left {
+			// The bounds cannot reach the target within --max-seeds: more runs only cost
+			// time, and the analytic estimates answer (beyondSimulation).
+			rep.Unresolved, need = need, 0
+		}
+		runs = need
 	}
 	if err := removeLaterRounds(opt.Dir, len(rep.Rounds)); err != nil {
 		return nil, err
@@ -473,7 +487,76 @@ func (o *Outcome) Refusal() float64 {
 	return float64(o.Attempts-o.Acquired) / float64(o.Attempts)
 }
 
-func (p *Plan) safe(o *Outcome) bool { return Meets(*o, p.countedLimits()) }
+// safe reports whether o meets every violation target: by its bound, or, where nothing
+// was seen and no number of runs --max-seeds allows could show the target, by the
+// analytic estimate (beyondSimulation).
+func (p *Plan) safe(o *Outcome) bool {
+	lims := p.countedLimits()
+	for i, v := range o.Violations {
+		if _, up := v.Per10k(); lims[i] < 0 || up <= lims[i] {
+			continue
+		}
+		if est, ok := p.beyondSimulation(o, i); !ok || est*Per10k > lims[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// analytic returns kind i's incidents per acquisition as the arithmetic estimates them for
+// recommendation r, and whether it can: usage overlaps from work and pauses outlasting
+// the validity (usageTail) and from two majorities after crash-restarts (nodesStep);
+// validity overlaps from the latter alone, since drift_factor covers the stated clocks;
+// stale writes no more than usage overlaps (a stale write needs a holder working past its
+// lock), none with fencing. Clock steps are not reasoned about: no estimate.
+func (p *Plan) analytic(r Recommendation, i int) (float64, bool) {
+	if p.In.JumpRate > 0 {
+		return 0, false
+	}
+	switch IncidentKinds[i] {
+	case experiments.MetricValidityIncidents:
+		return r.CrashTail, true
+	case experiments.MetricStaleIncidents:
+		if r.Fencing {
+			return 0, true
+		}
+	}
+	return min(r.UsageTail+r.CrashTail, 1), true
+}
+
+// beyondSimulation returns kind i's analytic estimate for o's ttl when the simulation
+// cannot decide the target: none was seen, and even --max-seeds runs would not bring
+// the bound down to the limit.
+func (p *Plan) beyondSimulation(o *Outcome, i int) (float64, bool) {
+	v, limit := o.Violations[i], p.countedLimits()[i]
+	if v.Count != 0 || o.Runs == 0 || o.Acquired == 0 {
+		return 0, false
+	}
+	perRun := float64(o.Acquired) / float64(o.Runs)
+	if float64(AcquisitionsFor(limit, Conf)) <= perRun*float64(p.In.MaxSeeds) {
+		return 0, false
+	}
+	r, ok := p.rowRec(o.TTL)
+	if !ok {
+		return 0, false
+	}
+	return p.analytic(r, i)
+}
+
+// rowRec returns the settings a confirmation row ran: the recommendation as the library
+// runs it, with the row's ttl (a knob spelling), and its analytic estimates worked out
+// for them, so that they describe what was simulated.
+func (p *Plan) rowRec(ttl string) (Recommendation, bool) {
+	d, err := time.ParseDuration(ttl)
+	if err != nil {
+		return Recommendation{}, false
+	}
+	r := p.Effective
+	r.TTL = d
+	r.UsageTail, _ = usageTail(p.Env, r)
+	r.CrashTail, _ = nodesStep(p.Env, r)
+	return r, true
+}
 
 func (p *Plan) successful(o *Outcome) bool { return o.Success() >= p.Limits.Success }
 
@@ -501,13 +584,52 @@ func (r *Report) judge() {
 	if o == nil {
 		return
 	}
+	for i := range r.Outcomes {
+		if rec, ok := r.rowRec(r.Outcomes[i].TTL); ok {
+			if est, ok := r.analytic(rec, 1); ok {
+				r.Outcomes[i].UsageEstimate = est
+			}
+		}
+	}
 	r.Verdicts = r.targetLines(o)
 	if r.In.JumpRate > 0 {
 		r.Verdicts = append(r.Verdicts, fmt.Sprintf("wall-clock steps (%g a second per node, of %s): a node whose clock "+
 			"steps forward expires its keys that much early, and no ttl or drift_factor covers a step; the rates above "+
 			"include them. Slew clocks rather than step them (chrony's makestep only at boot)", r.In.JumpRate, r.In.Jump))
 	}
+	r.Verdicts = append(r.Verdicts, r.rareFaults(o)...)
 	r.Verdict, r.Met = r.alternative()
+}
+
+// rareFaults says which faults the confirmation drew too few of to measure what they do
+// (fewer than a handful in all its runs), so that a verdict is never read as covering
+// them: the arithmetic's estimates answer for those.
+func (r *Report) rareFaults(o *Outcome) []string {
+	const handful = 5
+	var out []string
+	for _, f := range []struct {
+		what   string
+		rate   float64
+		actors int
+	}{{"node crashes", r.In.NodeCrashRate, r.In.Nodes}, {"client crashes", r.In.ClientCrashRate, r.In.Clients},
+		{"wall-clock steps", r.In.JumpRate, r.In.Nodes}} {
+		if f.rate == 0 {
+			continue
+		}
+		if n := expectedEvents(f.rate, f.actors, r.In.Duration, o.Runs); n < handful {
+			out = append(out, fmt.Sprintf("not exercised: the confirmation's %d runs of %v drew about %.2g %s in all (%.3g a second × %d × %v × %d): too few to measure what they do; the arithmetic (nodes and crashes) answers for them",
+				o.Runs, r.In.Duration, n, f.what, f.rate, f.actors, r.In.Duration, o.Runs))
+		}
+	}
+	if exp := r.Rec.UsageTail * float64(o.Acquired); r.Rec.UsageTail > 0 && exp < handful {
+		out = append(out, fmt.Sprintf("the analytic estimate expects about %.2g usage overlap incidents in the confirmation's %d acquisitions: too few for the simulation to measure that rate; the estimate answers for it",
+			exp, o.Acquired))
+	}
+	if r.Unresolved > 0 {
+		out = append(out, fmt.Sprintf("the bounds would have needed %d more runs per ttl to show the targets, beyond --max-seeds %d: no more were run, and the analytic estimates answer where nothing was seen",
+			r.Unresolved, r.In.MaxSeeds))
+	}
+	return out
 }
 
 func mark(ok bool) string {
@@ -529,14 +651,23 @@ func (r *Report) targetLines(o *Outcome) []string {
 		limit := r.Limits.Kinds[i]
 		_, up := v.Per10k()
 		verdict := mark(up <= limit)
-		if v.Count == 0 && up > limit {
+		if est, ok := r.beyondSimulation(o, i); ok {
+			verdict = fmt.Sprintf("%s by the analytic estimate, %.3g per 10,000: none seen, and simulation cannot show a rate this small (it would take %d acquisitions, more than --max-seeds allows)",
+				mark(est*Per10k <= limit), est*Per10k, AcquisitionsFor(limit, Conf))
+		} else if v.Count == 0 && up > limit {
 			verdict = fmt.Sprintf("NOT shown: none seen, but %d acquisitions bound it only to %.3g; %d would (raise --max-seeds)",
 				v.Acquisitions, up, AcquisitionsFor(limit, Conf))
+		}
+		if est, ok := r.analytic(r.Rec, i); ok {
+			verdict += fmt.Sprintf(" [analytic estimate %.3g per 10,000]", est*Per10k)
 		}
 		line := fmt.Sprintf("target %s ≤ %.3g per 10,000: %s (%s; %d overlapping pairs behind them)", IncidentKinds[i], limit, verdict, v, o.Pairs[i])
 		if r.In.PerSecond > 0 {
 			est, upYear := v.PerYear(r.In.PerSecond)
-			line += fmt.Sprintf("; at %g acquisitions a second, %s a year, at most %s", r.In.PerSecond, yearly(est), yearly(upYear))
+			line += fmt.Sprintf("; at %g acquisitions a second, simulated %s a year (at most %s)", r.In.PerSecond, yearly(est), yearly(upYear))
+			if a, ok := r.analytic(r.Rec, i); ok {
+				line += fmt.Sprintf(", analytic %s a year", yearly(a*r.In.PerSecond*SecondsPerYear))
+			}
 		}
 		out = append(out, line)
 	}
@@ -619,8 +750,71 @@ func (r *Report) alternative() (string, bool) {
 	advice := ""
 	if !r.safe(o) {
 		advice = "; where no violation was seen, more runs (--max-seeds) tighten the bounds; where violations were seen at every ttl, only fencing tokens checked by the resource protect it"
+		delayed := r.Env
+		delayed.NodeRestartDelay = dist.MaxDuration
+		if alt, ok := r.ttlForEstimates(r.Env); ok {
+			r.Alternative = &alt
+			advice = fmt.Sprintf("; by the analytic estimates, ttl %v would meet the violation targets (usage overlap incidents %.3g per 10,000), beyond what simulation can show: the settings recomputed for it: %s",
+				alt.TTL, (alt.UsageTail+alt.CrashTail)*Per10k, strings.Join(alt.SetFlags(), " "))
+		} else if alt, ok := r.ttlForEstimates(delayed); ok && r.In.NodeCrashRate > 0 {
+			r.Alternative = &alt
+			advice = fmt.Sprintf("; by the analytic estimates no ttl meets the targets with crashed masters back after %v: a longer ttl covers the pauses but gives a master that restarts early time to forget it. "+
+				"Ttl %v with crashed masters kept down at least that long (delayed restarts) would (usage overlap incidents %.3g per 10,000): the settings recomputed for it: %s",
+				r.Env.NodeRestartDelay, alt.TTL, alt.UsageTail*Per10k, strings.Join(alt.SetFlags(), " "))
+		}
 	}
 	return "verdict: NOT met at any ttl tried: " + strings.Join(failed, "; ") + advice, false
+}
+
+// ttlForEstimates returns the recommendation, recomputed for the least ttl (whole
+// milliseconds) at which every counted kind's analytic estimate meets its limit, searched
+// from the recommended ttl up to what the unavailability target allows; false when the
+// estimates do not answer (clock steps) or no such ttl exists. The estimates are not
+// monotone in the ttl (a longer one covers longer pauses, but gives a master that
+// restarts early more time to forget it), so the search walks up in steps of 5 %, then
+// bisects the last step.
+func (r *Report) ttlForEstimates(e Env) (Recommendation, bool) {
+	lims := r.countedLimits()
+	fits := func(ttl time.Duration) (Recommendation, bool) {
+		t := Targets{AcquireP99: r.In.MaxAcquireP99, Unavailability: r.In.MaxUnavailability, MinSuccess: r.Limits.Success, TTL: ttl}
+		rec, err := RecommendFor(e, t, r.Lib)
+		if err != nil {
+			return rec, false
+		}
+		for i, l := range lims {
+			est, ok := r.analytic(rec, i)
+			if !ok || (l >= 0 && est*Per10k > l) {
+				return rec, false
+			}
+		}
+		return rec, true
+	}
+	hi := redlock.MaxTTL
+	if u := r.In.MaxUnavailability; u > 0 {
+		hi = min(hi, u)
+	}
+	lo := r.Rec.TTL // fails, or the recommendation would have met the targets
+	for next := lo; next <= hi; {
+		next = max(next+time.Millisecond, time.Duration(float64(next)*1.05)/time.Millisecond*time.Millisecond)
+		if _, ok := fits(min(next, hi)); !ok {
+			lo = next
+			continue
+		}
+		up := min(next, hi)
+		for up-lo > time.Millisecond {
+			mid := (lo + up) / 2 / time.Millisecond * time.Millisecond
+			if mid <= lo {
+				break
+			}
+			if _, ok := fits(mid); ok {
+				up = mid
+			} else {
+				lo = mid
+			}
+		}
+		return fits(up)
+	}
+	return Recommendation{}, false
 }
 
 // recomputeFor returns the recommendation for the environment with its ttl pinned to
@@ -631,7 +825,8 @@ func (r *Report) recomputeFor(ttl string) (Recommendation, error) {
 		return Recommendation{}, err
 	}
 	t := Targets{AcquireP99: r.In.MaxAcquireP99, Unavailability: r.In.MaxUnavailability, MinSuccess: r.Limits.Success, TTL: d}
-	return RecommendFor(r.Env, t, r.Lib)
+	rec, err := RecommendFor(r.Env, t, r.Lib)
+	return r.Lib.Effective(rec), err
 }
 
 // yearly spells a count per year: whole numbers when there are many, three figures when

@@ -21,8 +21,8 @@ import (
 func small(t *testing.T) *Plan {
 	t.Helper()
 	in := DefaultInputs()
-	in.Duration, in.Seeds, in.MaxSeeds = 20*time.Second, 2, 4
-	in.MaxViolationsPer10k = 0.5
+	in.Duration, in.Seeds, in.MaxSeeds = 20*time.Second, 2, 40
+	in.MaxViolationsPer10k = 30 // about 1,000 acquisitions show it: a second round, within --max-seeds
 	in.PerSecond = 5
 	p, err := Prepare(in)
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -97,4 +98,65 @@ func usageTail(e Env, r Recommendation) (float64, []string) {
 		fmt.Sprintf("usage overlap incidents ≈ %.3g + %.3g = %.3g per acquisition = %.3g per 10,000 (an upper estimate: it assumes another client takes the lock as soon as the keys expire, as one does when the lock is contended)",
 			byWork, byPause, p, p*Per10k))
 	return p, lines
+}
+
+// raiseTTL returns the recommendation recomputed for the least ttl (whole milliseconds,
+// rounded up to two significant figures where the unavailability target allows) whose
+// analytic estimates meet t.MaxIncidents, found by walking up from r's ttl in steps of
+// 5 % and bisecting the last; r, with a line saying so, when none up to the
+// unavailability target's limit does. The design percentile bounds the ttl from below;
+// the target, through the estimates, decides how far above it the ttl must be.
+func raiseTTL(e Env, t Targets, lib Library, r Recommendation) (Recommendation, error) {
+	at := func(ttl time.Duration) (Recommendation, bool, error) {
+		u := t
+		u.TTL = ttl
+		rec, err := RecommendFor(e, u, lib)
+		return rec, err == nil && rec.UsageTail+rec.CrashTail <= t.MaxIncidents, err
+	}
+	hi := redlock.MaxTTL
+	if t.Unavailability > 0 {
+		allowed, _ := unavailabilityLimit(e, t, &r)
+		hi = min(hi, allowed)
+	}
+	note := func(rec Recommendation, line string) Recommendation {
+		for i := range rec.Steps {
+			if rec.Steps[i].Name == "ttl" {
+				rec.Steps[i].Lines = append(rec.Steps[i].Lines, line)
+			}
+		}
+		return rec
+	}
+	lo := r.TTL
+	for next := lo; next < hi; {
+		next = min(max(next+time.Millisecond, time.Duration(float64(next)*1.05)/time.Millisecond*time.Millisecond), hi)
+		if _, ok, err := at(next); err != nil {
+			return r, err
+		} else if !ok {
+			lo = next
+			continue
+		}
+		up := next
+		for up-lo > time.Millisecond {
+			mid := (lo + up) / 2 / time.Millisecond * time.Millisecond
+			if mid <= lo {
+				break
+			}
+			if _, ok, _ := at(mid); ok {
+				up = mid
+			} else {
+				lo = mid
+			}
+		}
+		if nice := ceilMillis(roundUpDuration(up)); nice <= hi {
+			up = nice
+		}
+		rec, _, err := at(up)
+		if err != nil {
+			return r, err
+		}
+		return note(rec, fmt.Sprintf("the design percentile's ttl %v leaves %.3g violation incidents per 10,000 by the analytic estimates (below), more than the target's %.3g: raised to %v, the least ttl (rounded up to two figures) where they are %.3g",
+			r.TTL, (r.UsageTail+r.CrashTail)*Per10k, t.MaxIncidents*Per10k, rec.TTL, (rec.UsageTail+rec.CrashTail)*Per10k)), nil
+	}
+	return note(r, fmt.Sprintf("the analytic estimates give %.3g violation incidents per 10,000 at this ttl, more than the target's %.3g, and no ttl up to %v meets it: see the conflicts and the verdict",
+		(r.UsageTail+r.CrashTail)*Per10k, t.MaxIncidents*Per10k, hi)), nil
 }
