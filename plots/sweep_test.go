@@ -378,3 +378,26 @@ func TestSweepWithoutSummaryOrManifest(t *testing.T) {
 		"the axes are the columns between seed and the metrics")
 	assert.Contains(t, caption(sw, nil, "", nil), "no manifest.json")
 }
+
+// TestPoolSweepsAddsTheRuns: two runs of one sweep pooled hold every run of both, point by
+// point; sweeps of other points are refused.
+func TestPoolSweepsAddsTheRuns(t *testing.T) {
+	a, err := ReadSweep(filepath.Join("testdata", "sweep-one"))
+	require.NoError(t, err)
+	b, err := ReadSweep(filepath.Join("testdata", "sweep-one"))
+	require.NoError(t, err)
+	pooled, err := PoolSweeps([]*Sweep{a, b})
+	require.NoError(t, err)
+	require.Len(t, pooled.Points, len(a.Points))
+	assert.Equal(t, 2*a.RunCount(), pooled.RunCount())
+	for i, pt := range pooled.Points {
+		assert.Equal(t, 2*a.Points[i].Cell.Runs, pt.Cell.Runs)
+		assert.Equal(t, 2*a.Points[i].Cell.Acquired, pt.Cell.Acquired)
+		assert.Len(t, pt.Cell.P99Ms, 2*len(a.Points[i].Cell.P99Ms))
+	}
+	assert.Equal(t, a.Points[0].Cell.Runs, b.Points[0].Cell.Runs, "the inputs are left alone")
+	other, err := ReadSweep(filepath.Join("testdata", "sweep-two"))
+	require.NoError(t, err)
+	_, err = PoolSweeps([]*Sweep{a, other})
+	assert.ErrorContains(t, err, "not the same sweep run again")
+}

@@ -581,3 +581,40 @@ func cellKey(values []string, axes []int) string {
 	}
 	return k
 }
+
+// PoolSweeps joins sweeps of the same points run again with other seeds (tune's
+// confirmation rounds) into one, each point's runs pooled, so that figures drawn from it
+// show the same runs as a table pooled from them. The sweeps must have the same axes and
+// points in the same order; the first one's fixed conditions and notes are kept.
+func PoolSweeps(sws []*Sweep) (*Sweep, error) {
+	if len(sws) == 0 {
+		return nil, errors.New("no sweep to pool")
+	}
+	first := sws[0]
+	out := &Sweep{Dir: first.Dir, Axes: first.Axes, Base: first.Base, Seed: first.Seed, Complete: true,
+		Notes: slices.Clone(first.Notes), index: map[int]*SweepPoint{}}
+	for _, pt := range first.Points {
+		cp := &SweepPoint{Point: pt.Point, Values: pt.Values}
+		out.Points = append(out.Points, cp)
+		out.index[pt.Point] = cp
+	}
+	for _, sw := range sws {
+		if !slices.EqualFunc(sw.Axes, first.Axes, func(a, b Axis) bool { return a.Knob == b.Knob && slices.Equal(a.Values, b.Values) }) ||
+			len(sw.Points) != len(first.Points) {
+			return nil, fmt.Errorf("sweep %s: other axes or points than %s: not the same sweep run again", sw.Dir, first.Dir)
+		}
+		for i, pt := range sw.Points {
+			if !slices.Equal(pt.Values, first.Points[i].Values) {
+				return nil, fmt.Errorf("sweep %s: point %d is %v, not %v", sw.Dir, pt.Point, pt.Values, first.Points[i].Values)
+			}
+			out.Points[i].Cell.merge(&pt.Cell)
+		}
+		out.Replicates += sw.Replicates
+		out.runs += sw.runs
+		out.Complete = out.Complete && sw.Complete
+	}
+	if len(sws) > 1 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d rounds of runs pooled, %d runs in all", len(sws), out.runs))
+	}
+	return out, nil
+}

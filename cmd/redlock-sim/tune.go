@@ -207,13 +207,26 @@ func writeTuneReport(stdout io.Writer, out string, rep *tune.Report, md string) 
 	if err := writeFileAtomic(path, []byte(md)); err != nil {
 		return err
 	}
-	// The first round's figures (the ttl against each safety and liveness measure),
-	// drawn into the folder and embedded in report.html.
+	// The figures (the ttl against each safety and liveness measure) from every round's
+	// runs pooled, the same runs as the table, drawn into the folder and embedded in
+	// report.html.
 	figDir := filepath.Join(out, "figures")
 	if err := os.MkdirAll(figDir, 0o755); err != nil {
 		return err
 	}
-	drawn, err := plots.SweepFigures(rep.Rounds[0], figDir)
+	var rounds []*plots.Sweep
+	for _, dir := range rep.Rounds {
+		sw, err := plots.ReadSweep(dir)
+		if err != nil {
+			return fmt.Errorf("figures: %w", err)
+		}
+		rounds = append(rounds, sw)
+	}
+	pooled, err := plots.PoolSweeps(rounds)
+	if err != nil {
+		return fmt.Errorf("figures: %w", err)
+	}
+	drawn, err := plots.DrawSweep(pooled, figDir, plots.SweepOptions{})
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
@@ -226,7 +239,7 @@ func writeTuneReport(stdout io.Writer, out string, rep *tune.Report, md string) 
 		if err != nil {
 			return err
 		}
-		figs = append(figs, htmlpage.Figure{Name: f, PNG: b, Caption: "confirmation, round 1: " + filepath.Base(f)})
+		figs = append(figs, htmlpage.Figure{Name: f, PNG: b, Caption: fmt.Sprintf("confirmation, every round pooled (%d runs per ttl): %s", rep.Outcomes[0].Runs, filepath.Base(f))})
 	}
 	page, err := htmlpage.Render("Tuning report", md, figs)
 	if err != nil {
