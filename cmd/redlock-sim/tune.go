@@ -74,6 +74,8 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	rate(&in.ClientCrashRate, "client-crash-rate", "crashes of each client process, `RATE` (a dead holder keeps the lock until its ttl)")
 	rate(&in.JumpRate, "node-clock-jump-rate", "forward wall-clock steps of each node, `RATE` (an NTP step, an operator's date)")
 	fs.StringVar(&in.Jump, "node-clock-jump", in.Jump, "the size of each step, a `DURATION` or a distribution (redlock-sim params node_clock_jump)")
+	rate(&in.StallRate, "node-stall-rate", "stalls of each master, `RATE` (SIGSTOP, a long fork, swapping: it keeps its connections and answers late)")
+	fs.StringVar(&in.Stall, "node-stall", in.Stall, "how long each stall lasts, a `DURATION` or a distribution (redlock-sim params node_pause_len)")
 	fs.StringVar(&in.Client, "client", in.Client, "the lock library, a client profile `NAME` (redlock-sim params --client NAME)")
 	// The targets.
 	float(&in.MaxViolationsPer10k, "max-violations-per-10k", "the largest acceptable rate of incidents of each violation kind (a pause that lets two others in is one), per 10,000 acquisitions, `RATE` (its 95% upper bound is held to it)")

@@ -42,6 +42,8 @@ type Inputs struct {
 	ClientCrashRate   float64 // per client per second
 	JumpRate          float64 // forward wall-clock steps per node per second
 	Jump              string  // their size, a duration or distribution knob value
+	StallRate         float64 // stalls of each master per second (SIGSTOP, a long fork, swapping)
+	Stall             string  // their length, a duration or distribution knob value
 	Client            string  // the client profile
 
 	MaxViolationsPer10k  float64
@@ -62,7 +64,7 @@ type Inputs struct {
 // DefaultInputs returns the inputs `tune` assumes for everything not given.
 func DefaultInputs() Inputs {
 	return Inputs{Nodes: 5, Persistence: "none", Latency: "p50=500us,p99=800us", PauseRate: 0.1,
-		Work: "p50=50ms,p99=100ms", Clients: 3, RestartDelay: time.Second, Jump: "1s", Client: "spec",
+		Work: "p50=50ms,p99=100ms", Clients: 3, RestartDelay: time.Second, Jump: "1s", Stall: "10s", Client: "spec",
 		MaxViolationsPer10k: 1, MaxValidity: -1, MaxUsage: -1, MaxStale: -1,
 		Duration: 10 * time.Minute, Seeds: 10, MaxSeeds: 200, Seed: 1}
 }
@@ -81,6 +83,8 @@ type Plan struct {
 	Effective Recommendation
 	Limits    Limits
 	Conf      Confirmation
+
+	stall dist.Dist // --node-stall, parsed
 }
 
 // Limits are the targets the confirmation is held to: each violation kind's limit per
@@ -167,6 +171,12 @@ func Prepare(in Inputs) (*Plan, error) {
 	if _, err := experiments.SweepRunner().Knob("node_clock_jump", in.Jump); err != nil {
 		return nil, &InputError{"--node-clock-jump", in.Jump, err.Error()}
 	}
+	if _, err := experiments.SweepRunner().Knob("node_pause_len", in.Stall); err != nil {
+		return nil, &InputError{"--node-stall", in.Stall, err.Error()}
+	}
+	if p.stall, err = knobs.ParseDist(in.Stall); err != nil {
+		return nil, &InputError{"--node-stall", in.Stall, err.Error()}
+	}
 	p.Env = e
 	p.Limits = in.limits()
 	t := Targets{AcquireP99: in.MaxAcquireP99, Unavailability: in.MaxUnavailability, MinSuccess: p.Limits.Success,
@@ -191,7 +201,7 @@ func (in Inputs) check() error {
 		v    float64
 	}{{"client-drift-ppm", in.ClientDriftPPM}, {"node-drift-ppm", in.NodeDriftPPM}, {"pause-rate", in.PauseRate},
 		{"node-crash-rate", in.NodeCrashRate}, {"client-crash-rate", in.ClientCrashRate},
-		{"node-clock-jump-rate", in.JumpRate}, {"max-violations-per-10k", in.MaxViolationsPer10k},
+		{"node-clock-jump-rate", in.JumpRate}, {"node-stall-rate", in.StallRate}, {"max-violations-per-10k", in.MaxViolationsPer10k},
 		{"max-violations-per-year", in.MaxViolationsPerYear}, {"max-validity-overlaps-per-10k", in.MaxValidity},
 		{"max-usage-overlaps-per-10k", in.MaxUsage}, {"max-stale-writes-per-10k", in.MaxStale},
 		{"min-success", in.MinSuccess}, {"acquisitions-per-second", in.PerSecond}} {
@@ -228,7 +238,7 @@ func (in Inputs) check() error {
 		flag string
 		v    float64
 	}{{"pause-rate", in.PauseRate}, {"node-crash-rate", in.NodeCrashRate}, {"client-crash-rate", in.ClientCrashRate},
-		{"node-clock-jump-rate", in.JumpRate}} {
+		{"node-clock-jump-rate", in.JumpRate}, {"node-stall-rate", in.StallRate}} {
 		if f.v < 0 || f.v > knobs.MaxFaultRate {
 			return bad(f.flag, f.v, fmt.Sprintf("events a second, allowed 0 to %g", float64(knobs.MaxFaultRate)))
 		}
@@ -285,6 +295,10 @@ func (in Inputs) envKnobs(latKnob, workKnob, pauseKnob string) []sweep.KV {
 	}
 	if in.JumpRate > 0 {
 		kv = append(kv, sweep.KV{Name: "node_clock_jump", Value: in.Jump})
+	}
+	if in.StallRate > 0 {
+		kv = append(kv, sweep.KV{Name: "node_pause_rate", Value: fmt.Sprint(in.StallRate)},
+			sweep.KV{Name: "node_pause_len", Value: in.Stall})
 	}
 	if pauseKnob != "" {
 		kv = append(kv, sweep.KV{Name: "pause_rate", Value: fmt.Sprint(in.PauseRate)},
@@ -597,6 +611,9 @@ func (r *Report) judge() {
 			"steps forward expires its keys that much early, and no ttl or drift_factor covers a step; the rates above "+
 			"include them. Slew clocks rather than step them (chrony's makestep only at boot)", r.In.JumpRate, r.In.Jump))
 	}
+	if r.In.StallRate > 0 {
+		r.Verdicts = append(r.Verdicts, r.stallLine())
+	}
 	r.Verdicts = append(r.Verdicts, r.rareFaults(o)...)
 	r.Verdict, r.Met = r.alternative()
 }
@@ -612,7 +629,7 @@ func (r *Report) rareFaults(o *Outcome) []string {
 		rate   float64
 		actors int
 	}{{"node crashes", r.In.NodeCrashRate, r.In.Nodes}, {"client crashes", r.In.ClientCrashRate, r.In.Clients},
-		{"wall-clock steps", r.In.JumpRate, r.In.Nodes}} {
+		{"wall-clock steps", r.In.JumpRate, r.In.Nodes}, {"master stalls", r.In.StallRate, r.In.Nodes}} {
 		if f.rate == 0 {
 			continue
 		}
@@ -836,4 +853,17 @@ func yearly(x float64) string {
 		return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// stallLine is what master stalls cost, in the arithmetic: how often an attempt asks a
+// stalled master, and what such an attempt waits for (the per-node timeout as the library
+// runs it, or the stall itself where the library has none), so that the confirmation's
+// acquire p99 and give-ups can be read against it.
+func (r *Report) stallLine() string {
+	mean := Mean(r.stall)
+	frac := min(float64(r.In.Nodes)*r.In.StallRate*mean.Seconds(), 1)
+	wait := min(r.Effective.Timeout, mean)
+	return fmt.Sprintf("master stalls (%.3g a second each, %s on average): some master is stalled about N × rate × stall = %d × %.3g × %s = %.3g of the time; an attempt that asks it waits %s (%s), and its vote is lost for the stall; the acquire p99 and give-ups above include them",
+		r.In.StallRate, FormatDuration(mean), r.In.Nodes, r.In.StallRate, FormatDuration(mean), frac, FormatDuration(wait),
+		map[bool]string{true: "the per-node timeout", false: "the stall: the timeout is longer"}[r.Effective.Timeout <= mean])
 }

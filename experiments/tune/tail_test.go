@@ -32,11 +32,26 @@ func TestSurvival(t *testing.T) {
 // hold with probability 1 − e^(−2 × 0.1) and outlasts 391ms with probability e^(−3.91).
 func TestUsageTailByHand(t *testing.T) {
 	e := env(ms, 0, 100*ms)
-	e.Pause, e.PauseRate = dist.Exponential(0, 100*ms), 2
+	e.Pause, e.PauseRate, e.Clients = dist.Exponential(0, 100*ms), 2, 3
+	// Saturated with retries at once (s = 0): any overrun lets a waiter in.
 	r := Recommendation{TTL: 500 * ms, DriftFactor: 0.01, DriftPad: 2 * ms}
 	p, lines := usageTail(e, r)
 	want := -math.Expm1(-0.2) * math.Exp(-3.91)
 	assert.InDelta(t, want, p, want*1e-9)
+	one := e
+	one.Clients = 1
+	p1, _ := usageTail(one, r)
+	assert.Zero(t, p1, "one client: nobody to overlap")
+
+	// A waiter that retries every 200ms catches an overrun of o with probability o/200ms
+	// (its phase at random), so two waiters miss it with (1 − o/s)²: constant work of
+	// 591ms overruns V = 491ms by 100ms; 1 − (1 − 0.5)² = 0.75.
+	late := e
+	late.Work, late.PauseRate = dist.Constant(591*ms), 0
+	r.Contention.Cost = 200 * ms
+	p2, _ := usageTail(late, r)
+	assert.InDelta(t, 0.75, p2, 1e-9)
+	r.Contention.Cost = 0
 	assert.Contains(t, lines[0], "V = ttl − RTT p50 − (ttl × drift_factor + drift_pad) = 500ms − 2.000ms − 7ms = 491.000ms")
 
 	// A pause capped below the slack V − work cannot let anyone in.
@@ -104,6 +119,7 @@ func TestUsageTailAgreesWithTheSimulation(t *testing.T) {
 func TestTTLRaisedToTheTarget(t *testing.T) {
 	e := env(ms, 0, 0)
 	e.Work = dist.Lognormal(50*ms, 0.5) // p99.9 = 50ms × e^(0.5 × 3.09) = 234ms
+	e.Clients = 3                       // saturated: another always waits
 	plain, err := Recommend(e, Targets{})
 	require.NoError(t, err)
 	assert.Greater(t, plain.UsageTail*Per10k, 1.0, "the design percentile alone leaves more")
