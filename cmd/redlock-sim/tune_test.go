@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
 // TestTuneBadInputNamesTheField: every bad input is a usage error (exit 2) that names
@@ -32,6 +34,16 @@ func TestTuneBadInputNamesTheField(t *testing.T) {
 		{[]string{"--max-violations-per-year", "5"}, []string{"--max-violations-per-year", "--acquisitions-per-second"}},
 		{[]string{"--min-success", "95"}, []string{"--min-success", "95", "0 to 1"}},
 		{[]string{"--max-usage-overlaps-per-10k", "-3"}, []string{"--max-usage-overlaps-per-10k", "-3", "negative"}},
+		{[]string{"--duration", "20000h"}, []string{"--duration", "20000h", "out of range"}},
+		{[]string{"--min-success", "NaN"}, []string{"--min-success", "not a finite number"}},
+		{[]string{"--max-violations-per-10k", "Inf"}, []string{"--max-violations-per-10k", "not a finite number"}},
+		{[]string{"--acquisitions-per-second", "NaN"}, []string{"--acquisitions-per-second", "finite"}},
+		{[]string{"--node-crash-rate", "5/fortnight"}, []string{"--node-crash-rate", `unknown period "fortnight"`, "1/month"}},
+		{[]string{"--pause-rate", "1e9", "--pauses", "p99=1ms"}, []string{"--pause-rate", "allowed 0 to 100"}},
+		{[]string{"--pauses", "p99=1s,max=500ms"}, []string{"--pauses", "max=500ms is below p99=1s"}},
+		{[]string{"--think", "p50=1s", "--acquisitions-per-second", "1"}, []string{"--think", "not both"}},
+		{[]string{"--node-stall", "10"}, []string{"--node-stall", "needs a unit"}},
+		{[]string{"--overwrite", "--resume"}, []string{"--overwrite and --resume"}},
 	} {
 		out := filepath.Join(dir, "out")
 		code, stdout, stderr := cli(append([]string{"tune", "--out", out, "--quiet"}, tc.args...)...)
@@ -263,4 +275,29 @@ func TestTunePlantedLoads(t *testing.T) {
 		"--out", filepath.Join(dir, "c"))
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "target acquire success ≥ 0.05 (--min-success): met")
+}
+
+// TestTuneWarnsOfAFractionGivenAsPPM: a drift that looks like a fraction (0.02 meaning
+// 2 %) is taken as given, in ppm, with a warning that says what to type instead.
+func TestTuneWarnsOfAFractionGivenAsPPM(t *testing.T) {
+	code, _, stderr := cli("tune", "--client-drift-ppm", "0.02", "--duration", "10s", "--seeds", "1", "--max-seeds", "1",
+		"--quiet", "--out", filepath.Join(t.TempDir(), "t"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "warning: --client-drift-ppm 0.02 is in parts per million")
+	assert.Contains(t, stderr, "if you meant 2 %, give 20000")
+}
+
+// TestTuneOverwriteRefusesAFolderInUse: while another tune holds the output folder,
+// --overwrite is refused with the holder named, and nothing of the folder is deleted.
+func TestTuneOverwriteRefusesAFolderInUse(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t")
+	held, err := sweep.LockFolder(out, "tune")
+	require.NoError(t, err)
+	defer held.Unlock()
+	keep := filepath.Join(out, "report.md")
+	require.NoError(t, os.WriteFile(keep, []byte("the other tune's"), 0o644))
+	code, _, stderr := cli("tune", "--overwrite", "--quiet", "--out", out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "in use by another tune (PID ")
+	assert.FileExists(t, keep)
 }

@@ -188,7 +188,7 @@ func Prepare(in Inputs) (*Plan, error) {
 	p.Conf = Confirmation{Env: in.envKnobs(latKnob, workKnob, pauseKnob), Duration: in.Duration,
 		Replicates: in.Seeds, Seed: in.Seed}
 	if _, err := p.Conf.Spec(p.Effective); err != nil {
-		return nil, err
+		return nil, inFlagTerms(err)
 	}
 	return p, nil
 }
@@ -866,4 +866,33 @@ func (r *Report) stallLine() string {
 	return fmt.Sprintf("master stalls (%.3g a second each, %s on average): some master is stalled about N × rate × stall = %d × %.3g × %s = %.3g of the time; an attempt that asks it waits %s (%s), and its vote is lost for the stall; the acquire p99 and give-ups above include them",
 		r.In.StallRate, FormatDuration(mean), r.In.Nodes, r.In.StallRate, FormatDuration(mean), frac, FormatDuration(wait),
 		map[bool]string{true: "the per-node timeout", false: "the stall: the timeout is longer"}[r.Effective.Timeout <= mean])
+}
+
+// flagOfKnob is the tune flag behind each environment knob of the confirmation, so that a
+// value the simulator refuses is reported in the words the user typed.
+var flagOfKnob = map[string]string{
+	"duration": "--duration", "latency": "--latency", "hold": "--work", "pause_len": "--pauses",
+	"pause_rate": "--pause-rate", "nodes": "--nodes", "clients": "--clients", "persistence": "--persistence",
+	"client_clock_drift_ppm": "--client-drift-ppm", "node_clock_drift_ppm": "--node-drift-ppm",
+	"node_crash_rate": "--node-crash-rate", "client_crash_rate": "--client-crash-rate",
+	"node_clock_jump_rate": "--node-clock-jump-rate", "node_clock_jump": "--node-clock-jump",
+	"node_pause_rate": "--node-stall-rate", "node_pause_len": "--node-stall", "node_down": "--restart-delay",
+	"think": "--think or --acquisitions-per-second", "client": "--client",
+}
+
+// inFlagTerms rewrites a knob's refusal as an *InputError naming the flag behind the knob;
+// a refused recommended setting (no flag of the user's) keeps the knob's name, saying so.
+func inFlagTerms(err error) error {
+	var ve *knobs.ValueError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	problem := ve.Problem
+	if ve.Allowed != "" {
+		problem += " (allowed: " + ve.Allowed + ")"
+	}
+	if flag, ok := flagOfKnob[ve.Knob]; ok {
+		return &InputError{flag, ve.Value, problem}
+	}
+	return &InputError{"the recommended " + ve.Knob, ve.Value, problem + "; the inputs ask for a setting the simulator cannot take"}
 }
