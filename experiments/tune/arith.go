@@ -91,9 +91,9 @@ type Targets struct {
 	// one meets the targets), so that everything that depends on the ttl follows it.
 	TTL time.Duration
 	// MaxIncidents is the most violation incidents per acquisition the targets allow
-	// (0: none stated). Where the design percentile leaves more than that by the analytic
-	// estimates (the rarest holds and pauses outlasting the validity), the ttl is raised
-	// until they meet it.
+	// (0: none stated). Where the design percentile leaves more than MaxIncidents /
+	// TargetMargin by the analytic estimates (the rarest holds and pauses outlasting the
+	// validity), the ttl is raised until they meet it.
 	MaxIncidents float64
 }
 
@@ -262,7 +262,7 @@ func RecommendFor(e Env, t Targets, lib Library) (Recommendation, error) {
 	r.Steps = append(r.Steps, Step{"usage overlap incidents, analytically", lines})
 	r.CrashTail, lines = nodesStep(e, r)
 	r.Steps = append(r.Steps, Step{"nodes and crashes", lines})
-	if t.TTL == 0 && !r.Fencing && t.MaxIncidents > 0 && r.UsageTail+r.CrashTail > t.MaxIncidents {
+	if t.TTL == 0 && !r.Fencing && t.MaxIncidents > 0 && r.UsageTail+r.CrashTail > t.MaxIncidents/TargetMargin {
 		return raiseTTL(e, t, lib, r)
 	}
 	return r, nil
@@ -414,7 +414,7 @@ func ttl(e Env, t Targets, r *Recommendation) []string {
 	lines = append(lines, limitLines...)
 	if t.TTL > 0 {
 		r.TTL = t.TTL
-		lines = append(lines, fmt.Sprintf("ttl pinned at %v: the confirmation found it meets the targets", t.TTL))
+		lines = append(lines, fmt.Sprintf("ttl set to %v, not derived (why: below, or in the verdict)", t.TTL))
 		if !r.noExtend && !fits(need(p, false), t.TTL) && fits(need(p, true), t.TTL) {
 			setExtend(r, w)
 			lines = append(lines, "the work does not fit in it, so the holder extends: "+extendLine(p, el, pad, df, div))

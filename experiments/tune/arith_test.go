@@ -377,8 +377,8 @@ func ExampleRecommend() {
 		fmt.Println(err)
 		return
 	}
-	for _, s := range r.Knobs() {
-		fmt.Printf("--set %s=%s\n", s.Name, s.Value)
+	for _, f := range r.SetFlags() {
+		fmt.Println(f)
 	}
 	for _, s := range r.Steps {
 		if s.Name == "ttl" {
@@ -392,8 +392,6 @@ func ExampleRecommend() {
 	// --set timeout=51ms
 	// --set retry_delay=51ms
 	// --set retry_jitter=34ms
-	// --set tries=7
-	// --set extend_every=0s
-	// --set max_extensions=0
+	// --set tries=127
 	// ttl = 1.2s; MIN_VALIDITY = TTL − (T2 − T1) − CLOCK_DRIFT = 1.2s − 51ms − (1.2s × 0.01 + 2ms) = 1.135s ≥ work + pause = 1.100s ✓
 }

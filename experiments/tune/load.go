@@ -122,8 +122,8 @@ func contention(e Env, r *Recommendation) (Contention, []string, error) {
 				fmt.Sprintf("one lock serves one hold at a time, and a hold keeps it for B = %s: at most 1/B = %.3g acquisitions a second; split the lock, or shorten the holds",
 					FormatDuration(c.Busy), 1/busy)}
 		}
-		c.Refusal = c.Utilization
-		wait := cost * c.Refusal / (1 - c.Refusal)
+		c.Refusal = spread(c.Utilization, cost, busy)
+		wait := cost * c.Utilization / (1 - c.Utilization)
 		think := k/a - busy - wait - rtt50.Seconds()
 		if think < 0 {
 			return c, nil, &InputError{"--acquisitions-per-second", strconv.FormatFloat(a, 'g', -1, 64),
@@ -133,7 +133,7 @@ func contention(e Env, r *Recommendation) (Contention, []string, error) {
 		c.Think = dist.Exponential(0, ceilMillis(toDuration(think*1e9)))
 		lines = append(lines,
 			fmt.Sprintf("load: %g acquisitions a second on this lock ⇒ it is held ρ = %g × B = %.3g of the time; one lock serves at most 1/B = %.3g a second", a, a, c.Utilization, 1/busy),
-			fmt.Sprintf("a waiter's tries land at random moments of the holds (the jitter spreads them), so each is refused with probability ρ = %.3g", c.Refusal),
+			refusalLine(c.Utilization, cost, busy, c.Refusal),
 			fmt.Sprintf("a client waits s × ρ / (1 − ρ) = %s on average, so to make %g a second the %d clients rest clients / rate − B − wait − RTT p50 = %s between holds, drawn at random (exponential): think = %s",
 				FormatDuration(toDuration(wait*1e9)), a, e.Clients, FormatDuration(toDuration(think*1e9)), FormatDuration(Mean(c.Think))))
 	case Think:
@@ -155,11 +155,12 @@ func contention(e Env, r *Recommendation) (Contention, []string, error) {
 		// A short rest lets the releaser come back before a waiter tries: then a waiter gets
 		// in only in the gap, as in the saturated case.
 		gap := busy / (busy + Mean(c.Think).Seconds() + rtt50.Seconds())
-		c.Refusal = max(c.Utilization, gap)
+		c.Refusal = max(spread(c.Utilization, cost, busy), gap)
 		lines = append(lines,
 			fmt.Sprintf("load: each of the %d clients rests %s on average (--think) between a release and its next acquire", e.Clients, FormatDuration(Mean(c.Think))),
 			fmt.Sprintf("the lock is held ρ of the time, where ρ = clients × B / (think + B + RTT p50 + s × ρ / (1 − ρ)) = %.3g (a waiter's refused tries lengthen its cycle)", c.Utilization),
-			fmt.Sprintf("a try is refused with probability max(ρ, B / (B + think + RTT p50)) = max(%.3g, %.3g) = %.3g: the second term is the releaser coming back before a waiter tries", c.Utilization, gap, c.Refusal))
+			refusalLine(c.Utilization, cost, busy, spread(c.Utilization, cost, busy)),
+			fmt.Sprintf("a try is refused with probability max(that, B / (B + think + RTT p50)) = max(%.3g, %.3g) = %.3g: the second term is the releaser coming back before a waiter tries", spread(c.Utilization, cost, busy), gap, c.Refusal))
 	default:
 		c.Think = dist.Constant(0)
 		c.Utilization = busy / (busy + rtt50.Seconds())
@@ -188,3 +189,24 @@ func triesFor(refusal, minSuccess float64) int {
 // MaxPerSecond bounds --acquisitions-per-second: a million acquisitions a second is
 // beyond any one lock (a hold cannot be shorter than a microsecond's round trip).
 const MaxPerSecond = 1e6
+
+// spread returns the probability that one try of a waiter is refused when the lock is
+// held rho of the time, tries come every cost seconds and holds last busy: rho when the
+// tries are at least a hold apart (each lands at a random moment of the holds), and
+// rho^(cost/busy) when they are closer, since several tries then fall in one hold and are
+// refused together: n tries then look at the lock only n × cost/busy independent times.
+func spread(rho, cost, busy float64) float64 {
+	if cost >= busy || busy <= 0 {
+		return rho
+	}
+	return math.Pow(rho, cost/busy)
+}
+
+// refusalLine is spread's arithmetic in words.
+func refusalLine(rho, cost, busy, refusal float64) string {
+	if cost >= busy || busy <= 0 {
+		return fmt.Sprintf("a waiter's tries come at least a hold apart and land at random moments of the holds (the jitter spreads them), so each is refused with probability ρ = %.3g", refusal)
+	}
+	return fmt.Sprintf("a waiter's tries come s = %.3gs apart, closer than a hold (B = %.3gs): several fall in one hold and are refused together, so n tries are n × s/B independent looks, each refused with probability ρ: a try is refused with probability ρ^(s/B) = %.3g^%.3g = %.3g",
+		cost, busy, rho, cost/busy, refusal)
+}

@@ -31,13 +31,16 @@ func TestTriesFromTheLoad(t *testing.T) {
 		// Saturated: refused with probability B / (B + RTT) = 54 / 56; ⌈ln 0.01 / ln
 		// (54/56)⌉ = ⌈126.6⌉ = 127.
 		{"no load: saturated", Load{}, 54.0 / 56, 127, 0},
-		// 5 a second: ρ = 5 × 0.054 = 0.27; ⌈ln 0.01 / ln 0.27⌉ = ⌈3.52⌉ = 4. The wait is
-		// s·ρ/(1 − ρ) = 10 × 0.27 / 0.73 = 3.699ms; think = 3/5 − 0.054 − 0.003699 −
-		// 0.002 = 540.3ms → 541ms (up to the ms).
-		{"5 a second", Load{PerSecond: 5}, 0.27, 4, 541 * ms},
-		// 15 a second: ρ = 0.81; ⌈ln 0.01 / ln 0.81⌉ = ⌈21.86⌉ = 22; wait = 10 × 0.81
-		// / 0.19 = 42.63ms; think = 0.2 − 0.054 − 0.04263 − 0.002 = 101.37ms → 102ms.
-		{"15 a second: busy", Load{PerSecond: 15}, 0.81, 22, 102 * ms},
+		// 5 a second: ρ = 5 × 0.054 = 0.27. Tries come s = 10ms apart, closer than a hold
+		// of 54ms, so a try is refused with ρ^(s/B) = 0.27^(10/54) = 0.78469;
+		// ⌈ln 0.01 / ln 0.78469⌉ = ⌈18.99⌉ = 19. The wait is s·ρ/(1 − ρ) = 10 × 0.27 /
+		// 0.73 = 3.699ms; think = 3/5 − 0.054 − 0.003699 − 0.002 = 540.3ms → 541ms (up to
+		// the ms).
+		{"5 a second", Load{PerSecond: 5}, math.Pow(0.27, 10.0/54), 19, 541 * ms},
+		// 15 a second: ρ = 0.81, refused 0.81^(10/54) = 0.96173; ⌈ln 0.01 / ln 0.96173⌉ =
+		// ⌈118.0⌉ = 119; wait = 10 × 0.81 / 0.19 = 42.63ms; think = 0.2 − 0.054 − 0.04263 −
+		// 0.002 = 101.37ms → 102ms.
+		{"15 a second: busy", Load{PerSecond: 15}, math.Pow(0.81, 10.0/54), 119, 102 * ms},
 	} {
 		r, err := Recommend(contended(tc.load), Targets{})
 		require.NoError(t, err, tc.name)
@@ -49,14 +52,18 @@ func TestTriesFromTheLoad(t *testing.T) {
 		assert.Empty(t, r.Conflicts, tc.name)
 	}
 	// A stricter success target needs more tries at the same load: 0.999 at 5 a second,
-	// ⌈ln 0.001 / ln 0.27⌉ = ⌈5.28⌉ = 6.
+	// ⌈ln 0.001 / ln 0.78469⌉ = ⌈28.49⌉ = 29.
 	r, err := Recommend(contended(Load{PerSecond: 5}), Targets{MinSuccess: 0.999})
 	require.NoError(t, err)
-	assert.Equal(t, 6, r.Tries)
-	// A looser one fewer: 0.9 → ⌈1.76⌉ = 2.
+	assert.Equal(t, 29, r.Tries)
+	// A looser one fewer: 0.9 → ⌈9.50⌉ = 10.
 	r, err = Recommend(contended(Load{PerSecond: 5}), Targets{MinSuccess: 0.9})
 	require.NoError(t, err)
-	assert.Equal(t, 2, r.Tries)
+	assert.Equal(t, 10, r.Tries)
+
+	// Retries a hold apart or more look at independent moments: refused with ρ itself.
+	assert.Equal(t, 0.27, spread(0.27, 0.054, 0.054))
+	assert.Equal(t, 0.27, spread(0.27, 0.2, 0.054))
 }
 
 // TestTriesThinkFixedPoint: with a think time, ρ solves ρ = K·B / (think + B + RTT +
@@ -68,15 +75,19 @@ func TestTriesThinkFixedPoint(t *testing.T) {
 	assert.InDelta(t, rho, 3*0.054/(0.200+0.054+0.002+0.010*rho/(1-rho)), 1e-9)
 	// By hand: at ρ = 0.598, 0.162 / (0.256 + 0.01 × 0.598 / 0.402) = 0.162 / 0.27088 = 0.598.
 	assert.InDelta(t, 0.598, rho, 1e-3)
-	// The gap term B / (B + think + RTT) = 54 / 256 is smaller: the refusal is ρ.
-	assert.Equal(t, rho, r.Contention.Refusal)
-	assert.Equal(t, triesFor(rho, DefaultMinSuccess), r.Tries)
+	// The gap term B / (B + think + RTT) = 54 / 256 is smaller: the refusal is ρ^(s/B).
+	assert.InDelta(t, math.Pow(rho, 10.0/54), r.Contention.Refusal, 1e-12)
+	assert.Equal(t, triesFor(r.Contention.Refusal, DefaultMinSuccess), r.Tries)
 	assert.Equal(t, 200*ms, Mean(r.Contention.Think), "the given rest is simulated as given")
 
-	// A short rest lets the releaser come back first: the gap term wins.
+	// A short rest: the releaser comes back before a waiter tries with probability
+	// B / (B + think + RTT) = 54 / 57, and the lock is held nearly all the time; the
+	// refusal is the larger of the two.
 	r, err = Recommend(contended(Load{Think: dist.Constant(ms), ThinkGiven: true}), Targets{})
 	require.NoError(t, err)
-	assert.InDelta(t, 0.054/(0.054+0.001+0.002), r.Contention.Refusal, 1e-9)
+	gap := 0.054 / (0.054 + 0.001 + 0.002)
+	assert.InDelta(t, max(gap, math.Pow(r.Contention.Utilization, 10.0/54)), r.Contention.Refusal, 1e-9)
+	assert.GreaterOrEqual(t, r.Contention.Refusal, gap)
 }
 
 // TestImpossibleLoadRefused: more holds a second than one lock can serve, or than the

@@ -769,7 +769,9 @@ func (r *Report) alternative() (string, bool) {
 		advice = "; where no violation was seen, more runs (--max-seeds) tighten the bounds; where violations were seen at every ttl, only fencing tokens checked by the resource protect it"
 		delayed := r.Env
 		delayed.NodeRestartDelay = dist.MaxDuration
-		if alt, ok := r.ttlForEstimates(r.Env); ok {
+		if r.estimatesMeet(r.Effective) {
+			advice = "; the analytic estimates meet the targets at this ttl, so the simulation saw more than they expect, or too little to show it: more runs (--max-seeds) or a longer ttl from the table"
+		} else if alt, ok := r.ttlForEstimates(r.Env); ok {
 			r.Alternative = &alt
 			advice = fmt.Sprintf("; by the analytic estimates, ttl %v would meet the violation targets (usage overlap incidents %.3g per 10,000), beyond what simulation can show: the settings recomputed for it: %s",
 				alt.TTL, (alt.UsageTail+alt.CrashTail)*Per10k, strings.Join(alt.SetFlags(), " "))
@@ -781,6 +783,18 @@ func (r *Report) alternative() (string, bool) {
 		}
 	}
 	return "verdict: NOT met at any ttl tried: " + strings.Join(failed, "; ") + advice, false
+}
+
+// estimatesMeet reports whether every counted kind's analytic estimate for rec meets
+// its limit (false where there is no estimate).
+func (r *Report) estimatesMeet(rec Recommendation) bool {
+	for i, l := range r.countedLimits() {
+		est, ok := r.analytic(rec, i)
+		if !ok || (l >= 0 && est*Per10k > l) {
+			return false
+		}
+	}
+	return true
 }
 
 // ttlForEstimates returns the recommendation, recomputed for the least ttl (whole

@@ -95,6 +95,7 @@ func TestUsageTailAgreesWithTheSimulation(t *testing.T) {
 	in.Latency = "p50=1ms,p99=5ms"
 	in.Pauses, in.PauseRate = "p50=20ms,p99=300ms", 2
 	in.Duration, in.Seeds, in.MaxSeeds = 2*time.Minute, 20, 20
+	in.MaxViolationsPer10k = 1000 // no target that would raise the ttl out of the incidents
 	p, err := Prepare(in)
 	require.NoError(t, err)
 	rep, err := p.Run(context.Background(), Options{Dir: t.TempDir(), Workers: 2})
@@ -127,12 +128,12 @@ func TestTTLRaisedToTheTarget(t *testing.T) {
 	r, err := Recommend(e, Targets{MaxIncidents: 1.0 / Per10k})
 	require.NoError(t, err)
 	assert.Greater(t, r.TTL, plain.TTL)
-	assert.LessOrEqual(t, r.UsageTail*Per10k, 1.0)
+	assert.LessOrEqual(t, r.UsageTail*Per10k, 1.0/TargetMargin, "a third of the target: the confirmation can show it")
 	assert.True(t, stepHas(r, "ttl", "raised to "+r.TTL.String()))
 	// The least such ttl, up to the rounding to two figures: 10 % shorter misses it.
 	shorter, err := Recommend(e, Targets{TTL: r.TTL * 9 / 10 / ms * ms})
 	require.NoError(t, err)
-	assert.Greater(t, shorter.UsageTail*Per10k, 1.0)
+	assert.Greater(t, shorter.UsageTail*Per10k, 1.0/TargetMargin)
 
 	// A target no ttl the unavailability target allows can meet: the ttl stays, and the
 	// arithmetic says why.
