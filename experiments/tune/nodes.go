@@ -38,6 +38,9 @@ func nodesStep(e Env, r Recommendation) (float64, []string) {
 	if e.NodeCrashRate == 0 {
 		return 0, append(lines, "no node crashes stated (--node-crash-rate 0): if one does crash, the restart delay above is what keeps the lock safe")
 	}
+	if !e.RestartDelayGiven {
+		lines = append(lines, fmt.Sprintf("the restart delay is the default, %v: give yours (--restart-delay), since the answer turns on it", e.NodeRestartDelay))
+	}
 	down := float64(n) * e.NodeCrashRate * e.NodeRestartDelay.Seconds()
 	lines = append(lines, fmt.Sprintf("masters down at a time: on average N × crash rate × restart delay = %d × %.3g/s × %v = %.3g; more than N − Q = %d down (no quorum) ≈ P(Poisson(%.3g) ≥ %d) = %.3g of the time",
 		n, e.NodeCrashRate, e.NodeRestartDelay, down, n-q, down, n-q+1, poissonAtLeast(down, n-q+1)))
@@ -50,7 +53,7 @@ func nodesStep(e Env, r Recommendation) (float64, []string) {
 	return p, append(lines,
 		fmt.Sprintf("masters that crash and come back empty inside one ttl: N × crash rate × ttl = %d × %.3g/s × %v = %.3g on average; %d of them let a second client in: P(Poisson(%.3g) ≥ %d) = %.3g per acquisition (an upper estimate: it needs a second client asking then, and the restarted master among its votes)",
 			n, e.NodeCrashRate, r.TTL, m, share, m, share, p),
-		fmt.Sprintf("with N = %d that is %.3g per 10,000 acquisitions; any odd N gives the same 2Q − N = 1, so adding masters does not change it: a restart delay ≥ ttl (%v) or aof-always does", n, p*Per10k, r.TTL))
+		fmt.Sprintf("with N = %d that is %.3g per 10,000 acquisitions; any odd N gives the same 2Q − N = 1, and more masters are more to crash, so adding masters makes it no better (N = 5 against N = 3: 5/3 as many): a restart delay ≥ ttl (%v) or aof-always does", n, p*Per10k, r.TTL))
 }
 
 // expectedEvents is how many events of a fault the whole confirmation draws: rate per

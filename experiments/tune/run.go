@@ -721,6 +721,16 @@ func (r *Report) targetLines(o *Outcome) []string {
 func (r *Report) alternative() (string, bool) {
 	want := r.RecommendedTTL()
 	if o := r.outcome(want); o != nil && r.meets(o) {
+		var byEstimate []string
+		for i := range o.Violations {
+			if _, ok := r.beyondSimulation(o, i); ok && r.countedLimits()[i] >= 0 {
+				byEstimate = append(byEstimate, IncidentKinds[i])
+			}
+		}
+		if len(byEstimate) > 0 {
+			return fmt.Sprintf("verdict: ttl %s meets every target: the simulation bears out what it can see, acquires given up included, and the analytic estimates answer for %s, rates too small for any simulation to show",
+				want, strings.Join(byEstimate, ", ")), true
+		}
 		return "verdict: the simulation bears the recommendation out: ttl " + want + " meets every target it could check, acquires given up included", true
 	}
 	// Only longer ttls: a shorter one is below what the arithmetic needs at its design
@@ -777,7 +787,7 @@ func (r *Report) alternative() (string, bool) {
 				alt.TTL, (alt.UsageTail+alt.CrashTail)*Per10k, strings.Join(alt.SetFlags(), " "))
 		} else if alt, ok := r.ttlForEstimates(delayed); ok && r.In.NodeCrashRate > 0 {
 			r.Alternative = &alt
-			advice = fmt.Sprintf("; by the analytic estimates no ttl meets the targets with crashed masters back after %v: a longer ttl covers the pauses but gives a master that restarts early time to forget it. "+
+			advice = fmt.Sprintf("; by the analytic estimates no ttl meets the targets with crashed masters back after %v: a longer ttl covers more of the long holds and pauses but gives a master that restarts early more time to forget it. "+
 				"Ttl %v with crashed masters kept down at least that long (delayed restarts) would (usage overlap incidents %.3g per 10,000): the settings recomputed for it: %s",
 				r.Env.NodeRestartDelay, alt.TTL, alt.UsageTail*Per10k, strings.Join(alt.SetFlags(), " "))
 		}
