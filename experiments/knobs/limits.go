@@ -8,7 +8,6 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
-	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
 // LimitError reports knob values that are each in range but together would drive a run
@@ -139,7 +138,7 @@ func (c *Config) inFlightEstimate() float64 {
 		// clog_rate × (rate / links) × E[L²]/2 messages, with E[L²] taken as 2 mean²
 		// (exact for an exponential length, high for a constant or uniform one).
 		links := float64(lock.Nodes+1+c.Clients) * float64(lock.Nodes+c.Clients)
-		m := distMean(c.ClogLen).Seconds()
+		m := c.ClogLen.Expected().Seconds()
 		travel += c.ClogRate * m * m / links
 	}
 	return min(rate*travel, rate*c.Duration.Seconds())
@@ -158,22 +157,9 @@ func retryPauseMean(delay, jitter time.Duration) time.Duration {
 	return time.Duration((d + j) * (d + j) / (4 * j) * float64(time.Second))
 }
 
-// distMean is the mean of a distribution.
-func distMean(d dist.Dist) time.Duration {
-	switch d.Kind {
-	case dist.KindUniform:
-		return d.Base + (d.Max-d.Base)/2
-	case dist.KindExponential:
-		return d.Base + d.Mean
-	case dist.KindLognormal:
-		return d.Base + time.Duration(float64(d.Median)*math.Exp(d.Sigma*d.Sigma/2))
-	}
-	return d.Base
-}
-
 func latencyMean(l network.Latency) time.Duration {
 	if l.SlowP == 0 {
-		return distMean(l.Fast)
+		return l.Fast.Expected()
 	}
-	return time.Duration((1-l.SlowP)*float64(distMean(l.Fast)) + l.SlowP*float64(distMean(l.Slow)))
+	return time.Duration((1-l.SlowP)*float64(l.Fast.Expected()) + l.SlowP*float64(l.Slow.Expected()))
 }

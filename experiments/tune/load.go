@@ -70,18 +70,9 @@ type Contention struct {
 	Think dist.Dist
 }
 
-// Mean returns d's mean: Base + Median·e^(σ²/2) for a lognormal.
-func Mean(d dist.Dist) time.Duration {
-	switch d.Kind {
-	case dist.KindUniform:
-		return d.Base + (d.Max-d.Base)/2
-	case dist.KindExponential:
-		return d.Base + d.Mean
-	case dist.KindLognormal:
-		return d.Base + toDuration(float64(d.Median)*math.Exp(d.Sigma*d.Sigma/2))
-	}
-	return d.Base
-}
+// Mean returns d's mean (dist.Dist.Expected: a cap left out, so an upper bound when
+// capped).
+func Mean(d dist.Dist) time.Duration { return d.Expected() }
 
 // contention works out the load's arithmetic for e with r's retry delay. An impossible
 // load (more holds a second than one lock can serve, or than the clients can make) is an

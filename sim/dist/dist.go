@@ -233,3 +233,19 @@ func (d Dist) capText() string {
 	}
 	return fmt.Sprintf(" at most %v", d.Cap)
 }
+
+// Expected returns d's mean (the field Mean is the exponential's parameter): Base +
+// Median·e^(σ²/2) for a lognormal, Base + Mean for an exponential. A cap is left out, so
+// for a capped distribution it is an upper bound: the callers (tune's load arithmetic,
+// the knobs' cost limits) want a conservative figure, not an exact one.
+func (d Dist) Expected() time.Duration {
+	switch d.Kind {
+	case KindUniform:
+		return d.Base + (d.Max-d.Base)/2
+	case KindExponential:
+		return d.Base + d.Mean
+	case KindLognormal:
+		return d.Base + capped(float64(d.Median)*math.Exp(d.Sigma*d.Sigma/2))
+	}
+	return d.Base
+}
