@@ -38,7 +38,7 @@ type BenchSpec struct {
 	Seed     uint64
 }
 
-// DefaultBenchSpec returns the workload of the issue: one simulated hour of ten clients
+// DefaultBenchSpec returns the standard bench workload (docs/BENCHMARKS.md): one simulated hour of ten clients
 // sharing one lock, seed 1.
 func DefaultBenchSpec() BenchSpec {
 	return BenchSpec{Duration: time.Hour, Clients: 10, Seed: 1}

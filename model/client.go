@@ -1470,6 +1470,8 @@ func (c *Client) notify(now sim.Time) {
 // write with its id, token and fencing; a pause with its length; the rest with the
 // resource. Every record starts with the client's monotonic reading. res is ev.Resource as
 // a Name, whose digest was worked out once.
+//
+//lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
 func emitEvent[E sim.Emitter[E]](e E, nm *clientNames, mono time.Duration, res sim.Name, ev *ClientEvent) {
 	e = e.Begin(nm.actor, nm.kinds[ev.Kind]).Dur("mono", mono)
 	switch {

@@ -20,12 +20,11 @@ import (
 // that depend on the server's clock (a TTL's exact value, which only top-level PTTLs
 // compare with a tolerance).
 type luaGen struct {
-	r     *rand.Rand
-	b     strings.Builder
-	vars  []luaVar // in scope, innermost last
-	loop  bool     // inside a loop over KEYS, where k is the key
-	depth int
-	n     int // locals declared so far, for fresh names
+	r    *rand.Rand
+	b    strings.Builder
+	vars []luaVar // in scope, innermost last
+	loop bool     // inside a loop over KEYS, where k is the key
+	n    int      // locals declared so far, for fresh names
 }
 
 // luaVar is a local and what it may hold: a command's reply (call), a reply or an

@@ -396,6 +396,8 @@ func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 // and, packed into the same field when it is one of the common replies (OK, nil, a 32-bit
 // integer), its reply, so the hash folds one field per command; a reply that does not fit
 // gets a field of its own. ExecParts decodes the fields.
+//
+//lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
 func emitExec[E sim.Emitter[E]](e E, nm *traceName, c *resp.Command, rep resp.Reply) {
 	i, compact := execInt(c, rep)
 	e = e.Begin(nm.actor, nm.kind).Custom("cmd", i, int64(c.TTL), c.Key, c.Value, formatCmd)

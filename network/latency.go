@@ -14,13 +14,6 @@ import (
 // duration: dist.MaxDuration, named here for the network's callers.
 const MaxDuration = dist.MaxDuration
 
-func checkDur(param string, d time.Duration) error {
-	if d < 0 || d > MaxDuration {
-		return sim.BadParam(param, d, fmt.Sprintf("[0s, %v]", MaxDuration))
-	}
-	return nil
-}
-
 func checkProb(param string, p float64) error {
 	if !(p >= 0 && p <= 1) {
 		return sim.BadParam(param, p, "[0, 1]")

@@ -227,6 +227,8 @@ func (n *Net[M]) traceMsg(kind *sim.Name, i int32, reason string) {
 // message record starts with; written out, not called, on this hottest path), the message itself
 // (a note when the world's processes fold it themselves, see SetDeliveryNotes), and its
 // latency.
+//
+//lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
 func emitDeliver[M any, E sim.Emitter[E]](e E, n *Net[M], f *flight[M], latency time.Duration) {
 	e = e.Begin(n.names.net, n.names.deliver).Name("from", n.eps[f.from].nm).Name("to", n.eps[f.to].nm).Int("id", int64(f.id))
 	if n.parts != nil {
@@ -244,6 +246,8 @@ func emitDeliver[M any, E sim.Emitter[E]](e E, n *Net[M], f *flight[M], latency 
 
 // emitMsgRecord writes a drop, duplicate or hold record: the message's endpoints and id,
 // the message, then a drop's reason.
+//
+//lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
 func emitMsgRecord[M any, E sim.Emitter[E]](e E, n *Net[M], kind *sim.Name, f *flight[M], reason string) {
 	e = e.Begin(n.names.net, *kind).Name("from", n.eps[f.from].nm).Name("to", n.eps[f.to].nm).Int("id", int64(f.id))
 	if n.parts != nil {

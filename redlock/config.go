@@ -107,8 +107,8 @@ func (f Fencing) MarshalText() ([]byte, error) { return []byte(f.String()), nil 
 // UnmarshalText parses the scheme's name.
 func (f *Fencing) UnmarshalText(b []byte) (err error) { *f, err = ParseFencing(string(b)); return err }
 
-// FenceKey returns the key whose INCR gives the fencing token of resource. The fenced
-// storage of the model and the oracle use it too, so it is defined once, here.
+// FenceKey returns the key whose INCR on a node gives the fencing token of resource: the
+// machine asks for it after a won round when fencing takes tokens from the nodes.
 func FenceKey(resource string) string { return resource + ":fence" }
 
 // Dialect says whose wire behaviour the machine reproduces where lock libraries that

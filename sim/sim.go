@@ -305,30 +305,6 @@ func (s *Sim) NextAt() (Time, bool) {
 	return s.top().at, true
 }
 
-// next removes and returns the earliest pending event if it is due at or before t, and
-// reports whether it did. Its first branch is the path of nearly every event of a run
-// (near events sorted, the next one due before any far event), kept small enough to
-// inline into the run loop; the rest is nextSlow.
-func (s *Sim) next(t Time) (entry, bool) {
-	if n := len(s.near) - 1; n >= 0 && !s.heapMode && s.near[n].at < s.farMin {
-		e := s.near[n]
-		if e.at > t {
-			return entry{}, false
-		}
-		s.near = s.near[:n]
-		return e, true
-	}
-	return s.nextSlow(t)
-}
-
-// nextSlow is next when the near events are a heap or far events may be due first.
-func (s *Sim) nextSlow(t Time) (entry, bool) {
-	if !s.ready() || s.top().at > t {
-		return entry{}, false
-	}
-	return s.pop(), true
-}
-
 // run runs event e, just taken from the queue.
 func (s *Sim) run(e entry) {
 	if e.at < s.now {
@@ -378,14 +354,16 @@ func (s *Sim) RunUntil(t Time) error {
 
 // loop is the one run loop of Run and RunUntil: it runs every event due at or before t,
 // in (time, seq) order, until none is due or Stop or Fail ends the run, and reports
-// whether it ran out of due events rather than being stopped. next's fast path inlines
-// into it.
+// whether it ran out of due events rather than being stopped. Taking the next event and
+// running it are written out in it, not called.
 func (s *Sim) loop(t Time) bool {
 	s.stopped = false
 	for !s.stopped {
-		// next's fast path and run, written out: this loop runs every event of a world, and
-		// calling them (Go inlines neither, PGO only sometimes) cost up to 1.5 % of the
-		// bench workload. Step calls them; the reference-model test holds both to one order.
+		// The queue's fast path (near events sorted, the next due before any far one) and
+		// run, written out: this loop runs every event of a world, and calling them (Go
+		// inlines neither, PGO only sometimes) cost up to 1.5 % of the bench workload. Step
+		// takes the same events with pop and run; the reference-model test holds both to
+		// one order.
 		var e entry
 		if n := len(s.near) - 1; n >= 0 && !s.heapMode && s.near[n].at < s.farMin {
 			if e = s.near[n]; e.at > t {

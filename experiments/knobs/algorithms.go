@@ -79,7 +79,7 @@ func algorithmNames(table []Algorithm) []string {
 }
 
 // LookupAlgorithm returns the algorithm named name among the registered ones and extra
-// (algorithms a world adds for itself, see experiments.WithAlgorithm).
+// (algorithms a world adds for itself, see world.WithAlgorithm).
 func LookupAlgorithm(name string, extra ...Algorithm) (Algorithm, error) {
 	table := append(Algorithms(), extra...)
 	for _, a := range table {

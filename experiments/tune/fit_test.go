@@ -15,13 +15,6 @@ import (
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
-// Standard normal quantiles, from Φ⁻¹ (Python's statistics.NormalDist().inv_cdf).
-const (
-	z90  = 1.2815515655446008
-	z99  = 2.3263478740408408
-	z999 = 3.090232306167813
-)
-
 func TestParsePercentiles(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -293,7 +293,7 @@ func ScriptBySHA(sha string) Script {
 type Command struct {
 	Key    string
 	Value  string        // SET's value; a script's ARGV[1]
-	TTL    time.Duration // SET PX (or EX when InSeconds), PEXPIRE, a script's ARGV[2]; 0 = none
+	TTL    time.Duration // SET PX (or EX when InSecs), PEXPIRE, a script's ARGV[2]; 0 = none
 	Op     Op
 	Cond   Cond   // SET NX / XX
 	InSecs bool   // render SET's TTL as EX seconds instead of PX milliseconds

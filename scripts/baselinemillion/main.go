@@ -1,6 +1,6 @@
 // Command baselinemillion runs the baseline scenario across seeds until at least a million
 // acquisitions have been judged by the oracle, and fails if any run had a safety violation.
-// It is the long check of the fault-free world; scripts/baseline-million runs it.
+// It is the long check of the fault-free world; scripts/baseline-million runs it.
 // Runs are independent, so they run in parallel, one per CPU; the verdict and the totals do
 // not depend on the order they finish in.
 package main
