@@ -1,0 +1,145 @@
+package layers
+
+import (
+	"fmt"
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// module is the module path every package of the project starts with.
+const module = "github.com/redlock-sim/redlock-sim/"
+
+// layer places every package of the module (its path inside the module) in a layer: a
+// package may import only packages of lower layers. The order is docs/architecture.md's,
+// bottom up; packages of one layer never import one another.
+var layer = map[string]int{
+	// Helpers that are no layer's own job, importable by all.
+	"internal/invariant": 0, "internal/suggest": 0, "internal/htmlpage": 0, "internal/redisproc": 0,
+	"internal/cmd/emitgen": 0, "internal/layers": 0,
+	"internal/yamltree": 1, "internal/redistest": 1,
+	// The kernel, time and the network.
+	"sim":      2,
+	"sim/dist": 3,
+	"clock":    4, "network": 4,
+	// The lock protocol and the algorithms.
+	"redlock/resp":        5,
+	"redlock/lock":        6,
+	"redlock":             7,
+	"redlock/redisson":    8,
+	"redlock/redisdriver": 8,
+	// The simulated world's actors.
+	"model": 9,
+	// Experiments: judging, sweeping, knobs, worlds, stories, reports, the whole.
+	"experiments/oracle": 10, "experiments/sweep": 10,
+	"experiments/knobs":       11,
+	"experiments/world":       12,
+	"experiments/scenarios":   13,
+	"experiments/report":      13,
+	"experiments/testbed":     13,
+	"experiments/conformance": 13,
+	"experiments":             14,
+	"experiments/tune":        15,
+	// Presentation and the command line.
+	"plots": 16, "internal/viewer": 16, "scripts/baselinemillion": 16,
+	"cmd/redlock-sim": 17,
+}
+
+// never lists imports the layers would allow but the design forbids: the client process
+// and the oracle drive and judge any lock algorithm through redlock/lock alone, so that a
+// new algorithm needs no change to either.
+var never = map[string][]string{
+	"model":              {"redlock", "redlock/redisson", "redlock/redisdriver"},
+	"experiments/oracle": {"redlock", "redlock/redisson", "redlock/redisdriver", "redlock/resp"},
+}
+
+// packages returns every package directory of the module below root with its non-test
+// imports inside the module, by path inside the module.
+func packages(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			var none *build.NoGoError
+			if asNoGo(err, &none) {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		var deps []string
+		for _, imp := range pkg.Imports {
+			if inner, ok := strings.CutPrefix(imp, module); ok {
+				deps = append(deps, inner)
+			}
+		}
+		out[rel] = deps
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+func asNoGo(err error, target **build.NoGoError) bool {
+	ng, ok := err.(*build.NoGoError)
+	if ok {
+		*target = ng
+	}
+	return ok
+}
+
+// TestImportGraph: every package of the module has a layer, imports only packages of lower
+// layers, and none of the imports the design forbids; a package that moves or appears must
+// be placed in the table above, which is where the layering is decided.
+func TestImportGraph(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "the module's root")
+	pkgs := packages(t, root)
+	require.Contains(t, pkgs, "model", "the walk found the module's packages")
+	names := make([]string, 0, len(pkgs))
+	for p := range pkgs {
+		names = append(names, p)
+	}
+	slices.Sort(names) // failures in a stable order
+	for _, p := range names {
+		lp, ok := layer[p]
+		if !assert.True(t, ok, "package %s has no layer: place it in layers_test.go's table (docs/architecture.md says where new things go)", p) {
+			continue
+		}
+		for _, dep := range pkgs[p] {
+			ld, ok := layer[dep]
+			if !ok {
+				continue // reported as the package itself
+			}
+			assert.Less(t, ld, lp, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p, lp, dep, ld)
+			assert.NotContains(t, never[p], dep, "%s imports %s, which the design keeps out of it", p, dep)
+		}
+	}
+	for p := range layer {
+		assert.Contains(t, pkgs, p, "the table places %s, which is no package of the module any more", p)
+	}
+}
