@@ -18,6 +18,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/internal/htmlpage"
+	"github.com/redlock-sim/redlock-sim/internal/shell"
 	"github.com/redlock-sim/redlock-sim/plots"
 )
 
@@ -321,20 +322,12 @@ func resumeCommand(args []string) string {
 		case a == "--resume" || a == "--resume=true":
 			hasResume = true
 		}
-		parts = append(parts, shellQuote(a))
+		parts = append(parts, shell.Quote(a))
 	}
 	if !hasResume {
 		parts = append(parts, "--resume")
 	}
 	return strings.Join(parts, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but plain characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,@+%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // planSweeps parses every spec and applies every --set before anything runs, so a typo in

@@ -20,6 +20,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/experiments/tune"
 	"github.com/redlock-sim/redlock-sim/internal/htmlpage"
+	"github.com/redlock-sim/redlock-sim/internal/shell"
 	"github.com/redlock-sim/redlock-sim/internal/suggest"
 	"github.com/redlock-sim/redlock-sim/plots"
 )
@@ -133,7 +134,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if f.Value.String() == "" { // an input not given (--pauses, --think)
 			return
 		}
-		inputs = append(inputs, "--"+f.Name+" "+shellQuote(f.Value.String()))
+		inputs = append(inputs, "--"+f.Name+" "+shell.Quote(f.Value.String()))
 	})
 	plan, err := tune.Prepare(in)
 	if err != nil {
@@ -198,7 +199,7 @@ func resumeTuneCommand(args []string) string {
 		if a == "--resume" || a == "--overwrite" {
 			continue
 		}
-		parts = append(parts, shellQuote(a))
+		parts = append(parts, shell.Quote(a))
 	}
 	return strings.Join(append(parts, "--resume"), " ")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/internal/shell"
 )
 
 // RunCommand returns the `redlock-sim run` command that replays one confirmation run of
@@ -17,25 +18,16 @@ func (p *Plan) RunCommand() string {
 		if kv.Name == "scenario" {
 			continue
 		}
-		parts = append(parts, "--set "+shellWord(kv.Name+"="+kv.Value))
+		parts = append(parts, "--set "+shell.Quote(kv.Name+"="+kv.Value))
 	}
-	parts = append(parts, "--set duration="+p.In.Duration.String(), "--set "+shellWord("think="+knobs.FormatDist(p.Rec.Contention.Think)))
+	parts = append(parts, "--set duration="+p.In.Duration.String(), "--set "+shell.Quote("think="+knobs.FormatDist(p.Rec.Contention.Think)))
 	for _, f := range p.Effective.SetFlags() {
-		parts = append(parts, "--set "+shellWord(strings.TrimPrefix(f, "--set ")))
+		parts = append(parts, "--set "+shell.Quote(strings.TrimPrefix(f, "--set ")))
 	}
 	if p.Rec.Fencing {
 		parts = append(parts, "--set fencing=one")
 	}
 	return strings.Join(parts, " ")
-}
-
-// shellWord quotes s for a POSIX shell when it holds anything a shell would read
-// specially (a distribution's parentheses).
-func shellWord(s string) string {
-	if strings.ContainsAny(s, "()' \"$`\\;&|<>*?[]{}!#~") {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	return s
 }
 
 // WriteRecommendation writes the fits, the settings and their arithmetic, as tune
