@@ -71,14 +71,14 @@ func (l *setnxLock) Release(now time.Duration) ([]lock.Output, error) {
 	return l.out, nil
 }
 
-func (l *setnxLock) Reply(now time.Duration, _ int, req lock.Req, r resp.Reply) ([]lock.Output, error) {
+func (l *setnxLock) Reply(now time.Duration, _ int, req lock.Req, p lock.Payload) ([]lock.Output, error) {
 	l.out = l.out[:0]
 	if req == 0 || req != l.req {
 		return l.out, nil // an earlier request's reply, or one given up on
 	}
 	l.req = 0
 	l.out = append(l.out, lock.Output{Kind: lock.OutCancelTimer, Timer: l.timer})
-	l.answer(now, r)
+	l.answer(now, resp.ReplyOf(&p))
 	return l.out, nil
 }
 
@@ -138,7 +138,7 @@ func (l *setnxLock) answer(now time.Duration, r resp.Reply) {
 
 func (l *setnxLock) send(now time.Duration, c resp.Command) {
 	l.req++
-	l.out = append(l.out, lock.Output{Kind: lock.OutSend, Node: 0, Req: l.req, Command: c})
+	l.out = append(l.out, lock.Output{Kind: lock.OutSend, Node: 0, Req: l.req, Request: c.Payload()})
 	l.arm(setnxTimeout)
 }
 

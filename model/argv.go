@@ -19,7 +19,7 @@ func (e *Engine) Do(argv []string, nowMs int64) resp.Reply { return e.DoFrom(0, 
 
 // DoFrom is Do for a command that came on connection conn: the subscriber, if the command
 // is SUBSCRIBE or UNSUBSCRIBE.
-func (e *Engine) DoFrom(conn Conn, argv []string, nowMs int64) resp.Reply {
+func (e *Engine) DoFrom(conn Subscriber, argv []string, nowMs int64) resp.Reply {
 	e.conn = conn
 	e.effects = e.effects[:0]
 	return e.doInScript(argv, nowMs)

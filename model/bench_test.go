@@ -23,7 +23,7 @@ type benchClient struct {
 }
 
 func (c *benchClient) Receive(_ sim.Time, _, _ network.Endpoint, m *Message) {
-	if m.Reply.Kind == resp.ReplyError || m.Reply.Kind == resp.ReplyNil {
+	if r := resp.ReplyOf(&m.Body); r.Kind == resp.ReplyError || r.Kind == resp.ReplyNil {
 		c.bad++
 	}
 	c.next(m.ReqID)
@@ -38,7 +38,7 @@ func (c *benchClient) next(prev uint64) {
 	if prev%2 == 1 {
 		cmd = c.release
 	}
-	c.tr.Send(c.ep, c.to, Request(prev+1, cmd))
+	c.tr.Send(c.ep, c.to, Request(prev+1, cmd.Payload()))
 }
 
 // loopback is a bare transport for the node benchmark: a message arrives after a fixed

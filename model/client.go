@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/internal/invariant"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
@@ -35,69 +32,6 @@ const (
 type Pause struct {
 	At  sim.Time      // true time it starts
 	For time.Duration // how long the process is frozen, in true time
-}
-
-// Connection says whether a client's connection to a node outlives a request that timed
-// out on it: what a lock library's Redis driver does, which decides whether requests sent
-// to a stalled node still run there when it continues.
-type Connection uint8
-
-// The connection semantics.
-const (
-	// ConnQueued is one connection per node that outlives timeouts (what the Redlock page
-	// assumes; whether ioredis, under node-redlock, behaves so is for its profile to
-	// check): a request sent to a stalled node waits in its queue and
-	// runs when the node continues, whether or not the client still waits for the reply,
-	// and a NOSCRIPT that comes back late is still answered with EVAL.
-	ConnQueued Connection = iota
-	// ConnDrop is go-redis v9: a connection whose read timed out is closed. A request
-	// already written to it still runs when the node continues (its bytes are in the
-	// node's socket) but its reply is never read; the next request to that node opens a
-	// new connection and is sent only once the handshake is answered, which a stalled node
-	// does not do: if the lock algorithm gives up first, the request never reaches the
-	// node. A process connects on first use, so its first request to each node waits for
-	// a handshake too.
-	ConnDrop
-	// ConnOffline is ioredis (under node-redlock): one connection per node that outlives
-	// timeouts, as ConnQueued, but a refused one (the node's process killed or shut down,
-	// its host up) is closed and reconnected after retryStrategy's min(50ms × attempts,
-	// 2s), while every command meant for that node waits in its offline queue: the
-	// unanswered ones it had sent first (autoResendUnfulfilledCommands), then the ones
-	// issued since, all sent once a reconnect is answered. Every 21st close
-	// (maxRetriesPerRequest 20) fails the queued commands, about 10.5s into an outage.
-	// The client learns of the close from its next request's refusal, not at the kill.
-	// A host that lost power (Node.Crash) answers nothing, and ioredis has no timeout of
-	// its own: the client's kernel retransmits the unanswered data (at 0.2, 0.4, 0.8,
-	// 1.6s ..., at most 120s apart); the first retransmission to reach the host booted
-	// again is reset, which closes the connection, and after 16 the connection fails with
-	// ETIMEDOUT (about 925s). A reconnect's SYN that no host answers goes again at 1, 2,
-	// 3, 4, 5 and 7s until connectTimeout (10s) closes it. A connection left idle through a
-	// reboot is reset by its next request. Keepalive on an idle connection is not modelled,
-	// and the kernel's timers wait out a pause of the process as its own timers do (a real
-	// kernel retransmits through a GC pause).
-	ConnOffline
-)
-
-var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop", ConnOffline: "offline-queue"}
-
-func (c Connection) String() string {
-	if int(c) < len(connectionNames) {
-		return connectionNames[c]
-	}
-	return "connection(" + strconv.Itoa(int(c)) + ")"
-}
-
-// Connections returns every connection semantics, in declaration order.
-func Connections() []Connection { return []Connection{ConnQueued, ConnDrop, ConnOffline} }
-
-// ParseConnection returns the connection semantics with the given name.
-func ParseConnection(s string) (Connection, error) {
-	for i, n := range connectionNames {
-		if n == s {
-			return Connection(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown connection semantics %q", s)
 }
 
 // ClientConfig configures one client process: its clock, the lock algorithm it drives,
@@ -145,9 +79,9 @@ type ClientConfig struct {
 	CrashRate    float64
 	RestartAfter dist.Dist
 	MaxCycles    int // start no more than this many acquires; 0: unlimited
-	// Connection is what the process's connection to a node does after a timed-out
-	// request (the lock algorithm's lock.OutAbandon).
-	Connection Connection
+	// Conn builds the process's connection to its servers: what its library's driver does
+	// between the algorithm and the network (Connection.Conn for Redis's; nil: DirectConn).
+	Conn NewConn
 }
 
 // ClientEventKind says what a client did.
@@ -217,14 +151,13 @@ type ClientStats struct {
 	Acquired      uint64
 	AcquireFailed uint64
 	Writes        uint64 // storage writes sent
-	NoScript      uint64 // EVALSHA answered NOSCRIPT and resent as EVAL
 	Pauses        uint64
 	Held          uint64 // messages and timers held back by a pause
 	DroppedHeld   uint64 // messages dropped because the hold buffer was full
 	Stray         uint64 // messages it had no use for (storage acknowledgements, after a crash, replies to an earlier life)
 	Crashes       uint64
 	Restarts      uint64
-	Connects      uint64 // connection handshakes sent (ConnDrop)
+	Conn          ConnStats // what its connection did on its own account
 }
 
 // The client's kernel event kinds.
@@ -241,8 +174,7 @@ const (
 	cevCrash
 	cevRestart
 	cevRandomCrash
-	cevReconnect // ioredis reconnects to a node (ConnOffline); arg: node | life<<32
-	cevTCP       // the kernel's TCP timer on a node's connection (ConnOffline); arg: node | life<<32
+	cevConn // a timer of the process's connection (Link.After); arg: the connection's arg | life<<32
 )
 
 // lifeShift places a process's incarnation in the top bits of its request ids: a
@@ -261,92 +193,6 @@ const (
 	csThinking
 	csDead
 )
-
-// conn is a client's connection to one node under ConnDrop.
-type conn struct {
-	open bool
-	hs   uint64 // the handshake awaited (its request id without the life bits); 0: none
-}
-
-// parkedReq is a request waiting for its connection's handshake.
-type parkedReq struct {
-	req lock.Req
-	cmd resp.Command
-}
-
-// offlineConn is ioredis's connection to one node under ConnOffline, with the TCP
-// connection under it: the kernel retransmits what the server's host does not
-// acknowledge, which is how ioredis, with no timeout of its own, learns that a host lost
-// power (a reset once it is back, ETIMEDOUT if it stays away).
-type offlineConn struct {
-	down     bool        // closed, and reconnecting
-	attempts int         // ioredis's retryAttempts: closes since the connection was last ready
-	hs       uint64      // the reconnect's handshake awaited; 0: none
-	sent     []parkedReq // written and unanswered (ioredis's commandQueue), in order
-	queue    []parkedReq // waiting for the connection (its offline queue), in order
-
-	boot    uint32        // the host boot the open connection is bound to (Message.Conn)
-	tcpEv   sim.EventID   // the kernel's timer: retransmission, or the connect's SYN; 0: none
-	tcpN    int           // retransmissions, or SYNs resent, since the timer was armed
-	tcpWait time.Duration // how long the connect has waited, on the client's clock
-	probe   uint64        // the retransmission awaiting the host's answer; 0: none
-}
-
-// ioredis's defaults: retryStrategy's step and cap, maxRetriesPerRequest, and
-// connectTimeout, which ends a connect that got no answer (a host without power).
-const (
-	ioredisRetryStep      = 50 * time.Millisecond
-	ioredisRetryCap       = 2 * time.Second
-	ioredisMaxRetries     = 20
-	ioredisConnectTimeout = 10 * time.Second
-)
-
-// Linux's TCP timers (include/net/tcp.h, net/ipv4/tcp_timer.c and the default sysctls),
-// which decide when a client with no timeout of its own learns that a server's host lost
-// power.
-const (
-	// tcpRTOMin is TCP_RTO_MIN, the floor of the retransmission timeout, which on a LAN
-	// is the timeout itself (the round trip and a jiffy add a few ms: 204ms on loopback).
-	// Unacknowledged data is probed first by the tail-loss probe, about tcpRTOMin after it
-	// was sent (2 SRTT + TCP_RTO_MIN, capped by the timeout), then retransmitted at each
-	// timeout, which starts at tcpRTOMin after the probe and doubles up to tcpRTOMax
-	// (TCP_RTO_MAX): at 0.2, 0.4, 0.8, 1.6, 3.2s ... after the send.
-	tcpRTOMin = 200 * time.Millisecond
-	tcpRTOMax = 120 * time.Second
-	// tcpRetries2 is net.ipv4.tcp_retries2: the timeout after that many retransmissions
-	// (past the probe) fails the connection with ETIMEDOUT, about 925s after the send.
-	tcpRetries2 = 15
-	// tcpSynRTO is TCP_TIMEOUT_INIT, a SYN's timeout. Since Linux 6.5 the first
-	// tcpSynLinear timeouts stay at it (tcp_syn_linear_timeouts 4, and the kernel's count
-	// starts one later) before doubling: an unanswered SYN goes again 1, 2, 3, 4, 5 and 7s
-	// after the first (older kernels: 1, 3 and 7s), until ioredisConnectTimeout.
-	tcpSynRTO    = time.Second
-	tcpSynLinear = 5
-)
-
-// tcpBackoff returns the kernel's next timeout after n probes of unacknowledged data.
-func tcpBackoff(n int) time.Duration {
-	if n <= 1 {
-		return tcpRTOMin
-	}
-	return min(tcpRTOMin<<(n-1), tcpRTOMax)
-}
-
-// synBackoff returns the kernel's next SYN timeout after n retransmissions of the SYN.
-func synBackoff(n int) time.Duration {
-	if n < tcpSynLinear {
-		return tcpSynRTO
-	}
-	return tcpSynRTO << (n - tcpSynLinear + 1)
-}
-
-// connSYN marks a request as a new connection's first segment (Message.Conn): the host, if
-// up, acknowledges it at once, whatever its process is doing.
-const connSYN = ^uint32(0)
-
-// hsFlag marks a request id as a connection handshake, not a lock algorithm's request
-// (whose ids never come near it).
-const hsFlag = 1 << (lifeShift - 1)
 
 // heldItem is a timer or message that reached a paused client, run when it resumes.
 type heldItem struct {
@@ -389,15 +235,8 @@ type Client struct {
 
 	hold, think, pauseLen dist.Sampler
 	nodeOf                []int32 // endpoint → node index, -1 for other endpoints
-	lastReq               []lock.Req
-	lastCmd               []resp.Command
-	// conns and parked model ConnDrop's connections (nil under ConnQueued): each node's
-	// connection state, and the request waiting for its new connection's handshake.
-	conns  []conn
-	parked []parkedReq
-	hsSeq  uint64
-	// offline models ConnOffline's connections (nil otherwise).
-	offline []offlineConn
+	conn                  Conn    // the connection to the servers, which carries every request
+	link                  Link
 
 	state    clientState
 	gen      uint64 // bumped at each acquire; events of an older cycle are stale
@@ -524,19 +363,12 @@ func (c *Client) mapNodes() {
 	for i, e := range c.cfg.Nodes {
 		c.nodeOf[e] = int32(i)
 	}
-	c.lastReq = make([]lock.Req, len(c.cfg.Nodes))
-	c.lastCmd = make([]resp.Command, len(c.cfg.Nodes))
-	if c.cfg.Connection == ConnDrop {
-		c.conns = make([]conn, len(c.cfg.Nodes))
-		c.parked = make([]parkedReq, len(c.cfg.Nodes))
+	c.link = Link{c: c}
+	newConn := c.cfg.Conn
+	if newConn == nil {
+		newConn = DirectConn
 	}
-	if c.cfg.Connection == ConnOffline {
-		// ioredis connects as the process starts, when every host is in its first boot.
-		c.offline = make([]offlineConn, len(c.cfg.Nodes))
-		for i := range c.offline {
-			c.offline[i].boot = 1
-		}
-	}
+	c.conn = newConn(&c.link, len(c.cfg.Nodes))
 }
 
 func (c *Client) schedule() error {
@@ -578,7 +410,11 @@ func (c *Client) Clock() *clock.Clock { return c.clk }
 func (c *Client) Lock() lock.Client { return c.m }
 
 // Stats returns the client's counters.
-func (c *Client) Stats() ClientStats { return c.stats }
+func (c *Client) Stats() ClientStats {
+	st := c.stats
+	st.Conn = c.conn.Stats()
+	return st
+}
 
 // Paused reports whether the process is frozen by a pause.
 func (c *Client) Paused() bool { return c.paused }
@@ -677,13 +513,9 @@ func (c *Client) run(now sim.Time, kind int, arg uint64) {
 		c.endWork(now, arg, false)
 	case cevExtend:
 		c.extend(now, arg)
-	case cevReconnect:
+	case cevConn:
 		if arg>>32 == c.life {
-			c.reconnect(now, int(uint32(arg)))
-		}
-	case cevTCP:
-		if arg>>32 == c.life {
-			c.tcpTimer(now, int(uint32(arg)))
+			c.conn.Timer(now, uint32(arg))
 		}
 	}
 }
@@ -693,63 +525,27 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 	if int(from) < len(c.nodeOf) {
 		node = c.nodeOf[from]
 	}
-	if m.Kind == MsgPush && node >= 0 {
-		// A message on a channel the algorithm subscribed to: it comes on no request, so
-		// it carries no incarnation either, and an algorithm that never subscribed ignores
-		// it (request 0 is never awaited).
-		outs, err := c.m.Reply(c.mono(now), int(node), lock.PushReq, PushReply(m.Cmd.Key, m.Cmd.Value))
-		c.feed(now, outs, err)
-		return
-	}
-	if m.Kind != MsgReply || node < 0 {
-		if m.Kind == MsgAck && node >= 0 && c.offline != nil && m.ReqID>>lifeShift == c.life {
-			c.acked(node, m)
+	if node >= 0 {
+		switch m.Kind {
+		case MsgPush:
+			// It comes on no request, so it carries no incarnation either, and an algorithm
+			// that never asked for pushes ignores it (request 0 is never awaited).
+			c.conn.Receive(now, int(node), 0, m)
+			return
+		case MsgReply, MsgAck:
+			if m.ReqID>>lifeShift != c.life {
+				c.stats.Stray++ // an answer to the process's earlier life
+				return
+			}
+			c.conn.Receive(now, int(node), m.ReqID&(1<<lifeShift-1), m)
 			return
 		}
-		if c.state == csAcking && from == c.cfg.Storage && m.ReqID == c.ackID {
-			c.release(now) // the last write landed (accepted or fenced off): let go
-			return
-		}
-		c.stats.Stray++ // storage acknowledgements of other writes: nobody waits for them
+	}
+	if c.state == csAcking && from == c.cfg.Storage && m.ReqID == c.ackID {
+		c.release(now) // the last write landed (accepted or fenced off): let go
 		return
 	}
-	if m.ReqID>>lifeShift != c.life {
-		c.stats.Stray++ // a reply to the process's earlier life
-		return
-	}
-	req := lock.Req(m.ReqID & (1<<lifeShift - 1))
-	if req&hsFlag != 0 {
-		if c.offline != nil {
-			c.offlineControl(now, node, uint64(req), m)
-			return
-		}
-		c.handshaken(now, node, uint64(req), m.Reply)
-		return
-	}
-	if c.offline != nil && !c.offlineAnswered(now, node, req, m) {
-		return
-	}
-	if c.retryAsEval(node, req, m.Reply) {
-		return
-	}
-	outs, err := c.m.Reply(c.mono(now), int(node), req, m.Reply)
-	c.feed(now, outs, err)
-}
-
-// retryAsEval resends an EVALSHA that got NOSCRIPT as EVAL with the script's source,
-// under the same request id, as go-redis's Script.Run does (and redisdriver with it): a
-// fresh, restarted or promoted Redis 7 has an empty script cache. The machine never sees
-// the NOSCRIPT, only the EVAL's reply, exactly as against real Redis.
-func (c *Client) retryAsEval(node int32, req lock.Req, r resp.Reply) bool {
-	cmd := &c.lastCmd[node]
-	if r.Kind != resp.ReplyError || !strings.HasPrefix(r.Str, "NOSCRIPT") ||
-		c.lastReq[node] != req || cmd.Op != resp.OpEvalSHA {
-		return false
-	}
-	cmd.Op = resp.OpEval
-	c.stats.NoScript++
-	c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(req)|c.life<<lifeShift, *cmd))
-	return true
+	c.stats.Stray++ // storage acknowledgements of other writes: nobody waits for them
 }
 
 // feed carries out what the machine asked for after an input. Outcomes are handled
@@ -768,26 +564,9 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 				c.badServer(now, o.Node)
 				return
 			}
-			c.lastReq[o.Node] = o.Req
-			if c.lastCmd[o.Node].Op = o.Command.Op; o.Command.Op == resp.OpEvalSHA {
-				c.lastCmd[o.Node] = o.Command // only an EVALSHA is ever resent (retryAsEval)
-			}
-			if c.conns != nil && !c.conns[o.Node].open {
-				c.park(o.Node, o.Req, o.Command)
-				continue
-			}
-			if c.offline != nil {
-				c.offlineSend(now, o.Node, o.Req, o.Command)
-				continue
-			}
-			c.net.Send(c.ep, c.cfg.Nodes[o.Node], Request(uint64(o.Req)|c.life<<lifeShift, o.Command))
+			c.conn.Send(now, o.Node, o.Req, &o.Request)
 		case lock.OutAbandon:
-			if c.conns != nil {
-				c.abandon(o.Node, o.Req)
-			}
-			if c.offline != nil {
-				c.offlineAbandon(o.Node, o.Req)
-			}
+			c.conn.Abandon(now, o.Node, o.Req)
 		case lock.OutSetTimer:
 			c.s.Cancel(c.timerEv)
 			c.timerID = o.Timer
@@ -800,305 +579,6 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 		case lock.OutEvent:
 			c.outcome(now, &o.Event)
 		}
-	}
-}
-
-// park holds a request until its node's connection is open, opening one (a PING
-// handshake) if none is on its way. A request parked earlier for that node belongs to a
-// round that is over; the new one takes its place.
-func (c *Client) park(node int, req lock.Req, cmd resp.Command) {
-	c.parked[node] = parkedReq{req: req, cmd: cmd}
-	if c.conns[node].hs != 0 {
-		return
-	}
-	c.hsSeq++
-	c.conns[node].hs = hsFlag | c.hsSeq
-	c.stats.Connects++
-	c.net.Send(c.ep, c.cfg.Nodes[node], Request(c.conns[node].hs|c.life<<lifeShift, resp.Command{Op: resp.OpPing}))
-}
-
-// handshaken opens node's connection when hs answers the handshake it awaits, and sends
-// the request parked on it. A handshake refused (the server's process is gone and its
-// host resets the connection) leaves no connection, and the parked request fails at once
-// with a connection error. A handshake the client gave up on is stray.
-func (c *Client) handshaken(now sim.Time, node int32, hs uint64, r resp.Reply) {
-	if c.conns == nil || c.conns[node].hs != hs {
-		c.stats.Stray++
-		return
-	}
-	p := c.parked[node]
-	c.parked[node] = parkedReq{}
-	if r.Kind == resp.ReplyNone {
-		c.conns[node] = conn{}
-		if p.req != 0 {
-			outs, err := c.m.Reply(c.mono(now), int(node), p.req, resp.NoReply)
-			c.feed(now, outs, err)
-		}
-		return
-	}
-	c.conns[node] = conn{open: true}
-	if p.req != 0 {
-		c.net.Send(c.ep, c.cfg.Nodes[node], Request(uint64(p.req)|c.life<<lifeShift, p.cmd))
-	}
-}
-
-// abandon closes node's connection when the algorithm gives up on request req: go-redis
-// closes a connection whose read timed out, and a handshake that timed out leaves none.
-// The request, if it was still parked, is never sent; one already sent may still run, but
-// its reply (a NOSCRIPT too) is never read.
-func (c *Client) abandon(node int, req lock.Req) {
-	c.conns[node] = conn{}
-	if c.parked[node].req == req {
-		c.parked[node] = parkedReq{}
-	}
-	if c.lastReq[node] == req {
-		c.lastReq[node] = 0
-	}
-}
-
-// offlineSend writes a request on node's connection under ConnOffline, or, while that
-// connection is down, queues it: it goes out after the reconnect.
-func (c *Client) offlineSend(now sim.Time, node int, req lock.Req, cmd resp.Command) {
-	oc := &c.offline[node]
-	if oc.down {
-		oc.queue = append(oc.queue, parkedReq{req: req, cmd: cmd})
-		return
-	}
-	oc.sent = append(oc.sent, parkedReq{req: req, cmd: cmd})
-	c.offlineWrite(now, node, req, cmd)
-}
-
-// offlineWrite puts a request on node's open connection, and starts the kernel's
-// retransmission timer unless data written before is still unacknowledged.
-func (c *Client) offlineWrite(now sim.Time, node int, req lock.Req, cmd resp.Command) {
-	oc := &c.offline[node]
-	m := Request(uint64(req)|c.life<<lifeShift, cmd)
-	m.Conn = oc.boot
-	c.net.Send(c.ep, c.cfg.Nodes[node], m)
-	if oc.tcpEv == 0 {
-		c.armTCP(now, node, tcpRTOMin)
-	}
-}
-
-// armTCP (re)starts the kernel's timer on node's connection, after d on the client's clock.
-func (c *Client) armTCP(now sim.Time, node int, d time.Duration) {
-	oc := &c.offline[node]
-	c.s.Cancel(oc.tcpEv)
-	c.tcpAfter(now, node, d)
-	if oc.tcpN = 0; oc.down {
-		oc.tcpWait = 0
-	}
-}
-
-// tcpAfter sets the kernel's timer on node's connection to fire after d on the client's
-// clock, for this incarnation of the process.
-func (c *Client) tcpAfter(now sim.Time, node int, d time.Duration) {
-	c.offline[node].tcpEv = c.at(c.clk.TimerFires(now, d), cevTCP, uint64(uint32(node))|c.life<<32)
-}
-
-// disarmTCP stops the kernel's timer on node's connection: everything written is
-// acknowledged, or the connection is gone.
-func (c *Client) disarmTCP(node int) {
-	oc := &c.offline[node]
-	c.s.Cancel(oc.tcpEv)
-	oc.tcpEv, oc.probe = 0, 0
-}
-
-// tcpTimer is the kernel's timer on node's connection. While connecting, it sends the
-// handshake's SYN again until ioredis's connectTimeout ends the attempt, which closes the
-// connection. Connected, it probes with the unacknowledged data (the tail-loss probe, then
-// a retransmission at each timeout; see tcpRTOMin), and after tcpRetries2 retransmissions
-// fails the connection with ETIMEDOUT, which ioredis closes.
-func (c *Client) tcpTimer(now sim.Time, node int) {
-	oc := &c.offline[node]
-	oc.tcpEv = 0
-	if oc.down {
-		if oc.hs == 0 {
-			return
-		}
-		oc.tcpWait += min(synBackoff(oc.tcpN), ioredisConnectTimeout-oc.tcpWait)
-		if oc.tcpWait >= ioredisConnectTimeout {
-			oc.hs = 0
-			c.closed(now, node)
-			return
-		}
-		c.sendSYN(node)
-		oc.tcpN++
-		c.tcpAfter(now, node, min(synBackoff(oc.tcpN), ioredisConnectTimeout-oc.tcpWait))
-		return
-	}
-	if oc.tcpN == 1+tcpRetries2 { // the tail-loss probe, then the retransmissions
-		c.offlineClose(now, node) // ETIMEDOUT
-		return
-	}
-	c.hsSeq++
-	oc.probe = hsFlag | c.hsSeq
-	c.net.Send(c.ep, c.cfg.Nodes[node], Probe(oc.probe|c.life<<lifeShift, oc.boot))
-	oc.tcpN++
-	c.tcpAfter(now, node, tcpBackoff(oc.tcpN))
-}
-
-// acked takes a host's acknowledgement under ConnOffline: of the reconnect's SYN (the new
-// connection is bound to the host's boot, and the handshake's PING waits for the server's
-// process), or of a retransmission (the data reached the host, which knows the connection:
-// the server is merely slow). Either way the kernel stops its timer.
-func (c *Client) acked(node int32, m *Message) {
-	oc := &c.offline[node]
-	id := m.ReqID & (1<<lifeShift - 1)
-	switch {
-	case id == oc.hs && oc.hs != 0:
-		oc.boot = m.Conn
-	case id == oc.probe && oc.probe != 0:
-	default:
-		c.stats.Stray++
-		return
-	}
-	c.disarmTCP(int(node))
-}
-
-// offlineControl takes a reply to one of the connection's own messages under
-// ConnOffline: the reconnect's handshake, or a reset answering a retransmission (the host
-// rebooted since the connection opened, or its process is gone), which closes it.
-func (c *Client) offlineControl(now sim.Time, node int32, id uint64, m *Message) {
-	oc := &c.offline[node]
-	if id == oc.probe && oc.probe != 0 {
-		c.offlineClose(now, int(node))
-		return
-	}
-	c.reconnected(now, node, id, m)
-}
-
-// offlineAnswered takes a reply to req from node under ConnOffline. A refusal (the node's
-// process is gone, or its host rebooted since the connection opened) closes the connection
-// and keeps req, with every other unanswered request, for after the reconnect: it reports
-// false, and the algorithm hears nothing. A NOSCRIPT to an EVALSHA sends it again as EVAL
-// and reports false too. Any other reply is the request's answer: it reports true.
-func (c *Client) offlineAnswered(now sim.Time, node int32, req lock.Req, m *Message) bool {
-	r := m.Reply
-	oc := &c.offline[node]
-	i := 0
-	for i < len(oc.sent) && oc.sent[i].req != req {
-		i++
-	}
-	if i == len(oc.sent) {
-		return !oc.down // a refusal of a request already queued again: nobody waits for it
-	}
-	if r.Kind != resp.ReplyNone {
-		if p := &oc.sent[i]; r.Kind == resp.ReplyError && strings.HasPrefix(r.Str, "NOSCRIPT") && p.cmd.Op == resp.OpEvalSHA {
-			// Every EVALSHA that comes back NOSCRIPT is sent again as EVAL, under the same id,
-			// not only the last one sent (retryAsEval's rule): after a reconnect the queued
-			// EVALSHAs go out together, and a restarted server's empty script cache refuses
-			// each (node-redlock then EVALs each, in order, as the conformance script
-			// kill-3s shows on a real redis-server).
-			p.cmd.Op = resp.OpEval
-			c.stats.NoScript++
-			c.offlineWrite(now, int(node), req, p.cmd)
-			return false
-		}
-		oc.sent = append(oc.sent[:i], oc.sent[i+1:]...)
-		if len(oc.sent) == 0 {
-			c.disarmTCP(int(node))
-		} else {
-			c.armTCP(now, int(node), tcpRTOMin) // an answer acknowledges the data before it
-		}
-		return true
-	}
-	c.offlineClose(now, int(node))
-	return false
-}
-
-// offlineClose closes node's connection under ConnOffline: what was sent and not answered
-// is resent first after the reconnect, then the offline queue.
-func (c *Client) offlineClose(now sim.Time, node int) {
-	oc := &c.offline[node]
-	oc.queue = append(append([]parkedReq(nil), oc.sent...), oc.queue...)
-	oc.sent = oc.sent[:0]
-	c.closed(now, node)
-}
-
-// offlineAbandon forgets req, which the algorithm stopped waiting for: ioredis would
-// still deliver its answer, to nobody, so only the bookkeeping of answers goes (a reply
-// lost on the way would otherwise stay in it for ever). A queued req still goes out.
-func (c *Client) offlineAbandon(node int, req lock.Req) {
-	oc := &c.offline[node]
-	for i := range oc.sent {
-		if oc.sent[i].req == req {
-			oc.sent = append(oc.sent[:i], oc.sent[i+1:]...)
-			return
-		}
-	}
-}
-
-// closed is ioredis's close handler for node's connection: count the attempt, fail the
-// queued commands every maxRetriesPerRequest + 1 closes, and reconnect after
-// retryStrategy's delay.
-func (c *Client) closed(now sim.Time, node int) {
-	c.disarmTCP(node)
-	oc := &c.offline[node]
-	oc.down, oc.hs, oc.boot = true, 0, 0
-	oc.attempts++
-	c.at(c.clk.TimerFires(now, min(ioredisRetryStep*time.Duration(oc.attempts), ioredisRetryCap)),
-		cevReconnect, uint64(uint32(node))|c.life<<32)
-	if oc.attempts%(ioredisMaxRetries+1) != 0 {
-		return
-	}
-	q := oc.queue
-	oc.queue = nil
-	for _, p := range q { // MaxRetriesPerRequestError
-		if c.state == csDead {
-			return
-		}
-		outs, err := c.m.Reply(c.mono(now), node, p.req, resp.NoReply)
-		c.feed(now, outs, err)
-	}
-}
-
-// reconnect opens a new connection to node: a PING handshake, as ioredis's ready check,
-// whose first segment is the SYN; the kernel sends it again while no host answers.
-func (c *Client) reconnect(now sim.Time, node int) {
-	oc := &c.offline[node]
-	if !oc.down {
-		return
-	}
-	c.hsSeq++
-	oc.hs = hsFlag | c.hsSeq
-	c.stats.Connects++
-	c.sendSYN(node)
-	c.armTCP(now, node, tcpSynRTO)
-}
-
-// sendSYN sends node's handshake as a new connection's first segment.
-func (c *Client) sendSYN(node int) {
-	m := Request(c.offline[node].hs|c.life<<lifeShift, resp.Command{Op: resp.OpPing})
-	m.Conn = connSYN
-	c.net.Send(c.ep, c.cfg.Nodes[node], m)
-}
-
-// reconnected answers a reconnect's handshake under ConnOffline: refused, the connection
-// closes again; answered, it is ready, bound to the answering host's boot, and the queued
-// requests go out in order.
-func (c *Client) reconnected(now sim.Time, node int32, hs uint64, m *Message) {
-	oc := &c.offline[node]
-	if oc.hs != hs || hs == 0 {
-		c.stats.Stray++
-		return
-	}
-	oc.hs = 0
-	if m.Reply.Kind == resp.ReplyNone {
-		c.closed(now, int(node))
-		return
-	}
-	c.disarmTCP(int(node))
-	oc.down, oc.attempts, oc.boot = false, 0, m.Conn
-	q := oc.queue
-	oc.queue = nil
-	for _, p := range q {
-		oc.sent = append(oc.sent, p)
-		c.lastReq[node] = p.req
-		if c.lastCmd[node].Op = p.cmd.Op; p.cmd.Op == resp.OpEvalSHA {
-			c.lastCmd[node] = p.cmd
-		}
-		c.offlineWrite(now, int(node), p.req, p.cmd)
 	}
 }
 
@@ -1358,15 +838,7 @@ func (c *Client) restart(now sim.Time) {
 		return
 	}
 	c.m, c.life = m, c.life+1
-	clear(c.lastReq)
-	clear(c.lastCmd)
-	clear(c.conns) // a new process connects anew
-	clear(c.parked)
-	clear(c.offline)
-	for i := range c.offline { // ioredis connects as the new process starts
-		c.offline[i].down = true
-		c.reconnect(now, i)
-	}
+	c.conn.Restart(now)
 	c.timerID, c.ackID, c.token, c.validUntil = 0, 0, 0, 0
 	c.state = csIdle
 	c.stats.Restarts++

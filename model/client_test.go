@@ -90,7 +90,7 @@ func (w *lockWorld) clientCfg(name string, ttl, hold time.Duration) ClientConfig
 	lc.Nodes, lc.TTL, lc.RetryDelay, lc.RetryJitter = len(w.nodes), ttl, 10*ms, 5*ms
 	algo, err := redlock.Factory(lc)
 	require.NoError(w.t, err)
-	return ClientConfig{Name: name, Lock: algo, AckTimeout: lc.Effective().NodeTimeout(), Nodes: w.nodes, Storage: w.storage.Endpoint(),
+	return ClientConfig{Name: name, Conn: ConnQueued.Conn, Lock: algo, AckTimeout: lc.Effective().NodeTimeout(), Nodes: w.nodes, Storage: w.storage.Endpoint(),
 		Resources: []string{"lock"}, Hold: dist.Constant(hold), Think: dist.Constant(ms)}
 }
 
@@ -135,7 +135,7 @@ func TestClientsTakeTurnsWithoutOverlap(t *testing.T) {
 		assert.LessOrEqual(t, working, uint64(1), "%s: every acquired lock but one in hand was released", c.Name())
 		assert.GreaterOrEqual(t, st.Writes, 2*st.Acquired-1, "%s: a write when work starts and one when it ends", c.Name())
 		assert.LessOrEqual(t, st.Writes, 2*st.Acquired)
-		assert.Zero(t, st.NoScript)
+		assert.Zero(t, st.Conn.Resent)
 	}
 	assert.Equal(t, 0, a.Index())
 	assert.Equal(t, 1, b.Index(), "Index comes from the config")
@@ -170,7 +170,7 @@ func TestNoScriptIsRetriedAsEval(t *testing.T) {
 	cfg.MaxCycles = 3
 	c := w.client(cfg)
 	w.run(time.Second)
-	assert.EqualValues(t, 5, c.Stats().NoScript, "one NOSCRIPT per node; EVAL loads the script")
+	assert.EqualValues(t, 5, c.Stats().Conn.Resent, "one NOSCRIPT per node; EVAL loads the script")
 	rel := w.log.of("alice", EvReleased)
 	require.Len(t, rel, 3)
 	for _, g := range w.groups {

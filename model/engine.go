@@ -46,7 +46,7 @@ type Engine struct {
 	// conn the connection the command being executed came from (SUBSCRIBE's subscriber).
 	ps   pubsub
 	sent []Delivery
-	conn Conn
+	conn Subscriber
 }
 
 // effect is one key's new state after a write: present with a value and an expiry
@@ -135,7 +135,7 @@ func (e *Engine) ExpireDue(nowMs int64) int {
 
 // ExecFrom is Exec for a command that came on connection conn: the subscriber, if the
 // command is SUBSCRIBE or UNSUBSCRIBE.
-func (e *Engine) ExecFrom(conn Conn, c resp.Command, nowMs int64) resp.Reply {
+func (e *Engine) ExecFrom(conn Subscriber, c resp.Command, nowMs int64) resp.Reply {
 	e.conn = conn
 	return e.exec(&c, nowMs)
 }

@@ -166,17 +166,17 @@ func TestMessageDescription(t *testing.T) {
 		m    Message
 		want string
 	}{
-		{Request(3, resp.Set("lock", "v", resp.CondNX, 10*time.Second)), "req=3 SET lock v NX PX 10000"},
-		{Request(4, resp.EvalSHA(resp.ScriptExtendOrSet, "lock", "v", 2*time.Second)), "req=4 EVALSHA <extend-or-set> 1 lock v 2000"},
-		{Message{Kind: MsgReply, ReqID: 3, Reply: resp.OK}, "req=3 OK"},
-		{Message{Kind: MsgReply, ReqID: 5, Reply: resp.IntReply(-2)}, "req=5 (integer) -2"},
-		{Message{Kind: MsgReply, ReqID: 6, Reply: errNoScript}, "req=6 (error) NOSCRIPT No matching script. Please use EVAL."},
+		{Request(3, pay(resp.Set("lock", "v", resp.CondNX, 10*time.Second))), "req=3 SET lock v NX PX 10000"},
+		{Request(4, pay(resp.EvalSHA(resp.ScriptExtendOrSet, "lock", "v", 2*time.Second))), "req=4 EVALSHA <extend-or-set> 1 lock v 2000"},
+		{Message{Kind: MsgReply, ReqID: 3, Body: resp.OK.Payload()}, "req=3 OK"},
+		{Message{Kind: MsgReply, ReqID: 5, Body: resp.IntReply(-2).Payload()}, "req=5 (integer) -2"},
+		{Message{Kind: MsgReply, ReqID: 6, Body: errNoScript.Payload()}, "req=6 (error) NOSCRIPT No matching script. Please use EVAL."},
 		{StorageWrite(7, "file", "data", 34, true), `req=7 write file "data" token=34`},
 		{StorageWrite(8, "file", "data", 0, false), `req=8 write file "data" unfenced`},
 	} {
-		f := Describe(&tc.m)
+		f := Describe(&tc.m, resp.Protocol{})
 		assert.Equal(t, tc.want, string(f.AppendValue(nil)))
-		assert.Equal(t, tc.want, tc.m.String())
+		assert.Equal(t, tc.want, tc.m.Format(resp.Protocol{}))
 	}
 }
 

@@ -21,11 +21,11 @@ type client struct {
 }
 
 func (c *client) HandleEvent(_ sim.Time, _ int, i uint64) {
-	c.net.Send(c.ep, c.to, model.Request(i+1, c.cmds[i]))
+	c.net.Send(c.ep, c.to, model.Request(i+1, c.cmds[i].Payload()))
 }
 
 func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *model.Message) {
-	fmt.Printf("%v %v -> %v\n", now, c.cmds[m.ReqID-1], m.Reply)
+	fmt.Printf("%v %v -> %v\n", now, c.cmds[m.ReqID-1], resp.ReplyOf(&m.Body))
 }
 
 // A master whose write has not yet reached its replica loses power; the replica is

@@ -14,20 +14,20 @@ import (
 func TestFoldsHashAsTheirFields(t *testing.T) {
 	set := resp.Set("lock", "7f3a9c", resp.CondNX, 10*time.Second)
 	msgs := []Message{
-		Request(3, set),
-		Request(4, resp.EvalSHA(resp.ScriptRelease, "lock", "7f3a9c", 0)),
-		{Kind: MsgReply, ReqID: 5, Reply: resp.OK},
-		{Kind: MsgReply, ReqID: 6, Reply: resp.IntReply(1)},
-		{Kind: MsgReply, ReqID: 7, Reply: errReply("NOSCRIPT No matching script. Please use EVAL.")},
+		Request(3, set.Payload()),
+		Request(4, pay(resp.EvalSHA(resp.ScriptRelease, "lock", "7f3a9c", 0))),
+		{Kind: MsgReply, ReqID: 5, Body: resp.OK.Payload()},
+		{Kind: MsgReply, ReqID: 6, Body: resp.IntReply(1).Payload()},
+		{Kind: MsgReply, ReqID: 7, Body: errReply("NOSCRIPT No matching script. Please use EVAL.").Payload()},
 		StorageWrite(8, "lock", "client1", 34, true),
 		StorageWrite(9, "lock", "client2", 0, false),
 	}
 	for _, m := range msgs {
 		traced, folded := newSimT(t), newSimT(t)
-		traced.Trace("net", "deliver", Describe(&m))
+		traced.Trace("net", "deliver", Describe(&m, resp.Protocol{}))
 		i, i2, s1, s2 := MessageParts(&m)
 		folded.Hasher().Begin(sim.NewName("net"), sim.NewName("deliver")).Custom("msg", i, i2, s1, s2, FormatMessage).End()
-		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), m.String())
+		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), m.Format(resp.Protocol{}))
 	}
 	for _, r := range []resp.Reply{resp.OK, resp.Nil, resp.IntReply(1), resp.IntReply(1 << 40),
 		errReply("ERR syntax error"), bulk("v")} {

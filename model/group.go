@@ -117,7 +117,7 @@ func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 			g.nodes[g.master].probe(from, m)
 			return
 		}
-		g.s.Trace(g.cfg.Name, RecDrop, sim.Str("reason", "not-a-command"), Describe(m))
+		g.s.Trace(g.cfg.Name, RecDrop, sim.Str("reason", "not-a-command"), Describe(m, resp.Protocol{}))
 		return
 	}
 	g.nodes[g.master].enqueue(now, from, m)
@@ -127,7 +127,7 @@ func (g *Group) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 // reply goes nowhere: another process on the same Redis (a scenario's outside_lock). Like
 // any command it waits in the queue of a paused master and is lost by a stopped one.
 func (g *Group) Submit(now sim.Time, c resp.Command) {
-	m := Request(0, c)
+	m := Request(0, c.Payload())
 	g.nodes[g.master].enqueue(now, NoEndpoint, &m)
 }
 
@@ -139,7 +139,7 @@ func (g *Group) reply(to network.Endpoint, id uint64, r resp.Reply, boot uint32)
 	if to == NoEndpoint { // an outside client's command (Submit)
 		return
 	}
-	m := Message{Kind: MsgReply, ReqID: id, Reply: r, Conn: boot}
+	m := Message{Kind: MsgReply, ReqID: id, Body: r.Payload(), Conn: boot}
 	if g.net != nil {
 		g.net.Send(g.ep, to, m)
 		return
@@ -158,7 +158,7 @@ func (g *Group) push(to network.Endpoint, channel, payload string) {
 	if to == NoEndpoint {
 		return
 	}
-	g.tr.Send(g.ep, to, Message{Kind: MsgPush, Cmd: resp.Command{Key: channel, Value: payload}})
+	g.tr.Send(g.ep, to, Message{Kind: MsgPush, Body: resp.Push(channel, payload)})
 }
 
 // replicate sends one of the master's writes to every replica.

@@ -1,6 +1,11 @@
 package model
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
+)
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -10,3 +15,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// pay packs a command for a Message.
+func pay(c resp.Command) lock.Payload { return c.Payload() }

@@ -2,9 +2,8 @@ package model
 
 import (
 	"strconv"
-	"strings"
-	"time"
 
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -14,60 +13,60 @@ type MsgKind uint8
 
 // The message kinds.
 const (
-	// MsgCommand is a Redis command (Cmd) from a client to a Redis endpoint (a Group).
+	// MsgCommand is a request (Body, in the lock service's protocol) from a client to a
+	// server endpoint.
 	MsgCommand MsgKind = iota + 1
-	// MsgReply answers request ReqID with Reply: from a Redis endpoint, or from the storage.
+	// MsgReply answers request ReqID with Body, in the lock service's protocol.
 	MsgReply
-	// MsgWrite is a write to the fenced storage: Cmd.Key names the resource, Cmd.Value is
+	// MsgWrite is a write to the fenced storage: Body.Str names the resource, Body.Str2 is
 	// the data, and Token is the fencing token when Fenced.
 	MsgWrite
-	// MsgPush is a message a Redis endpoint pushes to a subscriber: published on channel
-	// Cmd.Key with payload Cmd.Value. It answers no request (ReqID 0).
+	// MsgPush is what a server pushes to a client on no request (ReqID 0), in the lock
+	// service's protocol: a message published on a channel the client subscribed to, a
+	// watch or session event.
 	MsgPush
 	// MsgProbe is a TCP segment the client's kernel sends again because its host never
 	// acknowledged it (a retransmission of data the client wrote on the connection bound
 	// to boot Conn), or the first segment of a new connection (Conn 0, a SYN). It carries no
-	// command: it only tells the client whether the server's host is there and still knows
-	// the connection. The host answers MsgAck, a reset (MsgReply with resp.NoReply), or,
-	// without power, nothing.
+	// request: it only tells the client whether the server's host is there and still knows
+	// the connection. The host answers MsgAck, a reset (a MsgReply the protocol reads as a
+	// connection error), or, without power, nothing.
 	MsgProbe
 	// MsgAck is a host's acknowledgement of a MsgProbe ReqID: it is up and knows the
 	// connection, or accepts the new one; Conn is its boot.
 	MsgAck
+	// MsgWritten is the fenced storage's verdict on write ReqID, sent when it acknowledges
+	// writes: Body.Word is 1 when it took the write, 0 when it refused it, with the reason
+	// in Body.Str. It is a kind of its own, not a MsgReply, because the storage speaks no
+	// lock service's protocol.
+	MsgWritten
 )
 
+var msgKindNames = [...]string{MsgCommand: "command", MsgReply: "reply", MsgWrite: "write", MsgPush: "push",
+	MsgProbe: "probe", MsgAck: "ack", MsgWritten: "written"}
+
 func (k MsgKind) String() string {
-	switch k {
-	case MsgCommand:
-		return "command"
-	case MsgReply:
-		return "reply"
-	case MsgWrite:
-		return "write"
-	case MsgPush:
-		return "push"
-	case MsgProbe:
-		return "probe"
-	case MsgAck:
-		return "ack"
+	if int(k) < len(msgKindNames) && msgKindNames[k] != "" {
+		return msgKindNames[k]
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Message is what travels on the simulated network between clients, Redis endpoints and
-// the fenced storage. It is a plain value (no pointers of its own besides strings), so the
-// network carries it unboxed and a request/reply round trip allocates nothing.
+// Message is what travels on the simulated network between clients, servers and the
+// fenced storage. It is a plain value (no pointers of its own besides strings), so the
+// network carries it unboxed and a request/reply round trip allocates nothing. What a
+// request, reply or push says is its Body, in the lock service's protocol, which nothing
+// but the service's server and the client's algorithm and connection reads.
 type Message struct {
 	ReqID  uint64 // chosen by the requester, echoed in the reply
 	Token  int64  // MsgWrite: the fencing token, when Fenced
-	Cmd    resp.Command
-	Reply  resp.Reply
+	Body   lock.Payload
 	Kind   MsgKind
 	Fenced bool // MsgWrite: the write carries a fencing token
-	// Conn ties a message to a TCP connection's server host, for the clients that model
-	// one (ConnOffline): on a request or a probe, the boot of the host the connection was
-	// opened to, so that a host rebooted since (after a power loss) answers with a reset
-	// (0: not checked); on a node's reply or ack, the boot of the host that answered.
+	// Conn ties a message to a TCP connection's server host, for the connections that
+	// model one: on a request or a probe, the boot of the host the connection was opened
+	// to, so that a host rebooted since (after a power loss) answers with a reset (0: not
+	// checked); on a server's reply or ack, the boot of the host that answered.
 	Conn uint32
 }
 
@@ -77,50 +76,54 @@ func Probe(id uint64, conn uint32) Message {
 	return Message{Kind: MsgProbe, ReqID: id, Conn: conn}
 }
 
-// Request returns the message that sends command c as request id.
-func Request(id uint64, c resp.Command) Message {
-	return Message{Kind: MsgCommand, ReqID: id, Cmd: c}
+// Request returns the message that sends request body as request id.
+func Request(id uint64, body lock.Payload) Message {
+	return Message{Kind: MsgCommand, ReqID: id, Body: body}
+}
+
+// Reply returns the message that answers request id with body.
+func Reply(id uint64, body lock.Payload) Message {
+	return Message{Kind: MsgReply, ReqID: id, Body: body}
 }
 
 // StorageWrite returns the message that writes data to resource on the fenced storage,
 // with fencing token token when fenced (the unsafe baseline sends fenced=false).
 func StorageWrite(id uint64, resource, data string, token int64, fenced bool) Message {
 	return Message{Kind: MsgWrite, ReqID: id, Token: token, Fenced: fenced,
-		Cmd: resp.Command{Key: resource, Value: data}}
+		Body: lock.Payload{Str: resource, Str2: data}}
 }
 
-// String renders the message as the trace shows it.
-func (m *Message) String() string {
-	return string(appendMessage(nil, m))
+// Format renders the message as the trace shows it, with its body in protocol p's words
+// (nil: as the payload's words).
+func (m *Message) Format(p lock.Protocol) string {
+	return string(appendMessage(nil, p, m))
 }
 
 // Describe returns the message as one trace field, the one network records carry (see
-// MessageParts), for records a node or the storage writes about a message it refused.
-func Describe(m *Message) sim.Field {
+// MessageParts), rendered in protocol p's words (nil: a payload as its words), for records
+// a server or the storage writes about a message it refused.
+func Describe(m *Message, p lock.Protocol) sim.Field {
 	i, i2, s1, s2 := MessageParts(m)
-	return sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: FormatMessage, Int: i, Int2: i2, Str: s1, Str2: s2}
+	return sim.Field{Key: "msg", Kind: sim.FieldCustom, Format: MessageFormat(p), Int: i, Int2: i2, Str: s1, Str2: s2}
 }
 
 // MessageParts packs a message into the four words of its trace field, without formatting
 // anything, so a run without a trace sink pays only for folding a few words into the trace
-// hash; FormatMessage renders them when a sink asks. It is the network's message writer
-// (network.Net.SetMessage).
+// hash; MessageFormat's function renders them when a sink asks. It is the network's
+// message writer (network.Net.SetMessage). A body's Word keeps its low 28 bits.
 func MessageParts(m *Message) (i, i2 int64, s1, s2 string) {
 	switch m.Kind {
-	case MsgReply:
-		return packMsg(m.Kind, uint64(m.Reply.Kind), m.ReqID), m.Reply.Int, m.Reply.Str, ""
 	case MsgWrite:
-		return packMsg(m.Kind, b2u(m.Fenced), m.ReqID), m.Token, m.Cmd.Key, m.Cmd.Value
+		return packMsg(m.Kind, b2u(m.Fenced), m.ReqID), m.Token, m.Body.Str, m.Body.Str2
 	case MsgProbe, MsgAck:
 		return packMsg(m.Kind, uint64(m.Conn), m.ReqID), 0, "", ""
 	}
-	return packMsg(m.Kind, packCmd(&m.Cmd), m.ReqID), int64(m.Cmd.TTL), m.Cmd.Key, m.Cmd.Value
+	return packMsg(m.Kind, m.Body.Word, m.ReqID), m.Body.Int, m.Body.Str, m.Body.Str2
 }
 
-// A described message's Int holds the kind (4 bits), 28 bits of detail (the command's
-// op, condition, unit and script; the reply's kind; the write's fenced flag; a probe's or
-// ack's boot) and the low
-// 32 bits of the request id (ids only need to be told apart within a trace window).
+// A described message's Int holds the kind (4 bits), 28 bits of detail (the body's Word;
+// the write's fenced flag; a probe's or ack's boot) and the low 32 bits of the request id
+// (ids only need to be told apart within a trace window).
 func packMsg(k MsgKind, detail uint64, id uint64) int64 {
 	return int64(uint64(k)<<60 | (detail&(1<<28-1))<<32 | id&(1<<32-1))
 }
@@ -132,18 +135,34 @@ func DescribedKind(f *sim.Field) MsgKind {
 	return k
 }
 
+// DescribedMessage unpacks the message a Describe field carries (its request id cut to 32
+// bits, its body's Word to 28).
+func DescribedMessage(f *sim.Field) Message {
+	k, detail, id := unpackMsg(f.Int)
+	m := Message{Kind: k, ReqID: id}
+	switch k {
+	case MsgWrite:
+		m.Fenced, m.Token, m.Body = detail == 1, f.Int2, lock.Payload{Str: f.Str, Str2: f.Str2}
+	case MsgProbe, MsgAck:
+		m.Conn = uint32(detail)
+	default:
+		m.Body = lock.Payload{Word: detail, Int: f.Int2, Str: f.Str, Str2: f.Str2}
+	}
+	return m
+}
+
 func unpackMsg(v int64) (k MsgKind, detail uint64, id uint64) {
 	u := uint64(v)
 	return MsgKind(u >> 60), u >> 32 & (1<<28 - 1), u & (1<<32 - 1)
 }
 
 func packCmd(c *resp.Command) uint64 {
-	return uint64(c.Op) | uint64(c.Cond)<<8 | b2u(c.InSecs)<<16 | uint64(c.Script)<<17
+	p := c.Payload()
+	return p.Word
 }
 
 func unpackCmd(v uint64, ttl int64, key, value string) resp.Command {
-	return resp.Command{Op: resp.Op(v & 0xff), Cond: resp.Cond(v >> 8 & 0xff), InSecs: v>>16&1 == 1,
-		Script: resp.Script(v >> 17 & 0xff), TTL: time.Duration(ttl), Key: key, Value: value}
+	return resp.CommandOf(&lock.Payload{Word: v, Int: ttl, Str: key, Str2: value})
 }
 
 func b2u(b bool) uint64 {
@@ -153,43 +172,57 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// FormatMessage renders a message's trace field: "req=3 SET lock v NX PX 10000",
+// MessageFormat returns the function that renders a message's trace field with its body
+// in protocol p's words (nil: as the payload's words): "req=3 SET lock v NX PX 10000",
 // "req=3 OK", "req=9 write file1 data token=34", "req=5 probe boot=1", "req=5 ack boot=2".
-func FormatMessage(f *sim.Field, dst []byte) []byte {
-	k, detail, id := unpackMsg(f.Int)
-	m := Message{Kind: k, ReqID: id}
-	switch k {
-	case MsgReply:
-		m.Reply = resp.Reply{Kind: resp.ReplyKind(detail), Int: f.Int2, Str: f.Str}
-	case MsgWrite:
-		m.Fenced, m.Token, m.Cmd = detail == 1, f.Int2, resp.Command{Key: f.Str, Value: f.Str2}
-	case MsgProbe, MsgAck:
-		m.Conn = uint32(detail)
-	default:
-		m.Cmd = unpackCmd(detail, f.Int2, f.Str, f.Str2)
+// RESP's is FormatMessage.
+func MessageFormat(p lock.Protocol) func(f *sim.Field, dst []byte) []byte {
+	if _, ok := p.(resp.Protocol); ok {
+		return FormatMessage
 	}
-	return appendMessage(dst, &m)
+	return func(f *sim.Field, dst []byte) []byte {
+		m := DescribedMessage(f)
+		return appendMessage(dst, p, &m)
+	}
 }
 
-func appendMessage(dst []byte, m *Message) []byte {
+// FormatMessage is MessageFormat for RESP, a function of its own so that a Redis world's
+// network records need no closure.
+func FormatMessage(f *sim.Field, dst []byte) []byte {
+	m := DescribedMessage(f)
+	return appendMessage(dst, resp.Protocol{}, &m)
+}
+
+func appendMessage(dst []byte, p lock.Protocol, m *Message) []byte {
 	dst = append(dst, "req="...)
 	dst = strconv.AppendUint(dst, m.ReqID, 10)
 	dst = append(dst, ' ')
 	switch m.Kind {
+	case MsgReply, MsgCommand, MsgPush:
+		if p == nil {
+			return append(dst, m.Body.String()...)
+		}
+	}
+	switch m.Kind {
 	case MsgReply:
-		return append(dst, m.Reply.String()...)
+		return p.AppendReply(dst, &m.Body)
 	case MsgWrite:
 		dst = append(dst, "write "...)
-		dst = append(dst, m.Cmd.Key...)
+		dst = append(dst, m.Body.Str...)
 		dst = append(dst, ' ')
-		dst = append(dst, strconv.Quote(m.Cmd.Value)...)
+		dst = append(dst, strconv.Quote(m.Body.Str2)...)
 		if !m.Fenced {
 			return append(dst, " unfenced"...)
 		}
 		dst = append(dst, " token="...)
 		return strconv.AppendInt(dst, m.Token, 10)
+	case MsgWritten:
+		if m.Body.Word == 1 {
+			return append(dst, "OK"...)
+		}
+		return append(append(dst, "(error) "...), m.Body.Str...)
 	case MsgCommand:
-		return append(dst, m.Cmd.String()...)
+		return p.AppendRequest(dst, &m.Body)
 	case MsgProbe:
 		if m.Conn == 0 {
 			return append(dst, "syn"...)
@@ -200,20 +233,9 @@ func appendMessage(dst []byte, m *Message) []byte {
 		dst = append(dst, "ack boot="...)
 		return strconv.AppendUint(dst, uint64(m.Conn), 10)
 	case MsgPush:
-		dst = append(dst, "message "...)
-		dst = append(dst, quoteField(m.Cmd.Key)...)
-		dst = append(dst, ' ')
-		return append(dst, quoteField(m.Cmd.Value)...)
+		return p.AppendPush(dst, &m.Body)
 	}
 	return append(dst, m.Kind.String()...)
-}
-
-// quoteField quotes s only when a reader could not tell where it ends.
-func quoteField(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\") {
-		return s
-	}
-	return strconv.Quote(s)
 }
 
 // cmdField is the trace field of a command a node dropped, packed like Describe's so that

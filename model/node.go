@@ -219,15 +219,16 @@ func (n *Node) HandleEvent(now sim.Time, kind int, _ uint64) {
 
 // enqueue accepts a request from the group.
 func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
+	cmd := resp.CommandOf(&m.Body)
 	switch {
 	case !n.up && n.refusing:
 		n.stats.DroppedDown++
-		n.s.Trace(n.name, RecDrop, sim.Str("reason", "refused"), cmdField(&m.Cmd))
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "refused"), cmdField(&cmd))
 		n.g.reply(from, m.ReqID, resp.NoReply, n.boot)
 		return
 	case !n.up:
 		n.stats.DroppedDown++
-		n.s.Trace(n.name, RecDrop, sim.Str("reason", "down"), cmdField(&m.Cmd))
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "down"), cmdField(&cmd))
 		return
 	case m.Conn != 0 && m.Conn != n.boot && !n.connect(from, m):
 		return
@@ -236,11 +237,11 @@ func (n *Node) enqueue(now sim.Time, from network.Endpoint, m *Message) {
 	case n.q.n == 0 && n.cfg.ServiceTime == 0 && !n.paused && !n.busy:
 		// What push and kick would do, without copying the command through the queue: an
 		// idle node with no service time answers at once.
-		n.execute(now, from, m.ReqID, &m.Cmd)
+		n.execute(now, from, m.ReqID, &cmd)
 		return
-	case !n.q.push(request{from: from, id: m.ReqID, cmd: m.Cmd}):
+	case !n.q.push(request{from: from, id: m.ReqID, cmd: cmd}):
 		n.stats.DroppedFull++
-		n.s.Trace(n.name, RecDrop, sim.Str("reason", "queue-full"), cmdField(&m.Cmd))
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "queue-full"), cmdField(&cmd))
 		return
 	}
 	n.kick(now)
@@ -266,7 +267,8 @@ func (n *Node) connect(from network.Endpoint, m *Message) bool {
 func (n *Node) reset(from network.Endpoint, m *Message) {
 	n.stats.Resets++
 	if m.Kind == MsgCommand {
-		n.s.Trace(n.name, RecDrop, sim.Str("reason", "reset"), cmdField(&m.Cmd))
+		cmd := resp.CommandOf(&m.Body)
+		n.s.Trace(n.name, RecDrop, sim.Str("reason", "reset"), cmdField(&cmd))
 	}
 	n.g.reply(from, m.ReqID, resp.NoReply, n.boot)
 }
@@ -327,7 +329,7 @@ func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.C
 // run executes c, sent from endpoint from, on the node's wall clock and traces it.
 func (n *Node) run(now sim.Time, from network.Endpoint, c *resp.Command) (resp.Reply, int64) {
 	nowMs := n.WallMs(now)
-	n.eng.conn = Conn(from)
+	n.eng.conn = Subscriber(from)
 	reply := n.eng.exec(c, nowMs)
 	if invariant.Enabled {
 		n.checkExpiries(c, nowMs)

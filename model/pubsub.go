@@ -18,13 +18,13 @@ import (
 // subscriber sends. Only the one-channel forms are modelled: SUBSCRIBE ch and
 // UNSUBSCRIBE ch, each answered with Redis's confirmation frame.
 
-// Conn identifies a connection to an engine: the subscriber a message is pushed to. The
+// Subscriber identifies a connection to an engine: the subscriber a message is pushed to. The
 // node uses the sender's network endpoint.
-type Conn int32
+type Subscriber int32
 
 // Delivery is one message PUBLISH pushed: to whom, on which channel, with what payload.
 type Delivery struct {
-	To      Conn
+	To      Subscriber
 	Channel string
 	Payload string
 }
@@ -32,16 +32,16 @@ type Delivery struct {
 // pubsub is an engine's subscription table. Subscribers of a channel are kept in the
 // order they subscribed, the order Redis pushes a message to them.
 type pubsub struct {
-	chans map[string][]Conn
-	count map[Conn]int // channels each connection is subscribed to
+	chans map[string][]Subscriber
+	count map[Subscriber]int // channels each connection is subscribed to
 }
 
 // Subscribe subscribes conn to channel, as SUBSCRIBE channel on that connection does, and
 // returns Redis's confirmation: ["subscribe", channel, channels conn now listens on].
-func (e *Engine) Subscribe(conn Conn, channel string) resp.Reply {
+func (e *Engine) Subscribe(conn Subscriber, channel string) resp.Reply {
 	ps := &e.ps
 	if ps.chans == nil {
-		ps.chans, ps.count = make(map[string][]Conn), make(map[Conn]int)
+		ps.chans, ps.count = make(map[string][]Subscriber), make(map[Subscriber]int)
 	}
 	if subs := ps.chans[channel]; !slices.Contains(subs, conn) {
 		ps.chans[channel] = append(subs, conn)
@@ -52,7 +52,7 @@ func (e *Engine) Subscribe(conn Conn, channel string) resp.Reply {
 
 // Unsubscribe ends conn's subscription to channel, as UNSUBSCRIBE channel does (also when
 // there was none), and returns ["unsubscribe", channel, channels conn still listens on].
-func (e *Engine) Unsubscribe(conn Conn, channel string) resp.Reply {
+func (e *Engine) Unsubscribe(conn Subscriber, channel string) resp.Reply {
 	ps := &e.ps
 	subs := ps.chans[channel]
 	if i := slices.Index(subs, conn); i >= 0 {

@@ -103,7 +103,7 @@ func TestPubSubAgainstRealRedis(t *testing.T) {
 			}
 			real, err := conns[from].do([][]string{argv})
 			require.NoError(t, err)
-			got := e.DoFrom(Conn(from), argv, now)
+			got := e.DoFrom(Subscriber(from), argv, now)
 			require.Equalf(t, real[0], got, "seed %d step %d conn %d %q", seed, step, from, argv)
 			for _, d := range e.Deliveries() {
 				msg, err := conns[d.To].read()

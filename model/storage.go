@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/redlock-sim/redlock-sim/network"
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -137,25 +137,26 @@ func (st *Storage) Highest(resource string) (int64, bool) {
 // acknowledges writes, replies OK or an error naming the stale token.
 func (st *Storage) Receive(now sim.Time, from, _ network.Endpoint, m *Message) {
 	if m.Kind != MsgWrite {
-		st.s.Trace(st.name, "drop", sim.Str("reason", "not-a-write"), Describe(m))
+		st.s.Trace(st.name, "drop", sim.Str("reason", "not-a-write"), Describe(m, nil))
 		return
 	}
-	_, reply := st.write(now, StoredWrite{From: from, ReqID: m.ReqID, Resource: m.Cmd.Key,
-		Data: m.Cmd.Value, Token: m.Token, Fenced: m.Fenced})
+	accepted, why := st.write(now, StoredWrite{From: from, ReqID: m.ReqID, Resource: m.Body.Str,
+		Data: m.Body.Str2, Token: m.Token, Fenced: m.Fenced})
 	if st.ack {
-		st.net.Send(st.ep, from, Message{Kind: MsgReply, ReqID: m.ReqID, Reply: reply})
+		st.net.Send(st.ep, from, Message{Kind: MsgWritten, ReqID: m.ReqID, Body: lock.Payload{Word: b2u(accepted), Str: why}})
 	}
 }
 
 // Write judges one write arriving at true time now, as Receive does, for callers that
-// reach the storage without the network. It reports whether the write was accepted.
-func (st *Storage) Write(now sim.Time, from network.Endpoint, resource, data string, token int64, fenced bool) (bool, resp.Reply) {
+// reach the storage without the network. It reports whether the write was accepted, and
+// if not, why.
+func (st *Storage) Write(now sim.Time, from network.Endpoint, resource, data string, token int64, fenced bool) (bool, string) {
 	return st.write(now, StoredWrite{From: from, Resource: resource, Data: data, Token: token, Fenced: fenced})
 }
 
-func (st *Storage) write(now sim.Time, w StoredWrite) (bool, resp.Reply) {
+func (st *Storage) write(now sim.Time, w StoredWrite) (bool, string) {
 	resource, token, fenced := w.Resource, w.Token, w.Fenced
-	accepted, reply := true, resp.OK
+	accepted, reply := true, ""
 	switch {
 	case !fenced:
 		st.stats.Unfenced++
@@ -164,11 +165,11 @@ func (st *Storage) write(now sim.Time, w StoredWrite) (bool, resp.Reply) {
 		switch {
 		case seen && token < hi:
 			accepted = false
-			reply = errReply("ERR stale fencing token " + strconv.FormatInt(token, 10) +
-				" (highest seen " + strconv.FormatInt(hi, 10) + ")")
+			reply = "ERR stale fencing token " + strconv.FormatInt(token, 10) +
+				" (highest seen " + strconv.FormatInt(hi, 10) + ")"
 		case !seen && len(st.highest) >= st.max:
 			accepted = false
-			reply = errReply("ERR too many resources")
+			reply = "ERR too many resources"
 		default:
 			st.highest[resource] = token
 		}

@@ -89,7 +89,7 @@ func (w *world) client(name string) *client {
 
 // at plans command cmd to be sent to endpoint to at true time t and returns its id.
 func (c *client) at(t time.Duration, to network.Endpoint, cmd resp.Command) uint64 {
-	return c.send(t, to, Request(0, cmd))
+	return c.send(t, to, Request(0, cmd.Payload()))
 }
 
 func (c *client) send(t time.Duration, to network.Endpoint, m Message) uint64 {
@@ -106,7 +106,14 @@ func (c *client) HandleEvent(_ sim.Time, _ int, arg uint64) {
 }
 
 func (c *client) Receive(now sim.Time, _, _ network.Endpoint, m *Message) {
-	c.replies[m.ReqID] = got{at: now, reply: m.Reply}
+	r := resp.ReplyOf(&m.Body)
+	if m.Kind == MsgWritten { // the storage's verdict, read as the reply it once was
+		r = resp.OK
+		if m.Body.Word == 0 {
+			r = errReply(m.Body.Str)
+		}
+	}
+	c.replies[m.ReqID] = got{at: now, reply: r}
 }
 
 // reply returns the reply to request id, failing the test if none came.

@@ -22,7 +22,7 @@ func ExampleMachine() {
 	var sends []lock.Output // the outputs are reused by the next input: keep copies
 	for _, o := range outs {
 		if o.Kind == lock.OutSend {
-			fmt.Printf("node %d: %s\n", o.Node, o.Command.Op)
+			fmt.Printf("node %d: %s\n", o.Node, resp.CommandOf(&o.Request).Op)
 			sends = append(sends, o)
 		}
 	}
@@ -32,7 +32,7 @@ func ExampleMachine() {
 		if o.Node == 4 {
 			r = resp.Nil
 		}
-		outs, _ = m.Reply(3*time.Millisecond, o.Node, o.Req, r)
+		outs, _ = m.Reply(3*time.Millisecond, o.Node, o.Req, r.Payload())
 	}
 	for _, o := range outs {
 		if o.Kind == lock.OutEvent && o.Event.Kind == lock.Acquired {

@@ -400,8 +400,8 @@ func (m *Machine) interrupt(now time.Duration) error {
 
 // Reply feeds the reply r from node to request req. A reply to a request the machine no
 // longer awaits is ignored: it belongs to an earlier round, or its node already timed out.
-// Drivers report a timeout or connection error as NoReply.
-func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply) ([]lock.Output, error) {
+// Drivers report a timeout or connection error as NoReply. p carries a resp.Reply.
+func (m *Machine) Reply(now time.Duration, node int, req lock.Req, p lock.Payload) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
 		return nil, err
 	}
@@ -414,6 +414,7 @@ func (m *Machine) Reply(now time.Duration, node int, req lock.Req, r resp.Reply)
 		return m.out, nil
 	}
 	s.req = 0
+	r := resp.ReplyOf(&p)
 	switch m.state {
 	case StateAcquiring:
 		m.onSetReply(node, r)
@@ -937,20 +938,26 @@ func (m *Machine) newRound(targets, need int, failFast bool) {
 func (m *Machine) clearSlots() { clear(m.slots) }
 
 func (m *Machine) sendAll(c resp.Command) {
+	p := c.Payload()
 	for i := range m.n {
-		m.send(i, c)
+		m.sendPayload(i, &p)
 	}
 	m.round.sent = m.n
 }
 
 func (m *Machine) send(node int, c resp.Command) {
+	p := c.Payload()
+	m.sendPayload(node, &p)
+}
+
+func (m *Machine) sendPayload(node int, p *lock.Payload) {
 	m.lastReq++
 	m.slots[node].req = m.lastReq
 	o := m.grow()
 	if o.Kind == lock.OutEvent {
 		o.Event = lock.Event{}
 	}
-	o.Kind, o.Node, o.Req, o.Command, o.Timer, o.After = lock.OutSend, node, m.lastReq, c, 0, 0
+	o.Kind, o.Node, o.Req, o.Request, o.Timer, o.After = lock.OutSend, node, m.lastReq, *p, 0, 0
 }
 
 // push appends a zeroed output of the given kind and returns it for filling in place:

@@ -119,7 +119,7 @@ func (h *harness) reply(t *testing.T, d *datadriven.TestData) string {
 			n, _ := strconv.ParseUint(a.SingleVal(t), 10, 64)
 			req = lock.Req(n)
 		}
-		if out := h.render(errOf(h.m.Reply(at, node, req, r))); out != noOutput {
+		if out := h.render(errOf(h.m.Reply(at, node, req, pl(r)))); out != noOutput {
 			b.WriteString(out)
 		}
 	}
@@ -180,7 +180,7 @@ func (h *harness) render(err error) string {
 		case lock.OutSetTimer:
 			h.lastTimer = o.Timer
 		}
-		b.WriteString(h.anonymise(o.String()))
+		b.WriteString(h.anonymise(o.Format(resp.Protocol{})))
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {

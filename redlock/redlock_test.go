@@ -30,7 +30,7 @@ func answer(t testing.TB, m *redlock.Machine, now time.Duration, f func(node int
 	sends := sendsOf(m.Outputs())
 	var out []lock.Output
 	for _, s := range sends {
-		require.NoError(t, errOf(m.Reply(now, s.Node, s.Req, f(s.Node, s.Command))))
+		require.NoError(t, errOf(m.Reply(now, s.Node, s.Req, pl(f(s.Node, cmdOf(s))))))
 		out = append(out, m.Outputs()...)
 	}
 	return out
@@ -317,7 +317,7 @@ func cycle(m *redlock.Machine, now time.Duration, sends []lock.Output) {
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends {
 			if s.Kind == lock.OutSend {
-				_, _ = m.Reply(now, s.Node, s.Req, r)
+				_, _ = m.Reply(now, s.Node, s.Req, pl(r))
 			}
 		}
 	}
@@ -354,12 +354,12 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		_, _ = m.Acquire(now, "lock")
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends[:5] {
-			_, _ = m.Reply(now, s.Node, s.Req, resp.OK)
+			_, _ = m.Reply(now, s.Node, s.Req, pl(resp.OK))
 		}
 		_, _ = m.Release(now)
 		sends = append(sends[:0], m.Outputs()...)
 		for _, s := range sends[:5] {
-			_, _ = m.Reply(now, s.Node, s.Req, resp.IntReply(1))
+			_, _ = m.Reply(now, s.Node, s.Req, pl(resp.IntReply(1)))
 		}
 	}
 	if m.State() != redlock.StateIdle {
@@ -379,7 +379,7 @@ func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
 			var want lock.Output
 			switch o.Kind {
 			case lock.OutSend:
-				want = lock.Output{Kind: o.Kind, Node: o.Node, Req: o.Req, Command: o.Command}
+				want = lock.Output{Kind: o.Kind, Node: o.Node, Req: o.Req, Request: o.Request}
 			case lock.OutSetTimer:
 				want = lock.Output{Kind: o.Kind, Timer: o.Timer, After: o.After}
 			case lock.OutCancelTimer:
@@ -397,7 +397,7 @@ func TestOutputsCarryOnlyTheirKindsFields(t *testing.T) {
 		check("acquire", i)
 		sends := sendsOf(m.Outputs())
 		for j, s := range sends {
-			require.NoError(t, errOf(m.Reply(now, s.Node, s.Req, resp.OK)))
+			require.NoError(t, errOf(m.Reply(now, s.Node, s.Req, pl(resp.OK))))
 			check("acquire reply", j)
 		}
 		// The last reply ended the round with an outcome in a low slot; release's sends

@@ -199,7 +199,7 @@ func (w *World) planClients(po *planOptions) error {
 			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
 			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: extendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
-			Connection: cfg.Connection, WallValidity: cfg.WallValidity,
+			Conn: cfg.Connection.Conn, WallValidity: cfg.WallValidity,
 			CrashRate: cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,
 		})
 	}

@@ -30,9 +30,9 @@ var layer = map[string]int{
 	"sim":      2,
 	"sim/dist": 3,
 	"clock":    4, "network": 4,
-	// The lock protocol and the algorithms.
-	"redlock/resp":        5,
-	"redlock/lock":        6,
+	// The lock protocol, the Redis protocol, and the algorithms.
+	"redlock/lock":        5,
+	"redlock/resp":        6,
 	"redlock":             7,
 	"redlock/redisson":    8,
 	"redlock/redisdriver": 8,
@@ -59,6 +59,9 @@ var layer = map[string]int{
 var never = map[string][]string{
 	"model":              {"redlock", "redlock/redisson", "redlock/redisdriver"},
 	"experiments/oracle": {"redlock", "redlock/redisson", "redlock/redisdriver", "redlock/resp"},
+	// The lock interface carries any service's protocol as an opaque payload: it knows
+	// none of them.
+	"redlock/lock": {"redlock/resp"},
 }
 
 // packages returns every package directory of the module below root with its non-test

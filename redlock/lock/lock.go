@@ -22,8 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // Errors for inputs that make no sense in an algorithm's state. They are the driver's
@@ -55,10 +53,12 @@ type Client interface {
 	Extend(now time.Duration) ([]Output, error)
 	// Release starts releasing the lock, aborting an acquire or extension in progress.
 	Release(now time.Duration) ([]Output, error)
-	// Reply feeds server's reply r to request req. Drivers report a timeout or a connection
-	// error as resp.NoReply. A reply the algorithm no longer awaits is ignored. A message
-	// pushed on a subscribed channel comes as a reply to PushReq.
-	Reply(now time.Duration, server int, req Req, r resp.Reply) ([]Output, error)
+	// Reply feeds server's reply r to request req, in the service's protocol. Drivers
+	// report a timeout or a connection error as the protocol says (RESP: resp.NoReply). A
+	// reply the algorithm no longer awaits is ignored. Whatever the server pushes on no
+	// request (a message on a subscribed channel, a watch or session event) comes as a
+	// reply to PushReq.
+	Reply(now time.Duration, server int, req Req, r Payload) ([]Output, error)
 	// Timer reports that timer id fired. Stale timers are ignored.
 	Timer(now time.Duration, id TimerID) ([]Output, error)
 }
@@ -73,9 +73,9 @@ type Factory func(rng *rand.Rand) (Client, error)
 // timeout) is ignored. Ids start at 1 and grow; 0 means none.
 type Req uint64
 
-// PushReq is the request id of a message the server pushed on a channel the algorithm
-// subscribed to (a resp array ["message", channel, payload]): it answers no request. An
-// algorithm that never subscribes ignores it like any reply it does not await.
+// PushReq is the request id of what a server pushes on no request: a message on a channel
+// the algorithm subscribed to (Redis pub/sub), a watch or session event. An algorithm that
+// never asks for pushes ignores it like any reply it does not await.
 const PushReq Req = 0
 
 // TimerID identifies one timer the algorithm asked for. A fired timer the algorithm no
@@ -87,7 +87,7 @@ type OutputKind uint8
 
 // The output kinds.
 const (
-	// OutSend asks the caller to send Command to server Node, tagged with Req.
+	// OutSend asks the caller to send Request to server Node, tagged with Req.
 	OutSend OutputKind = iota + 1
 	// OutSetTimer asks the caller to fire Timer after After on its local monotonic clock,
 	// counted from the `now` of the input that produced it.
@@ -109,19 +109,29 @@ type Output struct {
 	Kind    OutputKind
 	Node    int           // OutSend, OutAbandon: the server, 0..n-1
 	Req     Req           // OutSend, OutAbandon
-	Command resp.Command  // OutSend
+	Request Payload       // OutSend
 	Timer   TimerID       // OutSetTimer, OutCancelTimer
 	After   time.Duration // OutSetTimer
 	Event   Event         // OutEvent
 }
 
-// String renders the output for traces and golden files, e.g.
-// `send node=2 req=3: SET lock v NX PX 10000`.
+// Format renders the output for traces and golden files, with requests in protocol p's
+// words, e.g. `send node=2 req=3: SET lock v NX PX 10000`.
+func (o Output) Format(p Protocol) string {
+	if o.Kind == OutSend {
+		return "send node=" + strconv.Itoa(o.Node) + " req=" + strconv.FormatUint(uint64(o.Req), 10) +
+			": " + string(p.AppendRequest(nil, &o.Request))
+	}
+	return o.String()
+}
+
+// String renders the output as Format does, with a request shown as its payload's words:
+// an output does not know its protocol.
 func (o Output) String() string {
 	switch o.Kind {
 	case OutSend:
 		return "send node=" + strconv.Itoa(o.Node) + " req=" + strconv.FormatUint(uint64(o.Req), 10) +
-			": " + o.Command.String()
+			": " + o.Request.String()
 	case OutSetTimer:
 		return "set-timer id=" + strconv.FormatUint(uint64(o.Timer), 10) + " after=" + o.After.String()
 	case OutCancelTimer:

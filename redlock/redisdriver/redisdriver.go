@@ -432,7 +432,7 @@ func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Durat
 			if pending[r.node].req == r.req {
 				pending[r.node] = sent{}
 			}
-			outs, err = m.Reply(now(), r.node, r.req, r.reply)
+			outs, err = m.Reply(now(), r.node, r.req, r.reply.Payload())
 		case id := <-fired:
 			delete(timers, id)
 			outs, err = m.Timer(now(), id)
@@ -449,7 +449,7 @@ func (c *Client) drive(ctx context.Context, m lock.Client, start func(time.Durat
 func (c *Client) exec(ctx context.Context, out lock.Output, replies chan<- nodeReply, done <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout())
 	defer cancel()
-	r, err := execErr(ctx, c.nodes[out.Node], out.Command)
+	r, err := execErr(ctx, c.nodes[out.Node], resp.CommandOf(&out.Request))
 	var ne *NodeError
 	if err != nil && !errors.Is(err, redis.ErrClosed) { // closed by Close: ours, not the server's
 		ne = &NodeError{Node: out.Node, Addr: c.addrs[out.Node], Err: err}

@@ -307,7 +307,7 @@ func (m *Machine) unlock() {
 }
 
 // Reply feeds a reply, or a message pushed on the lock's channel (lock.PushReq).
-func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Reply) ([]lock.Output, error) {
+func (m *Machine) Reply(now time.Duration, server int, req lock.Req, p lock.Payload) ([]lock.Output, error) {
 	if err := m.begin(now); err != nil {
 		return nil, err
 	}
@@ -315,9 +315,10 @@ func (m *Machine) Reply(now time.Duration, server int, req lock.Req, r resp.Repl
 		return nil, fmt.Errorf("redisson: reply from server %d; the lock lives on server 0 alone", server)
 	}
 	if req == lock.PushReq {
-		m.message(r)
+		m.message(resp.PushOf(&p))
 		return m.out, nil
 	}
+	r := resp.ReplyOf(&p)
 	if m.infoReq != 0 && req == m.infoReq {
 		m.infoReq = 0
 		m.disarm()
@@ -492,10 +493,9 @@ func (m *Machine) onAcquireReply(r resp.Reply) {
 
 // message handles a pushed message: the unlock message on the channel a waiting lock()
 // listens on wakes it for another try.
-func (m *Machine) message(r resp.Reply) {
-	el := r.Elems()
-	if m.op != opAcquire || !m.subscribed || len(el) != 3 || el[1].Str != resp.RedissonChannel(m.resource) ||
-		el[2].Str != resp.RedissonUnlockMessage {
+func (m *Machine) message(channel, message string) {
+	if m.op != opAcquire || !m.subscribed || channel != resp.RedissonChannel(m.resource) ||
+		message != resp.RedissonUnlockMessage {
 		return
 	}
 	if m.ph != phWait {
@@ -636,7 +636,7 @@ func (m *Machine) resend() {
 		m.sentAt = m.now
 		m.lastReq++
 		m.infoReq = m.lastReq
-		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.infoReq, Command: resp.Command{Op: resp.OpInfo}})
+		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.infoReq, Request: (&resp.Command{Op: resp.OpInfo}).Payload()})
 		m.arm(m.cfg.Timeout)
 		return
 	}
@@ -644,12 +644,12 @@ func (m *Machine) resend() {
 	m.sentAt = m.now
 	m.lastReq++
 	m.req = m.lastReq
-	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.req, Command: m.cmd})
+	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.req, Request: m.cmd.Payload()})
 	wait := m.cfg.Timeout
 	if m.cfg.Replicated && m.avail > 0 && m.cmd.Op == resp.OpEval { // syncedEval's batch
 		m.lastReq++
 		m.waitReq, m.waitFor = m.lastReq, m.avail
-		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.waitReq, Command: resp.Wait(m.avail, m.cfg.SyncTimeout)})
+		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.waitReq, Request: resp.WaitPayload(m.avail, m.cfg.SyncTimeout)})
 		wait += m.cfg.SyncTimeout
 	}
 	if left := m.waitEnd - m.now; m.op == opAcquire && m.ph == phSubscribe && m.waitEnd > 0 && left < wait {
@@ -661,7 +661,7 @@ func (m *Machine) resend() {
 // fire sends c without waiting for its reply.
 func (m *Machine) fire(c resp.Command) {
 	m.lastReq++
-	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.lastReq, Command: c})
+	m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.lastReq, Request: c.Payload()})
 }
 
 // abandonInFlight stops waiting for the request in flight; the connection stays (Netty

@@ -64,26 +64,26 @@ func TestCommandsAreRedissons(t *testing.T) {
 	name := d.m.LockName()
 	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:1$`, name)
 	d.take(d.m.Acquire(0, "lock"))
-	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonTryLock.Source(), "1", "lock", "30000", name}, d.last().Command.Args())
-	d.take(d.m.Reply(time.Millisecond, 0, d.last().Req, resp.Nil))
+	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonTryLock.Source(), "1", "lock", "30000", name}, cmdOf(d.last()).Args())
+	d.take(d.m.Reply(time.Millisecond, 0, d.last().Req, pl(resp.Nil)))
 	require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds())
 	assert.Equal(t, 30*time.Second, d.evs[2].Deadline, "the lease from the send")
 
 	d.take(d.m.Extend(10 * time.Second))
-	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonRenew.Source(), "1", "lock", "30000", name}, d.last().Command.Args())
-	d.take(d.m.Reply(10*time.Second+time.Millisecond, 0, d.last().Req, resp.IntReply(1)))
+	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonRenew.Source(), "1", "lock", "30000", name}, cmdOf(d.last()).Args())
+	d.take(d.m.Reply(10*time.Second+time.Millisecond, 0, d.last().Req, pl(resp.IntReply(1))))
 	assert.Equal(t, lock.Extended, d.evs[len(d.evs)-1].Kind)
 	assert.Equal(t, 40*time.Second, d.evs[len(d.evs)-1].Deadline)
 
 	d.take(d.m.Release(11 * time.Second))
-	args := d.last().Command.Args()
+	args := cmdOf(d.last()).Args()
 	require.Len(t, args, 11)
 	assert.Equal(t, []string{"EVAL", resp.ScriptRedissonUnlock.Source(), "3", "lock", "redisson_lock__channel:{lock}"}, args[:5])
 	assert.Regexp(t, `^redisson_unlock_latch:\{lock\}:[0-9a-f]{32}$`, args[5])
 	assert.Equal(t, []string{"0", "30000", name, "PUBLISH", "13500"}, args[6:])
-	d.take(d.m.Reply(11*time.Second+time.Millisecond, 0, d.last().Req, resp.IntReply(1)))
+	d.take(d.m.Reply(11*time.Second+time.Millisecond, 0, d.last().Req, pl(resp.IntReply(1))))
 	assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
-	assert.Equal(t, []string{"DEL", args[5]}, d.last().Command.Args())
+	assert.Equal(t, []string{"DEL", args[5]}, cmdOf(d.last()).Args())
 }
 
 // TestWaitsOnTheChannel: a taken lock makes lock() subscribe, try again, and wait for the
@@ -92,27 +92,27 @@ func TestCommandsAreRedissons(t *testing.T) {
 func TestWaitsOnTheChannel(t *testing.T) {
 	d := newDriver(t)
 	d.take(d.m.Acquire(0, "lock"))
-	d.take(d.m.Reply(1, 0, d.last().Req, resp.IntReply(5000)))
-	assert.Equal(t, []string{"SUBSCRIBE", "redisson_lock__channel:{lock}"}, d.last().Command.Args())
-	d.take(d.m.Reply(2, 0, d.last().Req, resp.ArrayReply()))
+	d.take(d.m.Reply(1, 0, d.last().Req, pl(resp.IntReply(5000))))
+	assert.Equal(t, []string{"SUBSCRIBE", "redisson_lock__channel:{lock}"}, cmdOf(d.last()).Args())
+	d.take(d.m.Reply(2, 0, d.last().Req, pl(resp.ArrayReply())))
 	try2 := d.last()
-	assert.Equal(t, resp.ScriptRedissonTryLock, try2.Command.Script)
-	d.take(d.m.Reply(3, 0, try2.Req, resp.IntReply(4000)))
+	assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(try2).Script)
+	d.take(d.m.Reply(3, 0, try2.Req, pl(resp.IntReply(4000))))
 	assert.Equal(t, 4*time.Second, d.after, "waits the PTTL it was told")
 	sends := len(d.sent)
-	d.take(d.m.Reply(4, 0, lock.PushReq, resp.ArrayReply(bulk("message"), bulk("other"), bulk("0"))))
+	d.take(d.m.Reply(4, 0, lock.PushReq, resp.Push("other", "0")))
 	assert.Len(t, d.sent, sends, "a message on another channel wakes nothing")
-	d.take(d.m.Reply(5, 0, lock.PushReq, resp.ArrayReply(bulk("message"), bulk("redisson_lock__channel:{lock}"), bulk("0"))))
+	d.take(d.m.Reply(5, 0, lock.PushReq, resp.Push("redisson_lock__channel:{lock}", "0")))
 	require.Len(t, d.sent, sends+1, "the unlock message wakes it")
 	try3 := d.last()
 	// The message comes again while try 3 is out: try 3 loses, and try 4 follows at once.
-	d.take(d.m.Reply(6, 0, lock.PushReq, resp.ArrayReply(bulk("message"), bulk("redisson_lock__channel:{lock}"), bulk("0"))))
-	d.take(d.m.Reply(7, 0, try3.Req, resp.IntReply(3000)))
+	d.take(d.m.Reply(6, 0, lock.PushReq, resp.Push("redisson_lock__channel:{lock}", "0")))
+	d.take(d.m.Reply(7, 0, try3.Req, pl(resp.IntReply(3000))))
 	require.Len(t, d.sent, sends+2)
-	d.take(d.m.Reply(8, 0, d.last().Req, resp.Nil))
+	d.take(d.m.Reply(8, 0, d.last().Req, pl(resp.Nil)))
 	assert.Equal(t, lock.Acquired, d.evs[len(d.evs)-1].Kind)
 	assert.Equal(t, 4, d.evs[len(d.evs)-1].Attempt)
-	assert.Equal(t, []string{"UNSUBSCRIBE", "redisson_lock__channel:{lock}"}, d.last().Command.Args(), "finally unsubscribe")
+	assert.Equal(t, []string{"UNSUBSCRIBE", "redisson_lock__channel:{lock}"}, cmdOf(d.last()).Args(), "finally unsubscribe")
 }
 
 // TestResponseTimeouts: against a single server the trylock and unlock scripts are sent
@@ -155,10 +155,10 @@ func TestResponseTimeouts(t *testing.T) {
 		assert.Equal(t, want, now, "replicated=%v", replicated)
 
 		d.take(d.m.Acquire(now, "lock"))
-		if d.last().Command.Op == resp.OpInfo { // replicated: INFO replication first
-			d.take(d.m.Reply(now, 0, d.last().Req, infoReply(0)))
+		if cmdOf(d.last()).Op == resp.OpInfo { // replicated: INFO replication first
+			d.take(d.m.Reply(now, 0, d.last().Req, pl(infoReply(0))))
 		}
-		d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
+		d.take(d.m.Reply(now, 0, d.last().Req, pl(resp.Nil)))
 		sends := len(d.sent)
 		d.take(d.m.Extend(now))
 		now = timeouts(d, now)
@@ -183,9 +183,9 @@ func TestResponseTimeouts(t *testing.T) {
 func TestRenewalRefused(t *testing.T) {
 	d := newDriver(t)
 	d.take(d.m.Acquire(0, "lock"))
-	d.take(d.m.Reply(1, 0, d.last().Req, resp.Nil))
+	d.take(d.m.Reply(1, 0, d.last().Req, pl(resp.Nil)))
 	d.take(d.m.Extend(10 * time.Second))
-	d.take(d.m.Reply(10*time.Second, 0, d.last().Req, resp.IntReply(0)))
+	d.take(d.m.Reply(10*time.Second, 0, d.last().Req, pl(resp.IntReply(0))))
 	assert.Equal(t, lock.ExtendFailed, d.evs[len(d.evs)-1].Kind)
 	_, err := d.m.Release(11 * time.Second)
 	assert.NoError(t, err, "still held")
@@ -212,7 +212,7 @@ func refuseAll(d *driver, now time.Duration) (sends []time.Duration, end time.Du
 	for {
 		sends = append(sends, now)
 		now += ms
-		d.take(d.m.Reply(now, 0, d.last().Req, resp.NoReply))
+		d.take(d.m.Reply(now, 0, d.last().Req, pl(resp.NoReply)))
 		if d.timer == 0 {
 			return sends, now
 		}
@@ -247,18 +247,18 @@ func TestRefusedConnection(t *testing.T) {
 		assert.False(t, d.m.timedOut, "a connection error, not a RedisResponseTimeoutException")
 		for _, o := range d.sent {
 			if replicated { // INFO replication first, to learn how many replicas to WAIT for
-				assert.Equal(t, resp.OpInfo, o.Command.Op, "nothing but INFO replication goes out")
+				assert.Equal(t, resp.OpInfo, cmdOf(o).Op, "nothing but INFO replication goes out")
 				continue
 			}
-			assert.Equal(t, resp.ScriptRedissonTryLock, o.Command.Script, "nothing but the trylock goes out")
+			assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(o).Script, "nothing but the trylock goes out")
 		}
 
 		now := 10 * time.Second
 		d.take(d.m.Acquire(now, "lock"))
-		if d.last().Command.Op == resp.OpInfo { // replicated: INFO replication first
-			d.take(d.m.Reply(now, 0, d.last().Req, infoReply(0)))
+		if cmdOf(d.last()).Op == resp.OpInfo { // replicated: INFO replication first
+			d.take(d.m.Reply(now, 0, d.last().Req, pl(infoReply(0))))
 		}
-		d.take(d.m.Reply(now, 0, d.last().Req, resp.Nil))
+		d.take(d.m.Reply(now, 0, d.last().Req, pl(resp.Nil)))
 		d.take(d.m.Extend(now))
 		sends, end = refuseAll(d, now)
 		assert.Equal(t, []time.Duration{now, now + 1500*ms, now + 3000*ms, now + 4500*ms}, sends, "replicated=%v: renewal", replicated)
@@ -271,7 +271,7 @@ func TestRefusedConnection(t *testing.T) {
 		sends, _ = refuseAll(d, now)
 		assert.Equal(t, []time.Duration{now, now + 1500*ms, now + 3000*ms, now + 4500*ms}, sends, "replicated=%v: unlock", replicated)
 		assert.Len(t, d.sent, before+3, "three more unlocks and no DEL of the latch")
-		assert.Equal(t, resp.ScriptRedissonUnlock, d.last().Command.Script)
+		assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(d.last()).Script)
 		assert.Equal(t, lock.Released, d.evs[len(d.evs)-1].Kind)
 		assert.Zero(t, d.evs[len(d.evs)-1].Votes)
 	}
@@ -283,13 +283,13 @@ func TestRefusedMasterBackInTime(t *testing.T) {
 	d := newDriver(t)
 	d.take(d.m.Acquire(0, "lock"))
 	for range 2 {
-		d.take(d.m.Reply(d.m.sentAt+ms, 0, d.last().Req, resp.NoReply))
+		d.take(d.m.Reply(d.m.sentAt+ms, 0, d.last().Req, pl(resp.NoReply)))
 		id := d.timer
 		d.take(d.m.Timer(d.m.sentAt+1500*ms, id))
 	}
 	require.Len(t, d.sent, 3)
 	assert.Equal(t, 3*time.Second, d.m.sentAt)
-	d.take(d.m.Reply(3*time.Second+ms, 0, d.last().Req, resp.Nil))
+	d.take(d.m.Reply(3*time.Second+ms, 0, d.last().Req, pl(resp.Nil)))
 	require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds())
 	assert.Equal(t, 33*time.Second, d.evs[2].Deadline)
 }
@@ -302,7 +302,7 @@ func TestRefusedMasterBackInTime(t *testing.T) {
 func TestRefusalsAndTimeoutsShareTheAttempts(t *testing.T) {
 	d := newDriver(t)
 	d.take(d.m.Acquire(0, "lock"))
-	d.take(d.m.Reply(ms, 0, d.last().Req, resp.Nil))
+	d.take(d.m.Reply(ms, 0, d.last().Req, pl(resp.Nil)))
 	sends := len(d.sent)
 	d.take(d.m.Extend(10 * time.Second))
 	now := 10 * time.Second
@@ -310,7 +310,7 @@ func TestRefusalsAndTimeoutsShareTheAttempts(t *testing.T) {
 		t.Helper()
 		if refuse {
 			now += ms
-			d.take(d.m.Reply(now, 0, d.last().Req, resp.NoReply))
+			d.take(d.m.Reply(now, 0, d.last().Req, pl(resp.NoReply)))
 		} else {
 			require.Equal(t, 3*time.Second, d.after, "the response timeout")
 			now += d.after
@@ -339,7 +339,7 @@ func TestRefusalsAndTimeoutsShareTheAttempts(t *testing.T) {
 
 	d = newDriver(t)
 	d.take(d.m.Acquire(0, "lock"))
-	d.take(d.m.Reply(ms, 0, d.last().Req, resp.NoReply))
+	d.take(d.m.Reply(ms, 0, d.last().Req, pl(resp.NoReply)))
 	id := d.timer
 	d.take(d.m.Timer(1500*ms, id))
 	require.Len(t, d.sent, 2)
@@ -368,16 +368,16 @@ func TestWaitForReplicas(t *testing.T) {
 	d := &driver{t: t, m: m}
 	d.take(d.m.Acquire(0, "lock"))
 	require.Len(t, d.sent, 1)
-	assert.Equal(t, []string{"INFO", "replication"}, d.last().Command.Args())
-	d.take(d.m.Reply(ms, 0, d.last().Req, infoReply(2)))
+	assert.Equal(t, []string{"INFO", "replication"}, cmdOf(d.last()).Args())
+	d.take(d.m.Reply(ms, 0, d.last().Req, pl(infoReply(2))))
 	require.Len(t, d.sent, 3)
 	script, wait := d.sent[1], d.sent[2]
-	assert.Equal(t, resp.ScriptRedissonTryLock, script.Command.Script)
-	assert.Equal(t, []string{"WAIT", "2", "1000"}, wait.Command.Args())
+	assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(script).Script)
+	assert.Equal(t, []string{"WAIT", "2", "1000"}, cmdOf(wait).Args())
 	assert.Equal(t, 4*time.Second, d.after, "the batch waits timeout + slavesSyncTimeout")
-	d.take(d.m.Reply(2*ms, 0, script.Req, resp.Nil))
+	d.take(d.m.Reply(2*ms, 0, script.Req, pl(resp.Nil)))
 	assert.NotContains(t, d.kinds(), lock.Acquired, "not before the WAIT's answer")
-	d.take(d.m.Reply(50*ms, 0, wait.Req, resp.IntReply(1)))
+	d.take(d.m.Reply(50*ms, 0, wait.Req, pl(resp.IntReply(1))))
 	assert.Equal(t, lock.Acquired, d.evs[len(d.evs)-1].Kind, "one replica of two is enough")
 
 	// Another client: its WAIT finds none synced.
@@ -385,13 +385,13 @@ func TestWaitForReplicas(t *testing.T) {
 	require.NoError(t, err)
 	d2 := &driver{t: t, m: m2}
 	d2.take(d2.m.Acquire(0, "lock"))
-	d2.take(d2.m.Reply(ms, 0, d2.last().Req, infoReply(1)))
+	d2.take(d2.m.Reply(ms, 0, d2.last().Req, pl(infoReply(1))))
 	script, wait = d2.sent[1], d2.sent[2]
-	d2.take(d2.m.Reply(2*ms, 0, script.Req, resp.Nil))
-	d2.take(d2.m.Reply(1002*ms, 0, wait.Req, resp.IntReply(0)))
-	assert.Equal(t, resp.ScriptRedissonUnlock, d2.last().Command.Script, "handleNoSync unlocks")
+	d2.take(d2.m.Reply(2*ms, 0, script.Req, pl(resp.Nil)))
+	d2.take(d2.m.Reply(1002*ms, 0, wait.Req, pl(resp.IntReply(0))))
+	assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(d2.last()).Script, "handleNoSync unlocks")
 	assert.NotContains(t, d2.kinds(), lock.Acquired)
 	assert.Equal(t, 1500*time.Millisecond, d2.after, "then tries again after the retry interval")
 	d2.take(d2.m.Timer(2502*ms, d2.timer))
-	assert.Equal(t, resp.OpInfo, d2.last().Command.Op, "after a WAIT that found fewer, INFO replication again")
+	assert.Equal(t, resp.OpInfo, cmdOf(d2.last()).Op, "after a WAIT that found fewer, INFO replication again")
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // PerMasterWait is what RedissonRedLock.lock() gives each master in one tryLock: its
@@ -395,7 +394,7 @@ func (r *RedLock) Release(now time.Duration) ([]lock.Output, error) {
 }
 
 // Reply routes a master's reply, or a message it pushed, to that master's RLock.
-func (r *RedLock) Reply(now time.Duration, server int, req lock.Req, rep resp.Reply) ([]lock.Output, error) {
+func (r *RedLock) Reply(now time.Duration, server int, req lock.Req, rep lock.Payload) ([]lock.Output, error) {
 	if err := r.begin(now); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (d *rlDriver) take(outs []lock.Output, err error) {
 		case lock.OutSend:
 			d.sent = append(d.sent, o)
 			d.sentAt = append(d.sentAt, d.now)
-			if o.Command.Op != resp.OpDel { // the unlock latch's DEL: nobody waits for it
+			if cmdOf(o).Op != resp.OpDel { // the unlock latch's DEL: nobody waits for it
 				d.waiting = append(d.waiting, o)
 			}
 		case lock.OutEvent:
@@ -65,7 +65,7 @@ func (d *rlDriver) answer(dt time.Duration, reply func(lock.Output) resp.Reply) 
 	o := d.waiting[0]
 	d.waiting = d.waiting[1:]
 	d.now += dt
-	d.take(d.r.Reply(d.now, o.Node, o.Req, reply(o)))
+	d.take(d.r.Reply(d.now, o.Node, o.Req, pl(reply(o))))
 	return o
 }
 
@@ -98,7 +98,7 @@ func (d *rlDriver) lastEvent() lock.Event { return d.evs[len(d.evs)-1] }
 
 // free answers as a free master does: the trylock takes it (nil), the unlock deletes it.
 func free(o lock.Output) resp.Reply {
-	if o.Command.Script == resp.ScriptRedissonUnlock {
+	if cmdOf(o).Script == resp.ScriptRedissonUnlock {
 		return resp.IntReply(1)
 	}
 	return resp.Nil
@@ -107,9 +107,9 @@ func free(o lock.Output) resp.Reply {
 // taken answers as a master another client holds: its PTTL; nil to an unlock (not ours).
 func taken(o lock.Output) resp.Reply {
 	switch {
-	case o.Command.Op == resp.OpSubscribe:
+	case cmdOf(o).Op == resp.OpSubscribe:
 		return resp.ArrayReply(resp.Reply{Kind: resp.ReplyBulk, Str: "subscribe"})
-	case o.Command.Script == resp.ScriptRedissonUnlock:
+	case cmdOf(o).Script == resp.ScriptRedissonUnlock:
 		return resp.Nil
 	}
 	return resp.IntReply(20000)
@@ -129,8 +129,8 @@ func TestRedLockTakesEveryMasterInTurn(t *testing.T) {
 		require.Len(t, d.waiting, 1, "one master at a time")
 		o := d.answer(ms, free)
 		assert.Equal(t, i, o.Node)
-		assert.Equal(t, resp.ScriptRedissonTryLock, o.Command.Script)
-		assert.Equal(t, d.r.subs[0].m.LockName(), o.Command.Value, "one lock name on every master")
+		assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(o).Script)
+		assert.Equal(t, d.r.subs[0].m.LockName(), cmdOf(o).Value, "one lock name on every master")
 	}
 	require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds())
 	acq := d.lastEvent()
@@ -143,7 +143,7 @@ func TestRedLockTakesEveryMasterInTurn(t *testing.T) {
 	d.take(d.r.Release(d.now))
 	var nodes []int
 	for _, o := range d.waiting {
-		assert.Equal(t, resp.ScriptRedissonUnlock, o.Command.Script)
+		assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(o).Script)
 		nodes = append(nodes, o.Node)
 	}
 	assert.Equal(t, []int{0, 1, 2, 3, 4}, nodes, "all at once")
@@ -185,13 +185,13 @@ func TestRedLockStartsOverAfterTooManyFailures(t *testing.T) {
 	d.answer(ms, failing) // 3: the third failure
 	require.Len(t, d.waiting, 1)
 	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonUnlock, d.waiting[0].Command.Script, "the taken master is unlocked first")
+	assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(d.waiting[0]).Script, "the taken master is unlocked first")
 	assert.Equal(t, lock.AttemptEnded, d.lastEvent().Kind)
 	assert.Equal(t, lock.ReasonNoQuorum, d.lastEvent().Reason)
 	d.answer(ms, free)
 	require.Len(t, d.waiting, 1)
 	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script, "then master 0 again")
+	assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script, "then master 0 again")
 	assert.Equal(t, lock.AttemptStarted, d.lastEvent().Kind)
 	assert.Equal(t, 2, d.lastEvent().Attempt)
 }
@@ -204,7 +204,7 @@ func TestRedLockWaitsEachMastersShare(t *testing.T) {
 	d.take(d.r.Acquire(0, "lock"))
 	d.answer(ms, taken) // the try: taken, 20s left
 	o := d.answer(ms, taken)
-	assert.Equal(t, resp.OpSubscribe, o.Command.Op)
+	assert.Equal(t, resp.OpSubscribe, cmdOf(o).Op)
 	d.answer(ms, taken) // the second try, after subscribing: still taken
 	require.NotZero(t, d.timer)
 	assert.Equal(t, 1500*ms, d.fireAt, "the wait ends with the master's share, not the key's 20s")
@@ -212,7 +212,7 @@ func TestRedLockWaitsEachMastersShare(t *testing.T) {
 	require.NotEmpty(t, d.waiting)
 	var next lock.Output
 	for _, w := range d.waiting {
-		if w.Command.Script == resp.ScriptRedissonTryLock {
+		if cmdOf(w).Script == resp.ScriptRedissonTryLock {
 			next = w
 		}
 	}
@@ -240,7 +240,7 @@ func TestRedLockUnlocksAMasterThatTimedOut(t *testing.T) {
 		d.take(d.r.Acquire(0, "lock"))
 		trylocks, unlocks := 0, 0
 		for len(d.waiting) > 0 && unlocks < tc.unlocks+1 && d.now < time.Minute {
-			switch d.waiting[0].Command.Script {
+			switch cmdOf(d.waiting[0]).Script {
 			case resp.ScriptRedissonTryLock:
 				trylocks++
 			case resp.ScriptRedissonUnlock:
@@ -264,7 +264,7 @@ func TestRedLockUnlocksAMasterThatTimedOut(t *testing.T) {
 		assert.Equal(t, tc.unlocks, unlocks-1, "replicated=%v: unlock sends", tc.replicated)
 		require.Len(t, d.waiting, 1)
 		assert.Equal(t, tc.nextNode, d.waiting[0].Node, "replicated=%v", tc.replicated)
-		assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script)
+		assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script)
 		assert.Len(t, d.evs, tc.events, "replicated=%v: %v", tc.replicated, d.kinds())
 	}
 }
@@ -283,7 +283,7 @@ func TestRedLockWatchdogs(t *testing.T) {
 	d.fire()
 	require.Len(t, d.waiting, 1)
 	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonRenew, d.waiting[0].Command.Script)
+	assert.Equal(t, resp.ScriptRedissonRenew, cmdOf(d.waiting[0]).Script)
 	assert.Equal(t, lock.ExtendStarted, d.lastEvent().Kind)
 	d.answer(ms, func(lock.Output) resp.Reply { return resp.IntReply(1) })
 	ext := d.lastEvent()
@@ -310,7 +310,7 @@ func (d *rlDriver) refuseNode(node int) (at []time.Duration) {
 		d.waiting = slices.Delete(d.waiting, i, i+1)
 		at = append(at, d.sentAt[slices.IndexFunc(d.sent, func(s lock.Output) bool { return s.Req == o.Req })])
 		d.now += ms
-		d.take(d.r.Reply(d.now, o.Node, o.Req, resp.NoReply))
+		d.take(d.r.Reply(d.now, o.Node, o.Req, pl(resp.NoReply)))
 		if !d.r.subs[node].m.retry {
 			return at // it gave up
 		}
@@ -333,7 +333,7 @@ func TestRedLockSkipsARefusedMaster(t *testing.T) {
 	assert.Equal(t, 4502*ms, d.now, "the fourth refusal ends master 1's tryLock")
 	require.Len(t, d.waiting, 1)
 	assert.Equal(t, 2, d.waiting[0].Node, "no unlock of master 1: master 2 is next")
-	assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script)
+	assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script)
 	for range 3 {
 		d.answer(ms, free)
 	}
@@ -344,7 +344,7 @@ func TestRedLockSkipsARefusedMaster(t *testing.T) {
 	assert.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds(), "one attempt")
 	for _, o := range d.sent {
 		if o.Node == 1 {
-			assert.Equal(t, resp.ScriptRedissonTryLock, o.Command.Script, "master 1 is sent nothing but its trylock")
+			assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(o).Script, "master 1 is sent nothing but its trylock")
 		}
 	}
 
@@ -354,7 +354,7 @@ func TestRedLockSkipsARefusedMaster(t *testing.T) {
 	for _, o := range slices.Clone(d.waiting) {
 		if o.Node != 1 { // the other four answer at once
 			d.waiting = slices.DeleteFunc(d.waiting, func(w lock.Output) bool { return w.Req == o.Req })
-			d.take(d.r.Reply(d.now, o.Node, o.Req, free(o)))
+			d.take(d.r.Reply(d.now, o.Node, o.Req, pl(free(o))))
 		}
 	}
 	require.NotEqual(t, lock.Released, d.lastEvent().Kind)
@@ -422,7 +422,7 @@ func TestRedLockOfFiveWithTwoRefusedMasters(t *testing.T) {
 		assert.NotContains(t, d.kinds(), lock.Acquired)
 		var nodes []int
 		for _, o := range d.waiting {
-			assert.Equal(t, resp.ScriptRedissonUnlock, o.Command.Script)
+			assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(o).Script)
 			nodes = append(nodes, o.Node)
 		}
 		assert.Equal(t, []int{0, 2}, nodes, "what the attempt took is unlocked")
@@ -430,7 +430,7 @@ func TestRedLockOfFiveWithTwoRefusedMasters(t *testing.T) {
 		d.answer(ms, free)
 		require.Len(t, d.waiting, 1)
 		assert.Equal(t, 0, d.waiting[0].Node)
-		assert.Equal(t, resp.ScriptRedissonTryLock, d.waiting[0].Command.Script, "and lock() tries again from master 0")
+		assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script, "and lock() tries again from master 0")
 		assert.Equal(t, 2, d.lastEvent().Attempt)
 	}
 }
@@ -445,7 +445,7 @@ func TestRedLockAbortWhileUnlocking(t *testing.T) {
 	d.answer(ms, failing) // 1: the one failure allowed (limit 3 − 2 = 1)
 	d.answer(ms, failing) // 2: one too many; master 0 is being unlocked
 	require.Len(t, d.waiting, 1)
-	require.Equal(t, resp.ScriptRedissonUnlock, d.waiting[0].Command.Script)
+	require.Equal(t, resp.ScriptRedissonUnlock, cmdOf(d.waiting[0]).Script)
 	d.take(d.r.Release(d.now))
 	assert.Equal(t, lock.AcquireFailed, d.lastEvent().Kind)
 	assert.Equal(t, lock.ReasonAborted, d.lastEvent().Reason)

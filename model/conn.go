@@ -1,0 +1,120 @@
+package model
+
+import (
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// Conn is a client process's connection to its lock service's servers: whatever the lock
+// library's driver does between the algorithm and the network (go-redis's handshakes and
+// closed connections, ioredis's offline queue and the kernel's TCP timers under it, a
+// NOSCRIPT answered by resending the script's source, a ZooKeeper client's session). The
+// client process knows no protocol: it hands the connection the algorithm's requests and
+// whatever its servers send, and the connection, which may read the protocol, decides what
+// goes on the network and what reaches the algorithm, through its Link. A profile chooses
+// the connection (ClientConfig.Conn); DirectConn is one that adds nothing.
+//
+// A connection lives as long as its process, across restarts (Restart), so that ids it
+// numbers its own messages with keep growing as a real process's would not need to but a
+// replayable trace does.
+type Conn interface {
+	// Send carries the algorithm's request req (body p) to server node.
+	Send(now sim.Time, node int, req lock.Req, p *lock.Payload)
+	// Abandon says the algorithm stopped waiting for req from node (lock.OutAbandon).
+	Abandon(now sim.Time, node int, req lock.Req)
+	// Receive takes a reply, an ack or a push from server node. id is m.ReqID without the
+	// process's incarnation: an algorithm's request id, or one of the connection's own
+	// (ConnID and above). Replies to an earlier incarnation never reach it.
+	Receive(now sim.Time, node int, id uint64, m *Message)
+	// Timer runs a timer the connection set with Link.After.
+	Timer(now sim.Time, arg uint32)
+	// Restart forgets every connection: the process died and starts again (a connection
+	// that connects eagerly, as ioredis does, connects anew).
+	Restart(now sim.Time)
+	// Stats returns what the connection counted.
+	Stats() ConnStats
+}
+
+// ConnStats counts what a connection did beyond carrying requests.
+type ConnStats struct {
+	Connects uint64 // connections opened (handshakes sent)
+	Resent   uint64 // requests sent again on the connection's own account (a NOSCRIPT answered with EVAL)
+}
+
+// NewConn builds a client's connection to its n servers, talking through link.
+type NewConn func(link *Link, n int) Conn
+
+// ConnID is the first request id a connection may give its own messages (handshakes,
+// probes): the algorithm's ids never come near it.
+const ConnID = 1 << (lifeShift - 1)
+
+// Link is what a connection may ask of the client process that owns it.
+type Link struct{ c *Client }
+
+// Send sends m to server node, as a message of the process's current incarnation (its
+// request id carries it: replies to an earlier one are dropped before any connection
+// sees them).
+func (l *Link) Send(node int, m Message) {
+	c := l.c
+	m.ReqID |= c.life << lifeShift
+	c.net.Send(c.ep, c.cfg.Nodes[node], m)
+}
+
+// Deliver feeds the algorithm body p as server node's reply to req (lock.PushReq: a push),
+// and carries out what it asks.
+func (l *Link) Deliver(now sim.Time, node int, req lock.Req, p lock.Payload) {
+	c := l.c
+	outs, err := c.m.Reply(c.mono(now), node, req, p)
+	c.feed(now, outs, err)
+}
+
+// After runs the connection's Timer(arg) after d on the process's clock, unless the
+// process dies first (a timer of an earlier incarnation never fires).
+func (l *Link) After(now sim.Time, d time.Duration, arg uint32) sim.EventID {
+	c := l.c
+	return c.at(c.clk.TimerFires(now, d), cevConn, uint64(arg)|c.life<<32)
+}
+
+// Cancel cancels a timer After set.
+func (l *Link) Cancel(id sim.EventID) { l.c.s.Cancel(id) }
+
+// Dead reports whether the process died while the connection was handing it replies: it
+// must stop.
+func (l *Link) Dead() bool { return l.c.state == csDead }
+
+// Stray counts a message nobody had use for.
+func (l *Link) Stray() { l.c.stats.Stray++ }
+
+// Endpoint returns server node's network endpoint.
+func (l *Link) Endpoint(node int) network.Endpoint { return l.c.cfg.Nodes[node] }
+
+// DirectConn is a connection that adds nothing: each request goes out as it is, each reply
+// and push reaches the algorithm as it came, and a request the algorithm gave up on is
+// forgotten. It reads no protocol.
+func DirectConn(link *Link, _ int) Conn { return &direct{link: link} }
+
+type direct struct{ link *Link }
+
+func (d *direct) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
+	d.link.Send(node, Request(uint64(req), *p))
+}
+
+func (d *direct) Abandon(sim.Time, int, lock.Req) {}
+
+func (d *direct) Receive(now sim.Time, node int, id uint64, m *Message) {
+	switch m.Kind {
+	case MsgReply:
+		d.link.Deliver(now, node, lock.Req(id), m.Body)
+	case MsgPush:
+		d.link.Deliver(now, node, lock.PushReq, m.Body)
+	default:
+		d.link.Stray()
+	}
+}
+
+func (d *direct) Timer(sim.Time, uint32) {}
+func (d *direct) Restart(sim.Time)       {}
+func (d *direct) Stats() ConnStats       { return ConnStats{} }
