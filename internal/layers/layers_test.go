@@ -49,7 +49,7 @@ var layer = map[string]int{
 	"experiments":             14,
 	"experiments/tune":        15,
 	// Presentation and the command line.
-	"plots": 16, "internal/viewer": 16, "scripts/baselinemillion": 16,
+	"plots": 16, "cmd/redlock-sim/viewer": 16, "scripts/baselinemillion": 16,
 	"cmd/redlock-sim": 17,
 }
 
