@@ -55,10 +55,13 @@ var layer = map[string]int{
 
 // never lists imports the layers would allow but the design forbids: the client process
 // and the oracle drive and judge any lock algorithm through redlock/lock alone, so that a
-// new algorithm needs no change to either.
+// new algorithm needs no change to either; and the knobs, which say what a user may set,
+// state their own limits rather than reach into the judge (knobs.MaxClients equals
+// oracle.MaxClients by a test in experiments/world, not by an import).
 var never = map[string][]string{
 	"model":              {"redlock", "redlock/redisson", "redlock/redisdriver"},
 	"experiments/oracle": {"redlock", "redlock/redisson", "redlock/redisdriver", "redlock/resp"},
+	"experiments/knobs":  {"experiments/oracle"},
 }
 
 // packages returns every package directory of the module below root with its non-test
