@@ -15,8 +15,8 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/redlock-sim/redlock-sim/cmd/redlock-sim/viewer"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
-	"github.com/redlock-sim/redlock-sim/internal/viewer"
 )
 
 // maxServeRuns bounds --max-runs: each run at once may hold about 100 MB.

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock-sim/redlock-sim/internal/viewer"
+	"github.com/redlock-sim/redlock-sim/cmd/redlock-sim/viewer"
 )
 
 // TestServe: serve prints the URL to open, answers on it, and stops cleanly when told; on

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
@@ -20,7 +19,10 @@ import (
 // and the nodes' from theirs). Each bounds memory or run time, so that a typo in a sweep
 // spec is an error rather than a run that never ends.
 const (
-	MaxClients     = oracle.MaxClients // the oracle keeps the clients of one contention round in a bit set
+	// MaxClients is as many clients as the oracle judges (oracle.MaxClients: it keeps one
+	// contention round's clients in a 64-bit set), stated here so that knobs needs no oracle;
+	// experiments/world's TestMaxClientsIsTheOracles ties the two.
+	MaxClients     = 64
 	MaxResources   = 1000
 	MaxReplicas    = model.MaxGroupNodes - 1
 	MaxDuration    = 10000 * time.Hour

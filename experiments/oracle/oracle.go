@@ -40,8 +40,9 @@ const (
 
 // Limits of what one oracle keeps.
 const (
-	// MaxClients bounds the clients of one world: the oracle keeps the clients of one
-	// contention round in a bit set.
+	// MaxClients is the most clients one oracle judges: it keeps the clients of one
+	// contention round in a 64-bit set. knobs.MaxClients, the clients knob's bound, states
+	// the same number without importing the oracle (experiments/world's tests tie them).
 	MaxClients = 64
 	// MaxViolations bounds the violations kept in a record; all are counted.
 	MaxViolations = 64

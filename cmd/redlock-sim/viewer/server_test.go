@@ -20,11 +20,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/cmd/redlock-sim/viewer"
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
-	"github.com/redlock-sim/redlock-sim/internal/viewer"
 )
 
 func server(t *testing.T, files ...*scenarios.Scenario) *httptest.Server {
@@ -144,7 +144,7 @@ func TestRunAPI(t *testing.T) {
 // TestRunAPIFile: a scenario file sent by the browser runs as `run --scenario-file` would.
 func TestRunAPIFile(t *testing.T) {
 	hs := server(t)
-	path := "../../examples/scenarios/kill-not-power-loss.yaml"
+	path := "../../../examples/scenarios/kill-not-power-loss.yaml"
 	text, err := os.ReadFile(path)
 	require.NoError(t, err)
 	body, err := json.Marshal(viewer.RunRequest{File: string(text), Seed: 2})

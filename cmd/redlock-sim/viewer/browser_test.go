@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/cmd/redlock-sim/viewer"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
-	"github.com/redlock-sim/redlock-sim/internal/viewer"
 )
 
 var rewrite = flag.Bool("rewrite", false, "write the viewer's screenshots into docs/img")
@@ -90,7 +90,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	assert.Equal(t, [2]int{1280, 720}, [2]int{cfg.Width, cfg.Height}, "screenshot %s", name)
 	dir := t.TempDir()
 	if *rewrite {
-		dir = filepath.Join("..", "..", "docs", "img")
+		dir = filepath.Join("..", "..", "..", "docs", "img")
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 }
@@ -232,7 +232,7 @@ func TestViewerStepsThroughEveryLesson(t *testing.T) {
 // the file, so the link alone reproduces it.
 func TestViewerScenarioFile(t *testing.T) {
 	ctx, url := browser(t)
-	path, err := filepath.Abs("../../examples/scenarios/kill-not-power-loss.yaml")
+	path, err := filepath.Abs("../../../examples/scenarios/kill-not-power-loss.yaml")
 	require.NoError(t, err)
 	sc, err := scenarios.LoadFile(path)
 	require.NoError(t, err)

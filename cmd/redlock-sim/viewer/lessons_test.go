@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock-sim/redlock-sim/internal/viewer"
+	"github.com/redlock-sim/redlock-sim/cmd/redlock-sim/viewer"
 )
 
 // TestLessonPlan holds docs/teaching.md's lesson plan to what the viewer shows: each
