@@ -7,6 +7,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -26,6 +27,13 @@ func ReplayScenarioWithin(ctx context.Context, sc *scenarios.Scenario, settings 
 	if err != nil {
 		return nil, nil, err
 	}
+	return ReplayWorld(ctx, w, sc.Name, lim)
+}
+
+// ReplayWorld is ReplayScenarioWithin for a world already built: the replay of its run,
+// which keeps no more than lim, and the run's record under the name scenario.
+func ReplayWorld(ctx context.Context, w *world.World, scenario string, lim report.ReplayLimits) (*report.Replay, *Record, error) {
+	seed := w.Seed
 	rc, tc, err := report.AttachReplay(w)
 	if err != nil {
 		return nil, nil, err
@@ -38,7 +46,7 @@ func ReplayScenarioWithin(ctx context.Context, sc *scenarios.Scenario, settings 
 			break
 		}
 		if err := w.Sim.Err(); err != nil {
-			return nil, nil, fmt.Errorf("run %s seed %d at %v: %w", sc.Name, seed, w.Sim.Now(), err)
+			return nil, nil, fmt.Errorf("run %s seed %d at %v: %w", scenario, seed, w.Sim.Now(), err)
 		}
 		rc.AfterEvent()
 		if n%4096 == 0 {
@@ -48,10 +56,10 @@ func ReplayScenarioWithin(ctx context.Context, sc *scenarios.Scenario, settings 
 		}
 	}
 	if err := w.Sim.RunUntil(end); err != nil {
-		return nil, nil, fmt.Errorf("run %s seed %d at %v: %w", sc.Name, seed, w.Sim.Now(), err)
+		return nil, nil, fmt.Errorf("run %s seed %d at %v: %w", scenario, seed, w.Sim.Now(), err)
 	}
 	w.Oracle.Finish(end)
-	rec := record(w, sc.Name)
+	rec := record(w, scenario)
 	w.Oracle.ReleaseHistogram()
 	return rc.Finish(tc, rec.Scenario, rec.Seed), rec, nil
 }

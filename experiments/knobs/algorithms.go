@@ -25,6 +25,12 @@ type Algorithm struct {
 	// New returns the factory of the algorithm's clients for cfg, or the error of the first
 	// knob it cannot use.
 	New func(cfg *Config) (lock.Factory, error)
+	// Fences says every lock it takes comes with a fencing token, which the clients send
+	// with their writes whatever the `fencing` knob (Redlock's own fencing) says.
+	Fences bool
+	// Service is the lock service its clients talk to; nil: Redis, whose servers are the
+	// world's groups (model.Group) and whose connection is the `connection` knob's.
+	Service *Service
 }
 
 // algorithmTable is the registry of lock algorithms. A new algorithm is its own package

@@ -135,6 +135,9 @@ const (
 	actorGroup
 	actorNode
 	actorStorage
+	// actorServer is a server of a lock service other than Redis: its records and the
+	// requests it receives are narrated as they come, in its protocol's words.
+	actorServer
 )
 
 // line is one narrated line before it is filtered and written.
@@ -251,6 +254,12 @@ func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 		}
 		n.kinds[g.Name()] = actorGroup // a group of one node shares its node's name
 		known = append(known, g.Name())
+	}
+	for _, e := range w.Servers {
+		if name := w.Net.Name(e); n.kinds[name] == actorOther {
+			n.kinds[name] = actorServer
+			known = append(known, name)
+		}
 	}
 	storage := w.Net.Name(w.Storage.Endpoint())
 	n.kinds[storage] = actorStorage
@@ -646,6 +655,10 @@ func (n *Narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 	case actorStorage:
 		n.pending = pendingWrite{from: from, msg: msg, id: l.msg}
 		return false
+	case actorServer:
+		l.actor, l.peers = to, [2]string{from}
+		l.text = "← " + from + ": " + msg
+		return true
 	case actorClient:
 		if n.kinds[from] == actorStorage { // acknowledgements nobody waits for
 			return false

@@ -185,6 +185,11 @@ func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) 
 		}
 		c.perState += g.Len()
 	}
+	for _, e := range w.Servers { // a lock service's servers that are not Redis's
+		if name := w.Net.Name(e); c.kinds[name] == "" {
+			c.kinds[name] = "node"
+		}
+	}
 	c.kinds[w.Net.Name(w.Storage.Endpoint())] = "storage"
 	w.OnEvent(c.clientEvent)
 	return c, tc, nil

@@ -12,6 +12,8 @@ import (
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
@@ -28,9 +30,15 @@ type World struct {
 	Config knobs.Config
 	Seed   uint64
 
-	Sim     *sim.Sim
-	Net     *network.Net[model.Message]
+	Sim *sim.Sim
+	Net *network.Net[model.Message]
+	// Algorithm is the lock algorithm the clients run, and through it the service they
+	// talk to (Algorithm.Service; nil: Redis).
+	Algorithm knobs.Algorithm
+	// Groups are the Redis servers (none when the algorithm talks to another service);
+	// Servers are the endpoints of the servers the clients address, whatever the service.
 	Groups  []*model.Group
+	Servers []network.Endpoint
 	Storage *model.Storage
 	Clients []*model.Client
 	Oracle  *oracle.Oracle
@@ -75,14 +83,25 @@ func Plan(cfg knobs.Config, seed uint64, opts ...PlanOption) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	net.SetMessage(model.MessageParts, model.FormatMessage)
 	net.SetDeliveryNotes(true) // nodes fold commands and replies, clients and storage their writes
 	w := &World{Config: cfg, Seed: seed, Sim: s, Net: net}
-	w.Resources = resourceNames(cfg.Resources)
-	if err := w.planGroups(); err != nil {
+	a, algo, err := po.algorithm(&cfg)
+	if err != nil {
 		return nil, err
 	}
-	return w, w.planClients(&po)
+	w.Algorithm = a
+	var proto lock.Protocol = resp.Protocol{}
+	if a.Service != nil {
+		proto = a.Service.Protocol
+	}
+	net.SetMessage(model.MessageParts, model.MessageFormat(proto))
+	w.Resources = resourceNames(cfg.Resources)
+	if a.Service == nil {
+		if err := w.planGroups(); err != nil {
+			return nil, err
+		}
+	}
+	return w, w.planClients(algo)
 }
 
 func resourceNames(k int) []string {
@@ -96,8 +115,14 @@ func resourceNames(k int) []string {
 	return out
 }
 
-// nodes returns the number of Redis endpoints the algorithm really uses.
-func (w *World) nodes() int { return w.Config.Masters() }
+// nodes returns the number of servers the algorithm's clients address: its own number
+// (Redisson locks on one master), or the `nodes` knob's N.
+func (w *World) nodes() int {
+	if w.Algorithm.Masters > 0 {
+		return w.Algorithm.Masters
+	}
+	return w.Config.Lock.Effective().Nodes
+}
 
 func (w *World) planGroups() error {
 	cfg := &w.Config
@@ -163,19 +188,19 @@ func poisson(r *rand.Rand, rate float64, d time.Duration, limit int) []sim.Time 
 	return out
 }
 
-func (w *World) planClients(po *planOptions) error {
+func (w *World) planClients(algo lock.Factory) error {
 	cfg := &w.Config
 	n := w.nodes()
 	nodes := make([]network.Endpoint, n)
 	for i := range nodes {
 		nodes[i] = network.Endpoint(i)
 	}
-	a, algo, err := po.algorithm(cfg)
-	if err != nil {
-		return err
+	conn := cfg.Connection.Conn
+	if svc := w.Algorithm.Service; svc != nil {
+		conn = svc.Conn
 	}
 	extendEvery := cfg.ExtendEvery
-	if a.Watchdog { // the algorithm renews its lock itself, every extend_every
+	if w.Algorithm.Watchdog { // the algorithm renews its lock itself, every extend_every
 		extendEvery = 0
 	}
 	for j := range cfg.Clients {
@@ -196,10 +221,10 @@ func (w *World) planClients(po *planOptions) error {
 			Name: name, Index: j, Clock: ck, Lock: algo, AckTimeout: cfg.Lock.Effective().NodeTimeout(),
 			Nodes: nodes, Storage: network.Endpoint(n), Resources: res,
 			Hold: cfg.Hold, Think: cfg.Think, StartAt: start,
-			Fenced:         cfg.Lock.Fencing != redlock.FenceNone,
+			Fenced:         cfg.Lock.Fencing != redlock.FenceNone || w.Algorithm.Fences,
 			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: extendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
-			Conn: cfg.Connection.Conn, WallValidity: cfg.WallValidity,
+			Conn: conn, WallValidity: cfg.WallValidity,
 			CrashRate: cfg.ClientCrashRate, RestartAfter: cfg.ClientDown,
 		})
 	}
@@ -221,6 +246,10 @@ func (w *World) Build() error {
 			return fmt.Errorf("world: group %s got endpoint %d, planned %d", gc.Name, g.Endpoint(), i)
 		}
 		w.Groups = append(w.Groups, g)
+		w.Servers = append(w.Servers, g.Endpoint())
+	}
+	if err := w.buildService(); err != nil {
+		return err
 	}
 	st, err := model.NewStorage(w.Sim, w.Net, model.StorageConfig{MaxRecorded: 4096,
 		Acknowledge: w.Config.ReleaseAfterAck})
@@ -248,6 +277,33 @@ func (w *World) Build() error {
 	}
 	w.Oracle.SetClientEndpoints(eps)
 	return w.scheduleCrashes()
+}
+
+// buildService creates the servers of the algorithm's service when it is not Redis, at
+// the endpoints the plan gave them.
+func (w *World) buildService() error {
+	svc := w.Algorithm.Service
+	if svc == nil {
+		return nil
+	}
+	n := w.nodes()
+	eps, err := svc.Servers(knobs.ServiceEnv{Sim: w.Sim, Net: w.Net, Config: &w.Config, Servers: n,
+		Clock: func(name string) (clock.Config, error) {
+			return w.processClock(name, w.Config.NodeDriftPPM, w.Config.NodeOffset, true)
+		}})
+	if err != nil {
+		return fmt.Errorf("world: service %s: %w", svc.Name, err)
+	}
+	if len(eps) != n {
+		return fmt.Errorf("world: service %s made %d servers, the clients address %d", svc.Name, len(eps), n)
+	}
+	for i, e := range eps {
+		if e != network.Endpoint(i) {
+			return fmt.Errorf("world: service %s: server %d got endpoint %d, planned %d", svc.Name, i, e, i)
+		}
+	}
+	w.Servers = eps
+	return nil
 }
 
 // scheduleCrashes draws each group's random power losses (node_crash_rate) from the

@@ -1,0 +1,42 @@
+package knobs
+
+import (
+	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// Service is a lock service other than Redis that an algorithm's clients talk to: its
+// servers, the protocol they speak, and the connection its clients reach them by. An
+// algorithm names its service (Algorithm.Service); a world built for that algorithm
+// creates the service's servers where it would create Redis's groups, and changes nothing
+// else: the client process carries the protocol's payloads without reading them, the
+// oracle judges the algorithm's neutral lock events, and traces show the messages in the
+// protocol's words. So a new service is its packages (its server, its protocol, its
+// algorithm) plus the one registration of its algorithm.
+type Service struct {
+	Name     string
+	Protocol lock.Protocol
+	// Conn builds a client's connection to the servers; nil: model.DirectConn.
+	Conn model.NewConn
+	// Servers creates the service's servers on env's network. They must take the next
+	// env.Servers endpoints, in the order the algorithm numbers its servers, and it
+	// returns them.
+	Servers func(env ServiceEnv) ([]network.Endpoint, error)
+}
+
+// ServiceEnv is what a world gives a service to create its servers with.
+type ServiceEnv struct {
+	Sim    *sim.Sim
+	Net    *network.Net[model.Message]
+	Config *Config
+	// Servers is how many servers the algorithm's clients address (Algorithm.Masters, or
+	// the `nodes` knob).
+	Servers int
+	// Clock draws the clock of the process called name, as the world draws every
+	// server's: drift and offset within the node knobs, from the stream
+	// "<name>/clock-config".
+	Clock func(name string) (clock.Config, error)
+}

@@ -1,0 +1,342 @@
+package experiments_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/report"
+	"github.com/redlock-sim/redlock-sim/experiments/world"
+	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/sim"
+)
+
+// This file proves the seam: a lock service that speaks no Redis, added as its own server,
+// protocol and algorithm plus one registration (leaseAlgorithm, which names leaseService),
+// runs in a world the world assembly, the client process, the oracle, the narration, the
+// timeline and the replay know nothing about.
+
+// The lease protocol: a request's Word is its op, a reply's Word its verdict; Str is the
+// resource, Str2 the holder, Int a lease's length (GRANT) or its token (GRANTED).
+const (
+	leaseGrant   = 1 // GRANT resource holder ttl
+	leaseRelease = 2 // RELEASE resource holder
+
+	leaseGranted  = 1 // GRANTED token
+	leaseHeld     = 2 // HELD by another holder (Str2)
+	leaseReleased = 3 // RELEASED
+	leaseNotYours = 4 // NOT-YOURS
+)
+
+type leaseProtocol struct{}
+
+func (leaseProtocol) Name() string { return "lease" }
+
+func (leaseProtocol) AppendRequest(dst []byte, p *lock.Payload) []byte {
+	switch p.Word {
+	case leaseGrant:
+		return append(dst, "GRANT "+p.Str+" "+p.Str2+" "+time.Duration(p.Int).String()...)
+	case leaseRelease:
+		return append(dst, "RELEASE "+p.Str+" "+p.Str2...)
+	}
+	return append(dst, "?"...)
+}
+
+func (leaseProtocol) AppendReply(dst []byte, p *lock.Payload) []byte {
+	switch p.Word {
+	case leaseGranted:
+		return append(dst, "GRANTED token="+strconv.FormatInt(p.Int, 10)...)
+	case leaseHeld:
+		return append(dst, "HELD by "+p.Str2...)
+	case leaseReleased:
+		return append(dst, "RELEASED"...)
+	case leaseNotYours:
+		return append(dst, "NOT-YOURS"...)
+	}
+	return append(dst, "?"...)
+}
+
+func (leaseProtocol) AppendPush(dst []byte, _ *lock.Payload) []byte { return append(dst, "?"...) }
+
+// leaseServer grants one lease per resource, for the length asked, measured on its own
+// clock, with a token that grows with every grant.
+type leaseServer struct {
+	s      *sim.Sim
+	net    *network.Net[model.Message]
+	ep     network.Endpoint
+	name   string
+	clk    *clock.Clock
+	leases map[string]heldLease
+	token  int64
+}
+
+type heldLease struct {
+	holder string
+	until  time.Duration // on the server's monotonic clock
+}
+
+func (sv *leaseServer) Receive(now sim.Time, from, _ network.Endpoint, m *model.Message) {
+	if m.Kind != model.MsgCommand {
+		return
+	}
+	p, mono := &m.Body, sv.clk.Mono(now)
+	var r lock.Payload
+	l, held := sv.leases[p.Str]
+	held = held && l.until > mono
+	switch p.Word {
+	case leaseGrant:
+		if held && l.holder != p.Str2 {
+			r = lock.Payload{Word: leaseHeld, Str2: l.holder}
+			break
+		}
+		sv.token++
+		sv.leases[p.Str] = heldLease{holder: p.Str2, until: mono + time.Duration(p.Int)}
+		r = lock.Payload{Word: leaseGranted, Int: sv.token}
+		sv.s.Trace(sv.name, "grant", sim.Str("resource", p.Str), sim.Str("holder", p.Str2), sim.Int("token", sv.token))
+	case leaseRelease:
+		r = lock.Payload{Word: leaseNotYours}
+		if held && l.holder == p.Str2 {
+			delete(sv.leases, p.Str)
+			r = lock.Payload{Word: leaseReleased}
+		}
+	}
+	sv.net.Send(sv.ep, from, model.Reply(m.ReqID, r))
+}
+
+// leaseService is the registration's service: one lease server per server the clients
+// address, each with its own drifting clock.
+var leaseService = knobs.Service{Name: "lease", Protocol: leaseProtocol{},
+	Servers: func(env knobs.ServiceEnv) ([]network.Endpoint, error) {
+		var eps []network.Endpoint
+		for i := range env.Servers {
+			name := "lease" + strconv.Itoa(i+1)
+			ck, err := env.Clock(name)
+			if err != nil {
+				return nil, err
+			}
+			clk, err := clock.New(ck, env.Sim.Rand(name+"/clock"))
+			if err != nil {
+				return nil, err
+			}
+			sv := &leaseServer{s: env.Sim, net: env.Net, name: name, clk: clk, leases: map[string]heldLease{}}
+			if sv.ep, err = env.Net.AddEndpoint(name, sv); err != nil {
+				return nil, err
+			}
+			eps = append(eps, sv.ep)
+		}
+		return eps, nil
+	}}
+
+// leaseLock asks server 0 for a lease of ttl, trusts it for ttl less 1% from the request's
+// start, fences its writes with the lease's token, retries a held lease 20ms later up to
+// five tries, and gives a server 50ms to answer.
+type leaseLock struct {
+	ttl      time.Duration
+	name     string
+	out      []lock.Output
+	state    string // "", acquiring, waiting, held, releasing
+	resource string
+	attempt  int
+	start    time.Duration
+	req      lock.Req
+	timer    lock.TimerID
+}
+
+const leaseTimeout, leaseRetry, leaseTries = 50 * time.Millisecond, 20 * time.Millisecond, 5
+
+func (l *leaseLock) Acquire(now time.Duration, resource string) ([]lock.Output, error) {
+	l.out = l.out[:0]
+	if l.state != "" {
+		return nil, lock.ErrBusy
+	}
+	l.resource, l.attempt = resource, 0
+	l.try(now)
+	return l.out, nil
+}
+
+func (l *leaseLock) try(now time.Duration) {
+	l.attempt++
+	l.state, l.start = "acquiring", now
+	l.event(lock.Event{Kind: lock.AttemptStarted})
+	l.send(lock.Payload{Word: leaseGrant, Str: l.resource, Str2: l.name, Int: int64(l.ttl)})
+}
+
+func (l *leaseLock) Extend(time.Duration) ([]lock.Output, error) { return nil, lock.ErrBusy }
+
+func (l *leaseLock) Release(now time.Duration) ([]lock.Output, error) {
+	l.out = l.out[:0]
+	if l.state != "held" {
+		return nil, lock.ErrNotHeld
+	}
+	l.state, l.start = "releasing", now
+	l.send(lock.Payload{Word: leaseRelease, Str: l.resource, Str2: l.name})
+	return l.out, nil
+}
+
+func (l *leaseLock) Reply(now time.Duration, _ int, req lock.Req, p lock.Payload) ([]lock.Output, error) {
+	l.out = l.out[:0]
+	if req == 0 || req != l.req {
+		return l.out, nil
+	}
+	l.req = 0
+	l.out = append(l.out, lock.Output{Kind: lock.OutCancelTimer, Timer: l.timer})
+	l.answer(now, &p, true)
+	return l.out, nil
+}
+
+func (l *leaseLock) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, error) {
+	l.out = l.out[:0]
+	if id != l.timer {
+		return l.out, nil
+	}
+	switch l.state {
+	case "waiting":
+		l.try(now)
+	case "acquiring", "releasing":
+		l.out = append(l.out, lock.Output{Kind: lock.OutAbandon, Node: 0, Req: l.req})
+		l.req = 0
+		l.answer(now, &lock.Payload{}, false)
+	}
+	return l.out, nil
+}
+
+func (l *leaseLock) answer(now time.Duration, p *lock.Payload, replied bool) {
+	replies := 0
+	if replied {
+		replies = 1
+	}
+	switch l.state {
+	case "acquiring":
+		deadline := l.start + l.ttl - l.ttl/100
+		if p.Word == leaseGranted && deadline > now {
+			l.event(lock.Event{Kind: lock.AttemptEnded, Votes: 1, Replies: 1})
+			l.state = "held"
+			l.event(lock.Event{Kind: lock.Acquired, Votes: 1, Replies: 1, Deadline: deadline,
+				Validity: deadline - now, Token: p.Int, Fenced: true})
+			return
+		}
+		l.event(lock.Event{Kind: lock.AttemptEnded, Reason: lock.ReasonNoQuorum, Replies: replies})
+		if l.attempt >= leaseTries {
+			l.state = ""
+			l.event(lock.Event{Kind: lock.AcquireFailed, Reason: lock.ReasonNoQuorum, Replies: replies})
+			return
+		}
+		l.state = "waiting"
+		l.arm(leaseRetry)
+	case "releasing":
+		votes := 0
+		if p.Word == leaseReleased {
+			votes = 1
+		}
+		l.state = ""
+		l.event(lock.Event{Kind: lock.Released, Votes: votes, Replies: replies})
+	}
+}
+
+func (l *leaseLock) send(p lock.Payload) {
+	l.req++
+	l.out = append(l.out, lock.Output{Kind: lock.OutSend, Node: 0, Req: l.req, Request: p})
+	l.arm(leaseTimeout)
+}
+
+func (l *leaseLock) arm(after time.Duration) {
+	l.timer++
+	l.out = append(l.out, lock.Output{Kind: lock.OutSetTimer, Timer: l.timer, After: after})
+}
+
+func (l *leaseLock) event(e lock.Event) {
+	e.Resource, e.Value, e.Attempt, e.Start = l.resource, l.name, l.attempt, l.start
+	e.Needed, e.Servers = 1, 1
+	l.out = append(l.out, lock.Output{Kind: lock.OutEvent, Event: e})
+}
+
+// leaseAlgorithm is the one registration: the algorithm, and through it its service.
+var leaseAlgorithm = knobs.Algorithm{Name: "lease-test", Help: "a lease from one server of a protocol of its own",
+	Masters: 1, Fences: true, Service: &leaseService,
+	New: func(cfg *knobs.Config) (lock.Factory, error) {
+		ttl := cfg.Lock.TTL
+		return func(rng *rand.Rand) (lock.Client, error) {
+			return &leaseLock{ttl: ttl, name: strconv.FormatUint(rng.Uint64()>>40, 16)}, nil
+		}, nil
+	}}
+
+// leaseWorld plans and builds a world of three clients on one lease server.
+func leaseWorld(t *testing.T, settings ...knobs.KV) *world.World {
+	t.Helper()
+	cfg := knobs.DefaultConfig()
+	require.NoError(t, cfg.Apply(append([]knobs.KV{{Name: "duration", Value: "3s"}, {Name: "ttl", Value: "500ms"}},
+		settings...)))
+	cfg.Algorithm = leaseAlgorithm.Name
+	w, err := world.Plan(cfg, 1, world.WithAlgorithm(leaseAlgorithm))
+	require.NoError(t, err)
+	require.NoError(t, w.Build())
+	return w
+}
+
+// TestALockServiceThatSpeaksNoRedis: the lease service runs in a world; the oracle judges
+// it, the narration shows its messages in its own protocol's words, the timeline draws its
+// clients' locks, and the replay steps through it.
+func TestALockServiceThatSpeaksNoRedis(t *testing.T) {
+	w := leaseWorld(t)
+	require.Empty(t, w.Groups, "no Redis in a lease world")
+	require.Len(t, w.Servers, 1)
+	var trace bytes.Buffer
+	var tl report.Timeline
+	rec, err := experiments.RunWorld(context.Background(), w, "lease-test", experiments.Options{Trace: &trace, Timeline: &tl})
+	require.NoError(t, err)
+	assert.True(t, rec.Safety.Safe(), "one healthy server: %v", rec.Safety)
+	assert.Greater(t, rec.Liveness.Acquired, int64(10))
+	assert.Positive(t, rec.Liveness.FailuresByReason.NoQuorum, "contenders meet the lease held")
+	text := trace.String()
+	assert.Contains(t, text, "GRANT lock ")
+	assert.Contains(t, text, "GRANTED token=")
+	assert.Contains(t, text, "HELD by ")
+	assert.Contains(t, text, "RELEASED")
+	assert.NotContains(t, text, "word=", "every payload is rendered in the lease protocol's words")
+	require.Len(t, tl.Clients, 3)
+	for _, cl := range tl.Clients {
+		assert.NotEmpty(t, cl.Attempts, cl.Name)
+		assert.NotEmpty(t, cl.Validity, cl.Name)
+		assert.NotEmpty(t, cl.Work, cl.Name)
+	}
+
+	// Work that outlasts the lease: the oracle sees the holder's work overlap the next
+	// holder's, and the storage refuses its late write by the lease's token.
+	long := leaseWorld(t, knobs.KV{Name: "hold", Value: "700ms"})
+	rec, err = experiments.RunWorld(context.Background(), long, "lease-test", experiments.Options{})
+	require.NoError(t, err)
+	assert.Positive(t, rec.Safety.UsageOverlaps, "a pause outlives the lease: %v", rec.Safety)
+	assert.Zero(t, rec.Safety.ValidityOverlaps, "the leases' validities never overlap: %v", rec.Safety)
+	assert.Zero(t, rec.Safety.StaleWritesAccepted, "every write carries its lease's token: %v", rec.Safety)
+	assert.Positive(t, rec.Safety.FencedWritesRejected, "the token fences the stale write off: %v", rec.Safety)
+
+	// The viewer's replay of the same world, line by line with the world's state.
+	rp, _, err := experiments.ReplayWorld(context.Background(), leaseWorld(t), "lease-test", report.ReplayLimits{})
+	require.NoError(t, err)
+	require.NotEmpty(t, rp.Steps)
+	var grants, replies int
+	for _, st := range rp.Steps {
+		if strings.Contains(st.Text, "GRANTED token=") {
+			grants++
+		}
+	}
+	for _, m := range rp.Messages {
+		if strings.HasPrefix(m.Text, "GRANTED") && m.From == "lease1" {
+			replies++
+		}
+	}
+	assert.Positive(t, grants, "the replay narrates the lease protocol")
+	assert.Positive(t, replies, "the replay's messages show the lease protocol")
+}
