@@ -115,7 +115,8 @@ func FenceKey(resource string) string { return resource + ":fence" }
 // implement the same algorithm differ without a knob of their own: the scripts they send,
 // how they spell SET's expiry, and what their fail-fast counts. The algorithm's knobs
 // (ttl, drift, retries, timeouts, ...) stay separate; a client profile (the `client` knob
-// of the simulator) sets both.
+// of the simulator) sets both. Each dialect's rules live in a file of its own
+// (dialect_redsync.go, ...), resolved once when a machine is built.
 type Dialect uint8
 
 // The dialects.

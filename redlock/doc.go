@@ -24,6 +24,13 @@
 // is won. Config holds the knobs, with bounds; Variant selects a teaching variant, which is
 // the same machine with one named deviation.
 //
+// Dialect selects whose wire behaviour the machine reproduces where lock libraries that
+// implement the same algorithm differ (redsync, node-redlock 4 and 5, redlock-py,
+// RedLock.net). New resolves the dialect, and the variant's deviation, into one value of
+// rules (the commands, the lock value's form, the fail-fast, retry and validity rules),
+// each dialect's in a file of its own (dialect_redsync.go, ...), so the machine reads
+// fields and never switches on the library while it handles replies.
+//
 // The outbox is a reused slice and outputs are plain structs, so a machine in steady
 // state allocates nothing per command, reply or timer; an acquire allocates its random
 // value.

@@ -1,8 +1,6 @@
 package redlock
 
 import (
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -140,12 +138,8 @@ type Machine struct {
 	timeout time.Duration
 	// extendTimeout and releaseTimeout are the per-node waits of extensions and releases.
 	extendTimeout, releaseTimeout time.Duration
-	takenRule                     bool // the dialect's fail-fast counts refusals only
-	// nr5 is DialectNodeRedlock5: no cleanup between attempts, validity from the start of
-	// the acquire and unchecked, releases retried, its fail-fast rule.
-	nr5 bool
-	// unchecked: validity is never checked (VariantNoValidityCheck, node-redlock 5).
-	unchecked  bool
+	// rules are the dialect's and the variant's, resolved once by New.
+	rules      rules
 	relAttempt int // release rounds so far (node-redlock 5 retries them)
 	// extLoop: the cleanup or back-off under way belongs to an extension, which
 	// node-redlock 4.2.0 retries like an acquire (unlocking after each lost round);
@@ -154,9 +148,6 @@ type Machine struct {
 	extAttempt int
 	// extVotes and extReplies are the last lost extension round's, for its ExtendFailed.
 	extVotes, extReplies int
-	// seqRelease: the cleanup and release rounds ask one node after another, each in turn
-	// waiting its timeout, as redlock-py's `for server in self.servers: unlock_instance`.
-	seqRelease bool
 
 	state       State
 	now         time.Duration // the latest input's reading
@@ -222,10 +213,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 
 		extendTimeout:  cfg.ExtendNodeTimeout(),
 		releaseTimeout: cfg.ReleaseNodeTimeout(),
-		takenRule:      cfg.Dialect == DialectRedsync,
-		nr5:            cfg.Dialect == DialectNodeRedlock5,
-		seqRelease:     cfg.Dialect == DialectRedlockPy,
-		unchecked:      cfg.Variant == VariantNoValidityCheck || cfg.Dialect == DialectNodeRedlock5,
+		rules:          resolveRules(cfg),
 		slots:          make([]slot, cfg.Nodes),
 		out:            make([]lock.Output, 0, 2*cfg.Nodes+4),
 	}
@@ -285,7 +273,7 @@ func (m *Machine) Acquire(now time.Duration, resource string) ([]lock.Output, er
 	if m.cfg.Fencing != FenceNone && (m.fenceKey == "" || m.fenceFor != resource) {
 		m.fenceKey, m.fenceFor = FenceKey(resource), resource
 	}
-	m.value = m.newValue()
+	m.value = m.rules.newValue(m.rng)
 	m.attempt = 0
 	m.token, m.fenced = 0, false
 	m.startAttempt(now)
@@ -306,13 +294,13 @@ func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 		return nil, fmt.Errorf("extend in state %v: %w", m.state, lock.ErrBusy)
 	}
 	// The page: "limit the number of extensions", else a holder can starve everyone.
-	if m.cfg.Variant != VariantUnlimitedExtension && m.extensions >= m.cfg.MaxExtensions {
+	if m.extensions >= m.rules.maxExtensions {
 		o := m.outcome(lock.ExtendFailed, lock.ReasonExtensionLimit, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies, o.Start = m.extensions, 0, 0, now
 		m.emit(o)
 		return m.out, nil
 	}
-	if (m.nr5 || m.cfg.Dialect == DialectNodeRedlock) && m.deadline < now { // node-redlock: the lock has already expired
+	if m.rules.refuseExpiredExtend && m.deadline < now { // node-redlock: the lock has already expired
 		o := m.outcome(lock.ExtendFailed, lock.ReasonValidityExpired, now, m.deadline)
 		o.Attempt, o.Votes, o.Replies, o.Start = m.extensions, 0, 0, now
 		m.emit(o)
@@ -329,12 +317,14 @@ func (m *Machine) Extend(now time.Duration) ([]lock.Output, error) {
 func (m *Machine) startExtendRound(now time.Duration) {
 	m.extAttempt++
 	m.state = StateExtending
-	if !m.nr5 || m.extAttempt == 1 { // node-redlock 5 counts from extend()'s start
+	if !m.rules.validityFromStart || m.extAttempt == 1 { // node-redlock 5 counts from extend()'s start
 		m.opStart = now
 		m.newDeadline = now + m.cfg.TTL - m.drift
 	}
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
-	m.sendAll(resp.EvalSHA(m.extendScript(), m.resource, m.value, m.cfg.TTL))
+	c := m.rules.extend
+	c.Key, c.Value = m.resource, m.value
+	m.sendAll(c)
 	m.arm(m.extendTimeout)
 }
 
@@ -428,7 +418,7 @@ func (m *Machine) Reply(now time.Duration, node int, req lock.Req, p lock.Payloa
 		// ScriptExtend answers PEXPIRE's 1; ScriptExtendOrSet may answer SET's OK instead.
 		m.round.finish(r, (r.Kind == resp.ReplyInt && r.Int == 1) || r.IsOK())
 	case StateCleaningUp, StateReleasing:
-		if m.cfg.Variant == VariantGetThenDel && !s.deleting {
+		if m.rules.getThenDel && !s.deleting {
 			if r.Kind == resp.ReplyBulk && r.Str == m.value { // ours, as of the GET
 				s.deleting = true
 				m.send(node, resp.Command{Op: resp.OpDel, Key: m.resource})
@@ -487,7 +477,7 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.attempt++
 	m.state = StateAcquiring
 	m.opStart = now
-	if !m.nr5 || m.attempt == 1 { // node-redlock 5 counts validity from the acquire's start
+	if !m.rules.validityFromStart || m.attempt == 1 { // node-redlock 5 counts validity from the acquire's start
 		m.deadline = now + m.cfg.TTL - m.drift
 	}
 	m.newRound(m.n, m.quorum, m.cfg.FailFast)
@@ -530,84 +520,41 @@ func (m *Machine) sendNextSet() {
 	m.arm(m.timeout)
 }
 
-// setCommand is SET NX PX ttl, or for VariantSetNXThenExpire (its deviation) SET NX with no
-// expiry, to be followed by a separate PEXPIRE.
-//
-// DialectRedsync spells the expiry as go-redis's SetNX does: EX in seconds when the TTL is
-// whole seconds, PX otherwise. Redis keeps the key for the same time either way.
+// setCommand is the dialect's acquire (SET NX PX ttl, or the library's lock script), or
+// for VariantSetNXThenExpire (its deviation) SET NX with no expiry, to be followed by a
+// separate PEXPIRE.
 func (m *Machine) setCommand() resp.Command {
-	if m.cfg.Variant == VariantSetNXThenExpire {
-		return resp.Set(m.resource, m.value, resp.CondNX, 0)
-	}
-	switch m.cfg.Dialect {
-	case DialectNodeRedlock:
-		return resp.EvalSHA(resp.ScriptNodeRedlockLock, m.resource, m.value, m.cfg.TTL)
-	case DialectNodeRedlock5:
-		return resp.EvalSHA(resp.ScriptNodeRedlock5Acquire, m.resource, m.value, m.cfg.TTL)
-	}
-	c := resp.Set(m.resource, m.value, resp.CondNX, m.cfg.TTL)
-	c.InSecs = (m.cfg.Dialect == DialectRedsync || m.cfg.Dialect == DialectRedlockNet) && m.cfg.TTL%time.Second == 0
+	c := m.rules.acquire
+	c.Key, c.Value = m.resource, m.value
 	return c
 }
 
 // setOK reports whether r is a vote for the lock: SET's OK, or for node-redlock its lock
 // script's 1 (the number of keys it took).
 func (m *Machine) setOK(r resp.Reply) bool {
-	if m.cfg.Dialect == DialectNodeRedlock || m.nr5 {
+	if m.rules.voteIsOne {
 		return r.Kind == resp.ReplyInt && r.Int == 1
 	}
 	return r.IsOK()
 }
 
-// extendScript is the dialect's compare-and-pexpire, or its extend-or-set with
-// set_nx_on_extend.
-func (m *Machine) extendScript() resp.Script {
-	switch {
-	case m.cfg.Dialect == DialectNodeRedlock:
-		return resp.ScriptNodeRedlockExtend
-	case m.nr5:
-		return resp.ScriptNodeRedlock5Extend
-	case m.cfg.Dialect == DialectRedlockNet:
-		return resp.ScriptRedlockNetExtend
-	case m.cfg.Dialect == DialectRedsync && m.cfg.SetNXOnExtend:
-		return resp.ScriptRedsyncTouchSetNX
-	case m.cfg.Dialect == DialectRedsync:
-		return resp.ScriptRedsyncTouch
-	case m.cfg.SetNXOnExtend:
-		return resp.ScriptExtendOrSet
-	}
-	return resp.ScriptExtend
-}
-
-// releaseCommand is compare-and-delete, or for VariantUnsafeRelease (its deviation) a plain
-// DEL that deletes whoever's key is there, or for VariantGetThenDel (its deviation) the GET
-// whose reply decides a separate DEL.
+// releaseCommand is the dialect's compare-and-delete, or for VariantUnsafeRelease (its
+// deviation) a plain DEL that deletes whoever's key is there, or for VariantGetThenDel
+// (its deviation) the GET whose reply decides a separate DEL. Only a script carries the
+// lock value.
 func (m *Machine) releaseCommand() resp.Command {
-	switch m.cfg.Variant {
-	case VariantUnsafeRelease:
-		return resp.Command{Op: resp.OpDel, Key: m.resource}
-	case VariantGetThenDel:
-		return resp.Command{Op: resp.OpGet, Key: m.resource}
+	c := m.rules.release
+	c.Key = m.resource
+	if c.Script != resp.ScriptNone {
+		c.Value = m.value
 	}
-	switch m.cfg.Dialect {
-	case DialectRedsync:
-		return resp.EvalSHA(resp.ScriptRedsyncDelete, m.resource, m.value, 0)
-	case DialectNodeRedlock:
-		return resp.EvalSHA(resp.ScriptNodeRedlockUnlock, m.resource, m.value, 0)
-	case DialectNodeRedlock5:
-		return resp.EvalSHA(resp.ScriptNodeRedlock5Release, m.resource, m.value, 0)
-	case DialectRedlockNet:
-		return resp.EvalSHA(resp.ScriptRedlockNetUnlock, m.resource, m.value, 0)
-	case DialectRedlockPy: // redis-py's eval: EVAL every time
-		return resp.Command{Op: resp.OpEval, Script: resp.ScriptRedlockPyUnlock, Key: m.resource, Value: m.value}
-	}
-	return resp.EvalSHA(resp.ScriptRelease, m.resource, m.value, 0)
+	return c
 }
 
 // validAt reports whether validity is left at now, the page's step 3 condition. Skipping
 // it is VariantNoValidityCheck's deviation.
 func (m *Machine) validAt(now, deadline time.Duration) bool {
-	return m.unchecked || deadline > now
+	return m.rules.unchecked || deadline > now
 }
 
 func (m *Machine) onSetReply(node int, r resp.Reply) {
@@ -617,7 +564,7 @@ func (m *Machine) onSetReply(node int, r resp.Reply) {
 		m.round.done++
 		return
 	}
-	if r.IsOK() && m.cfg.Variant == VariantSetNXThenExpire {
+	if m.rules.expireSeparately && r.IsOK() {
 		m.round.replies++
 		m.round.oks++
 		s.expiring = true
@@ -644,7 +591,7 @@ func (m *Machine) advance(now time.Duration) {
 	if m.state == StateAcquiring && m.cfg.Mode == Sequential && m.round.done == m.round.sent {
 		m.sendNextSet()
 	}
-	if m.seqRelease && (m.state == StateCleaningUp || m.state == StateReleasing) && m.round.done == m.round.sent {
+	if m.rules.seqRelease && (m.state == StateCleaningUp || m.state == StateReleasing) && m.round.done == m.round.sent {
 		m.sendNextRelease()
 	}
 }
@@ -662,7 +609,7 @@ func (m *Machine) endRound(now time.Duration) {
 	case StateExtending:
 		m.endExtend(now)
 	case StateReleasing:
-		if m.nr5 && m.round.oks < m.round.need && m.relAttempt < m.cfg.Tries {
+		if m.rules.retryRelease && m.round.oks < m.round.need && m.relAttempt < m.cfg.Tries {
 			m.state = StateReleaseBackingOff // node-redlock 5's release retries like an acquire
 			m.arm(m.retryDelay())
 			return
@@ -683,7 +630,7 @@ func (m *Machine) endSetRound(now time.Duration) {
 		m.failAttempt(now, lock.ReasonNoQuorum)
 	case !m.validAt(now, m.deadline):
 		m.failAttempt(now, lock.ReasonValidityExpired)
-	case m.cfg.Dialect == DialectRedlockPy && m.round.failures() > 0:
+	case m.rules.giveUpOnServerError && m.round.failures() > 0:
 		m.giveUp(now, lock.ReasonServerError)
 	case m.cfg.Fencing != FenceNone:
 		m.startFence()
@@ -746,7 +693,7 @@ func (m *Machine) win(now time.Duration) {
 func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 	m.reason = reason
 	m.emit(m.attemptEnded(now))
-	if m.nr5 && m.attempt < m.cfg.Tries { // node-redlock 5 cleans up only after the last
+	if m.rules.noCleanupBetweenAttempts && m.attempt < m.cfg.Tries { // node-redlock 5 cleans up only after the last
 		m.state = StateBackingOff
 		m.arm(m.retryDelay())
 		return
@@ -764,12 +711,12 @@ func (m *Machine) failAttempt(now time.Duration, reason lock.Reason) {
 // that answered OK. It reports false when it sent nothing.
 func (m *Machine) releaseRound() bool {
 	if m.locked == nil {
-		if m.takenRule || m.nr5 { // redsync's and node-redlock 5's fail fast like their acquire
+		if m.rules.releaseFailsFast { // redsync's and node-redlock 5's fail fast like their acquire
 			m.newRound(m.n, m.quorum, m.cfg.FailFast)
 		} else {
 			m.newRound(m.n, m.n, false)
 		}
-		if m.seqRelease {
+		if m.rules.seqRelease {
 			m.send(0, m.releaseCommand())
 			m.round.sent = 1
 			return true
@@ -832,7 +779,7 @@ func (m *Machine) endCleanup(now time.Duration) {
 // keeps its old deadline, and a later round that wins counts the new one from extend()'s
 // start, as the library does (start + duration − drift).
 func (m *Machine) endExtend(now time.Duration) {
-	if m.nr5 {
+	if m.rules.retryExtend {
 		m.extLoop = m.round.oks < m.quorum && m.extAttempt < m.cfg.Tries
 		if m.extLoop {
 			m.state = StateBackingOff
@@ -843,7 +790,7 @@ func (m *Machine) endExtend(now time.Duration) {
 	m.state = StateHeld
 	var o lock.Event
 	switch {
-	case m.cfg.Dialect == DialectNodeRedlock && (m.round.oks < m.quorum || !m.validAt(now, m.newDeadline)):
+	case m.rules.extendUnlocksOnLoss && (m.round.oks < m.quorum || !m.validAt(now, m.newDeadline)):
 		// node-redlock 4.2.0 extends with its acquire loop: a lost round unlocks the lock
 		// it meant to extend on every node, then retries (in vain: the extend script needs
 		// the value there), while the caller's lock keeps its old expiration.
@@ -879,35 +826,6 @@ func (m *Machine) retryDelay() time.Duration {
 	return max(d, 0)
 }
 
-// newValue returns 16 random bytes in base64, as redsync does (in hex for node-redlock's
-// dialect, and 22 letters and digits for redlock-py's, as they do): unique enough that no other
-// client's release can match it. The string is the one allocation an acquire makes. It is
-// never inlined: it runs once per acquire, and inlined its encoders would swell Acquire.
-//
-//go:noinline
-func (m *Machine) newValue() string {
-	if m.cfg.Dialect == DialectRedlockPy { // 22 × random.choice(ascii_letters + digits)
-		const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-		var v [22]byte
-		for i := range v {
-			v[i] = chars[m.rng.IntN(len(chars))]
-		}
-		return string(v[:])
-	}
-	var raw [16]byte
-	binary.LittleEndian.PutUint64(raw[:8], m.rng.Uint64())
-	binary.LittleEndian.PutUint64(raw[8:], m.rng.Uint64())
-	switch m.cfg.Dialect {
-	case DialectNodeRedlock, DialectNodeRedlock5: // crypto.randomBytes(16).toString('hex')
-		return hex.EncodeToString(raw[:])
-	case DialectRedlockNet: // Guid.NewGuid().ToString()
-		return UUID(raw)
-	}
-	var enc [24]byte
-	base64.StdEncoding.Encode(enc[:], raw[:])
-	return string(enc[:])
-}
-
 // UUID formats 16 random bytes as a version-4 UUID in its text form (8-4-4-4-12 hex
 // digits), the lock value of libraries that use one: RedLock.net's Guid, Redisson's
 // instance id.
@@ -932,7 +850,8 @@ func (m *Machine) outcome(kind lock.EventKind, reason lock.Reason, now, deadline
 
 func (m *Machine) newRound(targets, need int, failFast bool) {
 	m.clearSlots()
-	m.round = round{targets: targets, need: need, failFast: failFast, takenRule: m.takenRule, againstRule: m.nr5}
+	m.round = round{targets: targets, need: need, failFast: failFast, takenRule: m.rules.takenRule,
+		againstRule: m.rules.againstRule}
 }
 
 func (m *Machine) clearSlots() { clear(m.slots) }
