@@ -113,7 +113,7 @@ func buildRedLock(t *testing.T, args []datadriven.CmdArg) (locktest.Instance, st
 		}
 	}
 	cfg := DefaultRedLockConfig(masters)
-	cfg.Lock = lcfg
+	cfg.Lock, cfg.Watchdog = lcfg, lcfg.Lease/3
 	r, err := NewRedLock(cfg, rand.New(rand.NewPCG(seed, 2)))
 	if err != nil {
 		return locktest.Instance{}, "", err
