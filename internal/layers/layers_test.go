@@ -36,6 +36,8 @@ var layer = map[string]int{
 	"redlock":             7,
 	"redlock/redisson":    8,
 	"redlock/redisdriver": 8,
+	// The algorithms' datadriven test harness, and its RESP adapter; imported by tests only.
+	"redlock/lock/locktest": 6, "redlock/lock/locktest/resptest": 7,
 	// The simulated world's actors.
 	"model": 9,
 	// Experiments: judging, sweeping, knobs, worlds, stories, reports, the whole.

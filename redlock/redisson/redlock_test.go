@@ -15,6 +15,11 @@ import (
 
 const ms = time.Millisecond
 
+// RedissonRedLock's step-by-step behaviour (each master in turn, the majority that ends
+// the loop, starting over, each master's share of the wait, the watchdogs, an abort
+// while unlocking) is scripted in testdata/redlock and redlock-watchdog and run by
+// TestScripts; the tests here run masters out by loops.
+
 // rlDriver feeds a RedLock as a client process would: it runs the one timer the RedLock
 // asks for and keeps what it sent and reported.
 type rlDriver struct {
@@ -104,121 +109,6 @@ func free(o lock.Output) resp.Reply {
 	return resp.Nil
 }
 
-// taken answers as a master another client holds: its PTTL; nil to an unlock (not ours).
-func taken(o lock.Output) resp.Reply {
-	switch {
-	case cmdOf(o).Op == resp.OpSubscribe:
-		return resp.ArrayReply(resp.Reply{Kind: resp.ReplyBulk, Str: "subscribe"})
-	case cmdOf(o).Script == resp.ScriptRedissonUnlock:
-		return resp.Nil
-	}
-	return resp.IntReply(20000)
-}
-
-func failing(lock.Output) resp.Reply {
-	return resp.Reply{Kind: resp.ReplyError, Str: "ERR server error"}
-}
-
-// TestRedLockTakesEveryMasterInTurn: a free set is taken one master after another, each
-// trylock sent when the previous one answered, to masters 0..4 in order; the deadline is
-// when fewer than three of the five leases would remain, and unlock() goes to every master.
-func TestRedLockTakesEveryMasterInTurn(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(5))
-	d.take(d.r.Acquire(0, "lock"))
-	for i := range 5 {
-		require.Len(t, d.waiting, 1, "one master at a time")
-		o := d.answer(ms, free)
-		assert.Equal(t, i, o.Node)
-		assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(o).Script)
-		assert.Equal(t, d.r.subs[0].m.LockName(), cmdOf(o).Value, "one lock name on every master")
-	}
-	require.Equal(t, []lock.EventKind{lock.AttemptStarted, lock.AttemptEnded, lock.Acquired}, d.kinds())
-	acq := d.lastEvent()
-	assert.Equal(t, 5, acq.Votes)
-	assert.Equal(t, 3, acq.Needed)
-	// Leases run from the sends at 0, 1, 2, 3 and 4ms: the third from last ends at 30.002s.
-	assert.Equal(t, 30*time.Second+2*ms, acq.Deadline)
-	assert.Equal(t, 30*time.Second+2*ms-5*ms, acq.Validity)
-
-	d.take(d.r.Release(d.now))
-	var nodes []int
-	for _, o := range d.waiting {
-		assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(o).Script)
-		nodes = append(nodes, o.Node)
-	}
-	assert.Equal(t, []int{0, 1, 2, 3, 4}, nodes, "all at once")
-	for range 5 {
-		d.answer(0, free)
-	}
-	// Each unlock is followed by the DEL of its latch, which nobody waits for.
-	assert.Equal(t, lock.Released, d.lastEvent().Kind)
-	assert.Equal(t, 5, d.lastEvent().Votes)
-}
-
-// TestRedLockStopsAtAMajority: after a failure, N − taken = N − (N/2 + 1) ends the loop
-// with the lock: master 4 is never asked, though it was free, and unlock() still goes to
-// it.
-func TestRedLockStopsAtAMajority(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(5))
-	d.take(d.r.Acquire(0, "lock"))
-	d.answer(ms, free)    // 0
-	d.answer(ms, free)    // 1
-	d.answer(ms, failing) // 2: failure allowed (limit 2 → 1)
-	d.answer(ms, free)    // 3: three taken
-	o := d.answer(ms, failing)
-	assert.Equal(t, 4, o.Node)
-	require.Equal(t, lock.Acquired, d.lastEvent().Kind)
-	assert.Equal(t, 3, d.lastEvent().Votes)
-	assert.Empty(t, d.waiting, "master 4 not asked")
-	d.take(d.r.Release(d.now))
-	assert.Len(t, d.waiting, 5)
-}
-
-// TestRedLockStartsOverAfterTooManyFailures: a third failure out of five unlocks what the
-// attempt took and starts over from master 0 in a new attempt.
-func TestRedLockStartsOverAfterTooManyFailures(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(5))
-	d.take(d.r.Acquire(0, "lock"))
-	d.answer(ms, free)    // 0 taken
-	d.answer(ms, failing) // 1
-	d.answer(ms, failing) // 2
-	d.answer(ms, failing) // 3: the third failure
-	require.Len(t, d.waiting, 1)
-	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonUnlock, cmdOf(d.waiting[0]).Script, "the taken master is unlocked first")
-	assert.Equal(t, lock.AttemptEnded, d.lastEvent().Kind)
-	assert.Equal(t, lock.ReasonNoQuorum, d.lastEvent().Reason)
-	d.answer(ms, free)
-	require.Len(t, d.waiting, 1)
-	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script, "then master 0 again")
-	assert.Equal(t, lock.AttemptStarted, d.lastEvent().Kind)
-	assert.Equal(t, 2, d.lastEvent().Attempt)
-}
-
-// TestRedLockWaitsEachMastersShare: a taken master is waited on for its share of the
-// tryLock's wait (5 × 1.5s / 5 = 1.5s, counted from its tryLock), then the next master is
-// asked.
-func TestRedLockWaitsEachMastersShare(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(5))
-	d.take(d.r.Acquire(0, "lock"))
-	d.answer(ms, taken) // the try: taken, 20s left
-	o := d.answer(ms, taken)
-	assert.Equal(t, resp.OpSubscribe, cmdOf(o).Op)
-	d.answer(ms, taken) // the second try, after subscribing: still taken
-	require.NotZero(t, d.timer)
-	assert.Equal(t, 1500*ms, d.fireAt, "the wait ends with the master's share, not the key's 20s")
-	d.fire()
-	require.NotEmpty(t, d.waiting)
-	var next lock.Output
-	for _, w := range d.waiting {
-		if cmdOf(w).Script == resp.ScriptRedissonTryLock {
-			next = w
-		}
-	}
-	assert.Equal(t, 1, next.Node, "master 1 is asked next")
-}
-
 // TestRedLockUnlocksAMasterThatTimedOut: a master that never answers fails its tryLock
 // with a RedisResponseTimeoutException, and is unlocked before the loop goes on. Against
 // a single server the trylock is sent once (3s) and the loop goes on to master 1 with the
@@ -267,33 +157,6 @@ func TestRedLockUnlocksAMasterThatTimedOut(t *testing.T) {
 		assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script)
 		assert.Len(t, d.evs, tc.events, "replicated=%v: %v", tc.replicated, d.kinds())
 	}
-}
-
-// TestRedLockWatchdogs: each master's lock is renewed a watchdog period after it was
-// taken, on its own; each renewal is announced and reported with the majority's deadline.
-func TestRedLockWatchdogs(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(3))
-	d.take(d.r.Acquire(0, "lock"))
-	for range 3 {
-		d.answer(ms, free) // taken at 1, 2 and 3ms
-	}
-	require.Equal(t, lock.Acquired, d.lastEvent().Kind)
-	assert.Equal(t, 30*time.Second+ms, d.lastEvent().Deadline, "two of three leases: the second from last, sent at 1ms")
-	assert.Equal(t, 10*time.Second+ms, d.fireAt, "master 0's watchdog first")
-	d.fire()
-	require.Len(t, d.waiting, 1)
-	assert.Equal(t, 0, d.waiting[0].Node)
-	assert.Equal(t, resp.ScriptRedissonRenew, cmdOf(d.waiting[0]).Script)
-	assert.Equal(t, lock.ExtendStarted, d.lastEvent().Kind)
-	d.answer(ms, func(lock.Output) resp.Reply { return resp.IntReply(1) })
-	ext := d.lastEvent()
-	require.Equal(t, lock.Extended, ext.Kind)
-	// Leases now end at 40.001 (master 0, renewed at 10.001s), 30.001 and 30.002s.
-	assert.Equal(t, 30*time.Second+2*ms, ext.Deadline)
-	assert.Equal(t, 10*time.Second+2*ms, d.fireAt, "master 1's watchdog next")
-
-	_, err := d.r.Extend(d.now)
-	assert.ErrorIs(t, err, lock.ErrBusy, "the watchdogs extend; the caller never does")
 }
 
 // refuseNode answers master node's command in flight with a refused connection 1ms after
@@ -433,26 +296,4 @@ func TestRedLockOfFiveWithTwoRefusedMasters(t *testing.T) {
 		assert.Equal(t, resp.ScriptRedissonTryLock, cmdOf(d.waiting[0]).Script, "and lock() tries again from master 0")
 		assert.Equal(t, 2, d.lastEvent().Attempt)
 	}
-}
-
-// TestRedLockAbortWhileUnlocking: a Release while the attempt's unlocks are under way
-// (after too many failures) awaits them too, reports only the aborted acquire, and leaves
-// the RedLock idle for the next Acquire.
-func TestRedLockAbortWhileUnlocking(t *testing.T) {
-	d := newRLDriver(t, DefaultRedLockConfig(3))
-	d.take(d.r.Acquire(0, "lock"))
-	d.answer(ms, free)    // 0 taken
-	d.answer(ms, failing) // 1: the one failure allowed (limit 3 − 2 = 1)
-	d.answer(ms, failing) // 2: one too many; master 0 is being unlocked
-	require.Len(t, d.waiting, 1)
-	require.Equal(t, resp.ScriptRedissonUnlock, cmdOf(d.waiting[0]).Script)
-	d.take(d.r.Release(d.now))
-	assert.Equal(t, lock.AcquireFailed, d.lastEvent().Kind)
-	assert.Equal(t, lock.ReasonAborted, d.lastEvent().Reason)
-	_, err := d.r.Acquire(d.now, "lock")
-	assert.ErrorIs(t, err, lock.ErrBusy, "master 0's unlock is still under way")
-	d.answer(ms, free) // the unlock under way comes back
-	assert.NotEqual(t, lock.Released, d.lastEvent().Kind, "an aborted acquire is not a release")
-	_, err = d.r.Acquire(d.now, "lock")
-	assert.NoError(t, err, "idle again")
 }
