@@ -1,8 +1,10 @@
 package redlock
 
 import (
+	"bytes"
 	"math/rand/v2"
 
+	"github.com/google/uuid"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
@@ -20,4 +22,16 @@ var redlockNetRules = rules{
 // valueGUID returns Guid.NewGuid().ToString() from 16 random bytes.
 //
 //go:noinline
-func valueGUID(rng *rand.Rand) string { return UUID(randomBytes(rng)) }
+func valueGUID(rng *rand.Rand) string {
+	raw := randomBytes(rng)
+	return uuidFrom(raw[:])
+}
+
+// uuidFrom returns the random (version 4) UUID whose 16 random bytes are raw, in its text
+// form (8-4-4-4-12 hex digits): the lock value of libraries that use one (RedLock.net's
+// Guid, Redisson's instance id), drawn from the machine's seeded stream rather than the
+// system's.
+func uuidFrom(raw []byte) string {
+	u, _ := uuid.NewRandomFromReader(bytes.NewReader(raw)) // cannot fail: the 16 bytes are there
+	return u.String()
+}

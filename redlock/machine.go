@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -824,16 +823,6 @@ func (m *Machine) retryDelay() time.Duration {
 		d += time.Duration(m.rng.Int64N(2*int64(j)+1)) - j
 	}
 	return max(d, 0)
-}
-
-// UUID formats 16 random bytes as a version-4 UUID in its text form (8-4-4-4-12 hex
-// digits), the lock value of libraries that use one: RedLock.net's Guid, Redisson's
-// instance id.
-func UUID(raw [16]byte) string {
-	raw[6] = raw[6]&0x0f | 0x40
-	raw[8] = raw[8]&0x3f | 0x80
-	h := hex.EncodeToString(raw[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func (m *Machine) attemptEnded(now time.Duration) lock.Event {

@@ -71,6 +71,8 @@ var never = map[string][]string{
 	// The lock interface carries any service's protocol as an opaque payload: it knows
 	// none of them.
 	"redlock/lock": {"redlock/resp"},
+	// Redisson's RLock is a lock of its own, not a Redlock dialect.
+	"redlock/redisson": {"redlock"},
 }
 
 // packages returns every package directory of the module below root with its non-test

@@ -43,6 +43,7 @@
 package redisson
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -51,7 +52,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/redlock"
+	"github.com/google/uuid"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
@@ -198,7 +199,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 	if rng == nil {
 		return nil, errors.New("redisson: nil random source")
 	}
-	return &Machine{cfg: cfg, rng: rng, name: uuid(rng) + ":1", avail: -1}, nil
+	return &Machine{cfg: cfg, rng: rng, name: newUUID(rng) + ":1", avail: -1}, nil
 }
 
 // LockName returns the hash field this client holds the lock under.
@@ -730,7 +731,11 @@ func randomBytes(rng *rand.Rand) (raw [16]byte) {
 }
 
 // uuid returns a random version-4 UUID in its text form, as java.util.UUID.randomUUID.
-func uuid(rng *rand.Rand) string { return redlock.UUID(randomBytes(rng)) }
+func newUUID(rng *rand.Rand) string {
+	raw := randomBytes(rng)
+	u, _ := uuid.NewRandomFromReader(bytes.NewReader(raw[:])) // cannot fail: the 16 bytes are there
+	return u.String()
+}
 
 func cutUnlock(v string) (name, id string) {
 	for i := 0; i < len(v); i++ {

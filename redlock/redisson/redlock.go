@@ -174,7 +174,7 @@ func NewRedLock(cfg RedLockConfig, rng *rand.Rand) (*RedLock, error) {
 		return nil, errors.New("redisson-redlock: nil random source")
 	}
 	r := &RedLock{cfg: cfg, subs: make([]master, cfg.Masters), q: cfg.Masters/2 + 1}
-	name := uuid(rng) + ":1"
+	name := newUUID(rng) + ":1"
 	for i := range r.subs {
 		r.subs[i].m = &Machine{cfg: cfg.Lock, rng: rng, name: name}
 	}

@@ -15,8 +15,6 @@ const (
 	condShift   = 8
 	inSecsShift = 16
 	scriptShift = 17
-	// wordBits is what a command's Word uses; a trace record keeps 28 bits of it.
-	wordBits = 25
 )
 
 // Payload packs c for the lock interface and the network: Word its one-byte fields, Int
