@@ -516,13 +516,14 @@ func (n *Node) dropUnsynced() {
 	clear(n.unsyncedIdx)
 }
 
-// stop ends the process: how says what survives (FaultCrash, FaultKill, FaultShutdown).
+// stop ends the process: how, a kind of EffectStop, says what survives (its HostDown).
 func (n *Node) stop(now sim.Time, how FaultKind) {
 	if !n.up {
 		return
 	}
+	d := &faultKinds[how]
 	lost := 0
-	if how == FaultCrash {
+	if d.HostDown {
 		lost = len(n.unsynced)
 		n.dropUnsynced()
 	} else if len(n.unsynced) > 0 {
@@ -537,12 +538,12 @@ func (n *Node) stop(now sim.Time, how FaultKind) {
 	n.cancel(&n.resumeEv)
 	n.cancel(&n.restartEv)
 	n.up, n.paused, n.busy, n.needSync = false, false, false, false
-	n.refusing = how != FaultCrash
+	n.refusing = !d.HostDown
 	keys := n.eng.Len()
 	n.eng.Reset()
 	n.stats.Crashes++
 	n.stats.LostWrites += uint64(lost)
-	n.s.Trace(n.name, faultNames[how], sim.Int("keys", int64(keys)), sim.Int("dropped", int64(dropped)),
+	n.s.Trace(n.name, d.Record, sim.Int("keys", int64(keys)), sim.Int("dropped", int64(dropped)),
 		sim.Int("lost_writes", int64(lost)))
 	n.g.nodeDown(now, n, how)
 }
