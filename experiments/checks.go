@@ -8,6 +8,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
+	"github.com/redlock-sim/redlock-sim/model"
 )
 
 // CheckKnobs checks one world given as knob settings the way the sweep engine passes
@@ -114,6 +115,27 @@ func inertKnobs(sc *scenarios.Scenario, settings []knobs.KV) ([]*knobs.InertErro
 	return out, nil
 }
 
+// nodeFaultOwn returns, for the length knob of a random process fault (node_down), what a
+// scenario schedules in its stead and the actions that do it: every node fault's action
+// whose fault does what the random one does (a crash's node_down: crash_node, kill_node,
+// shutdown_node). It returns nil actions for any other knob.
+func nodeFaultOwn(name string) (string, []string) {
+	for _, r := range knobs.RandomNodeFaults() {
+		if r.Len != name {
+			continue
+		}
+		random, _ := r.Kind.Desc()
+		var actions []string
+		for _, d := range model.FaultKinds() {
+			if d.Action != "" && d.Effect == random.Effect {
+				actions = append(actions, d.Action)
+			}
+		}
+		return r.Own, actions
+	}
+	return "", nil
+}
+
 // ownVersion says which parameter of sc sets the scheduled fault that the random-fault
 // knob name would have tuned, or "".
 func ownVersion(sc *scenarios.Scenario, name string) string {
@@ -122,8 +144,6 @@ func ownVersion(sc *scenarios.Scenario, name string) string {
 	switch name {
 	case "pause_len":
 		what, actions = "pause", []string{"pause_client"}
-	case "node_down":
-		what, actions = "restart", []string{"crash_node", "kill_node", "shutdown_node"}
 	case "partition_len":
 		what, actions = "partition", []string{"isolate", "block", "partition"}
 	case "clog_len":
@@ -131,7 +151,10 @@ func ownVersion(sc *scenarios.Scenario, name string) string {
 	case "node_clock_jump":
 		what, actions = "clock step", []string{"clock_step"}
 	default:
-		return ""
+		what, actions = nodeFaultOwn(name)
+		if actions == nil {
+			return ""
+		}
 	}
 	for _, st := range sc.Steps {
 		a := st.Action
@@ -139,10 +162,10 @@ func ownVersion(sc *scenarios.Scenario, name string) string {
 			continue
 		}
 		v := a.For
-		switch a.Kind {
-		case "crash_node", "kill_node", "shutdown_node":
+		if d, ok := a.NodeFault(); ok && d.Effect == model.EffectStop {
 			v = a.Restart
-		case "clock_step":
+		}
+		if a.Kind == "clock_step" {
 			v = a.By
 		}
 		if v.Param != "" {

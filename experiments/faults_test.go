@@ -20,10 +20,11 @@ import (
 const ms = time.Millisecond
 
 // TestEveryFaultIsDrawnAndNarrated runs a world in which every node fault the model can
-// write a record for (model.NodeFaultRecords), a network partition and clog, and a client's
-// pause and crash all happen, then checks that the timeline draws each and the narrated
-// trace marks each as a fault ("!!"). A node fault kind added to the model without a case
-// here fails the test, so a new fault cannot go undrawn or unnarrated.
+// write a record for (model.NodeFaultRecords: each kind that lasts is scheduled, and ends),
+// a network partition and clog, and a client's pause and crash all happen, then checks
+// that the timeline draws each as its effect says and the narrated trace marks each as a
+// fault ("!!"). A node fault whose effect has no case here fails the test, so a new fault
+// cannot go undrawn or unnarrated.
 func TestEveryFaultIsDrawnAndNarrated(t *testing.T) {
 	cfg := knobs.DefaultConfig()
 	require.NoError(t, cfg.Apply([]knobs.KV{{Name: "nodes", Value: "3"}, {Name: "replicas", Value: "1"},
@@ -33,13 +34,13 @@ func TestEveryFaultIsDrawnAndNarrated(t *testing.T) {
 	require.NoError(t, w.Build())
 	at := func(d time.Duration) sim.Time { return sim.Time(d) }
 	master := model.CurrentMaster
-	for _, f := range []struct {
-		g    int
-		at   time.Duration
-		kind model.FaultKind
-	}{{0, 200 * ms, model.FaultCrash}, {1, 300 * ms, model.FaultKill}, {2, 400 * ms, model.FaultShutdown},
-		{1, 900 * ms, model.FaultPause}} {
-		require.NoError(t, w.NodeFault(w.Groups[f.g], at(f.at), model.Fault{Kind: f.kind, Node: master, For: 100 * ms}))
+	i := 0
+	for _, d := range model.FaultKinds() { // crash, kill, shutdown and pause, 100ms each
+		if d.Lasts() {
+			g := w.Groups[i%len(w.Groups)]
+			require.NoError(t, w.NodeFault(g, at(200*ms+time.Duration(i)*100*ms), model.Fault{Kind: d.Kind, Node: master, For: 100 * ms}))
+			i++
+		}
 	}
 	// The master of group 0 dies for good at 1.2s: its replica is promoted 200ms later.
 	require.NoError(t, w.NodeFault(w.Groups[0], at(1200*ms), model.Fault{Kind: model.FaultCrash, Node: master, Forever: true}))
@@ -81,20 +82,19 @@ func TestEveryFaultIsDrawnAndNarrated(t *testing.T) {
 		return false
 	}
 
-	drawn := map[string]func() bool{
-		model.FaultCrash.String():    func() bool { return marked(report.MarkCrash, "crash") },
-		model.FaultKill.String():     func() bool { return marked(report.MarkCrash, "kill") },
-		model.FaultShutdown.String(): func() bool { return marked(report.MarkCrash, "shutdown") },
-		model.RecRestart:             func() bool { return marked(report.MarkRestart, "restart") },
-		model.RecPause:               func() bool { return paused > 0 },
-		model.RecResume:              func() bool { return paused > 0 && allClosed(tl.Nodes) },
-		model.RecFailover:            func() bool { return marked(report.MarkFailover, "promoted") },
+	drawn := map[model.FaultEffect]func(d model.FaultDesc) bool{
+		model.EffectStop:    func(d model.FaultDesc) bool { return marked(report.MarkCrash, d.Record) },
+		model.EffectStart:   func(model.FaultDesc) bool { return marked(report.MarkRestart, "restart") },
+		model.EffectStall:   func(model.FaultDesc) bool { return paused > 0 },
+		model.EffectThaw:    func(model.FaultDesc) bool { return paused > 0 && allClosed(tl.Nodes) },
+		model.EffectPromote: func(model.FaultDesc) bool { return marked(report.MarkFailover, "promoted") },
 	}
-	for _, kind := range model.NodeFaultRecords() {
-		check, ok := drawn[kind]
-		require.True(t, ok, "node fault record %q has no case in this test: draw and narrate it, then add one", kind)
-		assert.True(t, check(), "node fault %q is not drawn on the timeline", kind)
-		assert.True(t, narrated(" "+kind), "node fault %q is not narrated as a fault line", kind)
+	assert.Len(t, model.NodeFaultRecords(), len(model.FaultKinds()))
+	for _, d := range model.FaultKinds() {
+		check, ok := drawn[d.Effect]
+		require.True(t, ok, "node fault %s's effect %d has no case in this test: draw and narrate it, then add one", d.Name, d.Effect)
+		assert.True(t, check(d), "node fault %q is not drawn on the timeline", d.Record)
+		assert.True(t, narrated(" "+d.Record), "node fault %q is not narrated as a fault line", d.Record)
 	}
 	kinds := map[string]bool{}
 	for _, f := range tl.NetFaults {

@@ -183,7 +183,7 @@ func (g *Group) nodeDown(now sim.Time, n *Node, how FaultKind) {
 	if n.idx != g.master {
 		return
 	}
-	if how == FaultCrash {
+	if faultKinds[how].HostDown {
 		for _, r := range g.nodes {
 			if r != n {
 				r.dropRepl()
@@ -392,7 +392,9 @@ func (g *Group) answerWait(now sim.Time, i int) {
 	g.reply(w.from, w.id, reply, w.master.boot)
 }
 
-// FaultKind names a process fault.
+// FaultKind names a process fault. Each kind has one descriptor in faultKinds, which
+// every reader above model (the world's fault notes, the scenario actions, the timeline,
+// the narration, the random draws) reads instead of naming kinds; FaultKinds lists them.
 type FaultKind uint8
 
 // The process faults.
@@ -407,16 +409,121 @@ const (
 	// master's state, as SENTINEL FAILOVER does: writes the replica had not received are
 	// lost, and a running old master becomes its replica. Node is ignored.
 	FaultFailover
+	faultEnd // one past the last kind; TestEveryFaultKindHasADescriptor holds each below it to a descriptor
 )
 
-var faultNames = [...]string{FaultCrash: "crash", FaultKill: "kill", FaultShutdown: "shutdown",
-	FaultRestart: "restart", FaultPause: "pause", FaultResume: "resume", FaultFailover: "failover"}
+// FaultEffect is what a process fault does to its node, in the terms the layers above
+// need: how long the world notes it, which lane of the timeline it fills, which arguments
+// its scenario action takes. The group applies a fault by its effect, so a new kind with
+// an existing effect needs no code outside its descriptor.
+type FaultEffect uint8
+
+// The effects of process faults.
+const (
+	// EffectStop ends the process: the node is down until it restarts, by itself
+	// Fault.For later, or (Forever) at a FaultRestart. Its record carries keys, dropped
+	// and lost_writes; the timeline draws a down span and marks its start.
+	EffectStop FaultEffect = iota + 1
+	// EffectStart starts a stopped process from what its persistence kept: an instant
+	// that ends a stop. Its record carries keys; the timeline marks it.
+	EffectStart
+	// EffectStall freezes the process with its queue (SIGSTOP): the node is paused until
+	// it resumes, Fault.For later or (Forever) at a FaultResume. The timeline draws a
+	// paused span.
+	EffectStall
+	// EffectThaw ends a stall: an instant that ends the paused span.
+	EffectThaw
+	// EffectPromote promotes the group's most up-to-date running replica: an instant.
+	// Its record carries from and to; the timeline marks the promoted node.
+	EffectPromote
+	effectEnd
+)
+
+// FaultDesc describes one kind of process fault, as plain data the layers above model
+// interpret: it is where a kind is registered, once, so that none of them switches on
+// kinds or their names.
+type FaultDesc struct {
+	Kind   FaultKind
+	Name   string // how the kind prints ("crash")
+	Record string // the kind of the trace record the node or group writes as it applies
+	Effect FaultEffect
+	// HostDown says the host goes down with the process, as in a power loss: writes not
+	// yet fsynced to the AOF and replication the master sent but no replica applied are
+	// lost, and while it is down nothing answers a connection (after a kill or a shutdown
+	// the host refuses it at once).
+	HostDown bool
+	// NeedsReplica says the fault acts on a replica, so its group must have one.
+	NeedsReplica bool
+	// Action is the scenario action that schedules it on a node's master ("crash_node";
+	// its arguments follow from Effect), or "" when a scenario cannot ask for it (a
+	// restart or resume comes as the end of a stop or a stall).
+	Action string
+}
+
+// Lasts reports whether a fault of this kind lasts (Fault.For, or Forever) rather than
+// happening at an instant.
+func (d FaultDesc) Lasts() bool { return d.Effect == EffectStop || d.Effect == EffectStall }
+
+// faultKinds is every kind's descriptor, indexed by kind.
+var faultKinds = [faultEnd]FaultDesc{
+	FaultCrash:    {Name: "crash", Record: "crash", Effect: EffectStop, HostDown: true, Action: "crash_node"},
+	FaultKill:     {Name: "kill", Record: "kill", Effect: EffectStop, Action: "kill_node"},
+	FaultShutdown: {Name: "shutdown", Record: "shutdown", Effect: EffectStop, Action: "shutdown_node"},
+	FaultRestart:  {Name: "restart", Record: RecRestart, Effect: EffectStart},
+	FaultPause:    {Name: "pause", Record: RecPause, Effect: EffectStall, Action: "pause_node"},
+	FaultResume:   {Name: "resume", Record: RecResume, Effect: EffectThaw},
+	FaultFailover: {Name: "failover", Record: RecFailover, Effect: EffectPromote, NeedsReplica: true, Action: "failover"},
+}
+
+// FaultKinds returns the descriptor of every process fault kind, in kind order.
+func FaultKinds() []FaultDesc {
+	out := make([]FaultDesc, 0, len(faultKinds)-1)
+	for k := FaultCrash; k < faultEnd; k++ {
+		d := faultKinds[k]
+		d.Kind = k
+		out = append(out, d)
+	}
+	return out
+}
+
+// Desc returns the kind's descriptor, and false for a value that names no kind.
+func (k FaultKind) Desc() (FaultDesc, bool) {
+	if k < FaultCrash || k >= faultEnd {
+		return FaultDesc{}, false
+	}
+	d := faultKinds[k]
+	d.Kind = k
+	return d, true
+}
+
+// FaultByRecord returns the descriptor of the kind whose record is called kind, and
+// false for a record no process fault writes.
+func FaultByRecord(kind string) (FaultDesc, bool) {
+	for k := FaultCrash; k < faultEnd; k++ {
+		if faultKinds[k].Record == kind {
+			return k.Desc()
+		}
+	}
+	return FaultDesc{}, false
+}
 
 func (k FaultKind) String() string {
-	if int(k) < len(faultNames) && faultNames[k] != "" {
-		return faultNames[k]
+	if d, ok := k.Desc(); ok {
+		return d.Name
 	}
 	return "fault(" + strconv.Itoa(int(k)) + ")"
+}
+
+// faultNames lists the kinds' names for an error message: "{crash, kill, ...}".
+func faultNames() string {
+	s := "{"
+	for k := FaultCrash; k < faultEnd; k++ {
+		if k > FaultCrash {
+			s += ", "
+		}
+		s += faultKinds[k].Name
+	}
+	return s + "}"
 }
 
 // CurrentMaster, as Fault.Node, means whichever node is master when the fault applies.
@@ -426,22 +533,24 @@ const CurrentMaster = -1
 type Fault struct {
 	Kind FaultKind
 	Node int // index in the group, or CurrentMaster
-	// For is how long a crash, kill or shutdown keeps the node down before it restarts by
-	// itself, or how long a pause lasts (0: restart or resume at once). Ignored by
-	// FaultRestart and FaultResume.
+	// For is how long a fault that lasts (FaultDesc.Lasts: a crash, kill or shutdown, a
+	// pause) keeps the node down before it restarts by itself, or paused before it
+	// resumes (0: at once). Ignored by the others.
 	For time.Duration
 	// Forever keeps the node down (or paused) until a FaultRestart (or FaultResume).
+	// Ignored by a fault that does not last.
 	Forever bool
 }
 
 // At schedules fault f at true time t. It is validated now, so a bad schedule is an
 // error at setup rather than a failed run.
 func (g *Group) At(t sim.Time, f Fault) error {
+	d, known := f.Kind.Desc()
 	switch {
-	case f.Kind < FaultCrash || f.Kind > FaultFailover:
-		return sim.BadParam("fault", int(f.Kind), "{crash, kill, shutdown, restart, pause, resume, failover}")
-	case f.Kind == FaultFailover && len(g.nodes) < 2:
-		return sim.BadParam("failover", g.cfg.Name, "a group with a replica to promote (replicas ≥ 1)")
+	case !known:
+		return sim.BadParam("fault", int(f.Kind), faultNames())
+	case d.NeedsReplica && len(g.nodes) < 2:
+		return sim.BadParam(d.Name, g.cfg.Name, "a group with a replica to promote (replicas ≥ 1)")
 	case f.Node < CurrentMaster || f.Node >= len(g.nodes):
 		return sim.BadParam("fault_node", f.Node, fmt.Sprintf("[-1, %d] (-1 = the master)", len(g.nodes)-1))
 	case f.For < 0 || f.For > MaxDowntime:
@@ -461,8 +570,8 @@ func (g *Group) apply(now sim.Time, f Fault) {
 	if f.Node != CurrentMaster {
 		n = g.nodes[f.Node]
 	}
-	switch f.Kind {
-	case FaultCrash, FaultKill, FaultShutdown:
+	switch faultKinds[f.Kind].Effect {
+	case EffectStop:
 		if !n.up {
 			return
 		}
@@ -470,9 +579,9 @@ func (g *Group) apply(now sim.Time, f Fault) {
 		if !f.Forever {
 			n.restartEv = n.schedule(now.Add(f.For), evRestart)
 		}
-	case FaultRestart:
+	case EffectStart:
 		n.restart(now)
-	case FaultPause:
+	case EffectStall:
 		if !n.up || n.paused {
 			return
 		}
@@ -480,9 +589,9 @@ func (g *Group) apply(now sim.Time, f Fault) {
 		if !f.Forever {
 			n.resumeEv = n.schedule(now.Add(f.For), evResume)
 		}
-	case FaultResume:
+	case EffectThaw:
 		n.resume(now)
-	case FaultFailover:
+	case EffectPromote:
 		g.forceFailover(now)
 	}
 }

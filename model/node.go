@@ -311,19 +311,31 @@ func (n *Node) serve(now sim.Time) {
 
 // execute is serve for a request that never waited in the queue.
 func (n *Node) execute(now sim.Time, from network.Endpoint, id uint64, c *resp.Command) {
-	if c.Op >= resp.OpWait { // WAIT and INFO replication: the group answers them
-		n.stats.Commands++
-		if c.Op == resp.OpWait { // it blocks its client, not the node
-			n.g.wait(now, n, from, id, c)
-			return
-		}
-		reply := n.g.info()
-		n.traceExec(c, reply)
-		n.g.reply(from, id, reply, n.boot)
+	if c.Op.Route() == resp.RouteGroup {
+		n.toGroup(now, from, id, c)
 		return
 	}
 	reply, nowMs := n.run(now, from, c)
 	n.finish(now, nowMs, from, id, reply)
+}
+
+// toGroup hands a command routed to the group (resp.RouteGroup) to it. A routed Op the
+// group has no answer for is a bug of the model, which fails the run rather than answer
+// something else.
+//
+//go:noinline
+func (n *Node) toGroup(now sim.Time, from network.Endpoint, id uint64, c *resp.Command) {
+	n.stats.Commands++
+	switch c.Op {
+	case resp.OpWait: // it blocks its client, not the node
+		n.g.wait(now, n, from, id, c)
+	case resp.OpInfo: // INFO replication
+		reply := n.g.info()
+		n.traceExec(c, reply)
+		n.g.reply(from, id, reply, n.boot)
+	default:
+		n.s.Fail(fmt.Errorf("node %s: %v is routed to the group, which does not answer it", n.name, c.Op))
+	}
 }
 
 // run executes c, sent from endpoint from, on the node's wall clock and traces it.
@@ -506,13 +518,14 @@ func (n *Node) dropUnsynced() {
 	clear(n.unsyncedIdx)
 }
 
-// stop ends the process: how says what survives (FaultCrash, FaultKill, FaultShutdown).
+// stop ends the process: how, a kind of EffectStop, says what survives (its HostDown).
 func (n *Node) stop(now sim.Time, how FaultKind) {
 	if !n.up {
 		return
 	}
+	d := &faultKinds[how]
 	lost := 0
-	if how == FaultCrash {
+	if d.HostDown {
 		lost = len(n.unsynced)
 		n.dropUnsynced()
 	} else if len(n.unsynced) > 0 {
@@ -527,12 +540,12 @@ func (n *Node) stop(now sim.Time, how FaultKind) {
 	n.cancel(&n.resumeEv)
 	n.cancel(&n.restartEv)
 	n.up, n.paused, n.busy, n.needSync = false, false, false, false
-	n.refusing = how != FaultCrash
+	n.refusing = !d.HostDown
 	keys := n.eng.Len()
 	n.eng.Reset()
 	n.stats.Crashes++
 	n.stats.LostWrites += uint64(lost)
-	n.s.Trace(n.name, faultNames[how], sim.Int("keys", int64(keys)), sim.Int("dropped", int64(dropped)),
+	n.s.Trace(n.name, d.Record, sim.Int("keys", int64(keys)), sim.Int("dropped", int64(dropped)),
 		sim.Int("lost_writes", int64(lost)))
 	n.g.nodeDown(now, n, how)
 }

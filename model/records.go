@@ -13,7 +13,7 @@ import (
 // The kinds of the trace records a node or a group writes. Consumers of the trace (the
 // narration, the timeline) switch on these constants, never on spelled-out strings, so a
 // renamed record cannot silently fall out of a picture. A node's crash, kill and shutdown
-// records are named by their FaultKind (FaultCrash.String(), ...).
+// records are named by their kind's descriptor (FaultDesc.Record).
 const (
 	RecExec         = "exec"          // a command ran: fields cmd (and reply when it did not fit; see ExecParts)
 	RecDrop         = "drop"          // a command was not run: fields reason, cmd
@@ -33,12 +33,15 @@ const (
 	RecPauseMerged = "pause-merged"
 )
 
-// NodeFaultRecords returns the kinds of every fault record a node or group can write: the
-// crash kinds of FaultKind, the restart, the pause and resume, and the failover. The
-// timeline must draw each and the narration must mark each (a test holds them to it).
+// NodeFaultRecords returns the kinds of every fault record a node or group can write, one
+// for each FaultKind (its FaultDesc.Record), in kind order. The timeline must draw each
+// and the narration must mark each (a test holds them to it).
 func NodeFaultRecords() []string {
-	return []string{FaultCrash.String(), FaultKill.String(), FaultShutdown.String(), RecRestart,
-		RecPause, RecResume, RecFailover}
+	var out []string
+	for _, d := range FaultKinds() {
+		out = append(out, d.Record)
+	}
+	return out
 }
 
 // ExecParts decodes an exec record's fields into the command that ran and, when the record

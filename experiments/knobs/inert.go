@@ -37,6 +37,11 @@ func (c *Config) Inert(name string) string {
 	rate := func(what, rateKnob string) string {
 		return what + ", and " + rateKnob + " is 0: the run draws none (set " + rateKnob + " too)"
 	}
+	for _, r := range RandomNodeFaults() {
+		if name == r.Len && r.RateOf(c) == 0 {
+			return rate("it is "+r.LenIs, r.Rate)
+		}
+	}
 	lock := c.Lock.Effective()
 	switch name {
 	case "pause_len":
@@ -50,14 +55,6 @@ func (c *Config) Inert(name string) string {
 	case "clog_len":
 		if c.ClogRate == 0 {
 			return rate("it is the length of random clogs", "clog_rate")
-		}
-	case "node_down":
-		if c.NodeCrashRate == 0 {
-			return rate("it is how long a randomly crashed node stays down", "node_crash_rate")
-		}
-	case "node_pause_len":
-		if c.NodePauseRate == 0 {
-			return rate("it is how long a randomly stalled node stays stopped", "node_pause_rate")
 		}
 	case "client_down":
 		if c.ClientCrashRate == 0 {

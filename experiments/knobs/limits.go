@@ -68,16 +68,17 @@ func roundCount(f float64) string {
 func (c *Config) checkLimits() error {
 	secs := c.Duration.Seconds()
 	dur := KV{"duration", c.Duration.String()}
-	for _, r := range []struct {
+	type count struct {
 		name string
 		rate float64
 		max  int
 		what string
-	}{
-		{"node_clock_jump_rate", c.NodeJumpRate, MaxJumps, "clock jumps per node"},
-		{"node_crash_rate", c.NodeCrashRate, MaxCrashes, "crashes per node"},
-		{"node_pause_rate", c.NodePauseRate, MaxCrashes, "stalls per node"},
-	} {
+	}
+	counts := []count{{"node_clock_jump_rate", c.NodeJumpRate, MaxJumps, "clock jumps per node"}}
+	for _, f := range RandomNodeFaults() {
+		counts = append(counts, count{f.Rate, f.RateOf(c), MaxCrashes, f.Counted})
+	}
+	for _, r := range counts {
 		if exp := r.rate * secs; exp > float64(r.max)/2 {
 			return &LimitError{Knobs: []KV{{r.name, formatFloat(r.rate)}, dur}, What: r.what,
 				Expected: exp, Allowed: float64(r.max) / 2, Limit: r.max,

@@ -258,33 +258,41 @@ func (c *TimelineCollector) Record(r *sim.Record) {
 }
 
 func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
-	nl := &c.tl.Nodes[l]
+	fault, ok := model.FaultByRecord(r.Kind)
+	if ok {
+		c.nodeFault(r, &c.tl.Nodes[l], fault.Effect)
+	}
+	c.peek(l, r.At, ok && fault.Effect == model.EffectStop)
+}
+
+// nodeFault draws a process fault's record on node lane nl by what the fault does (its
+// model.FaultEffect), never by its name, so a new kind with a known effect is drawn.
+func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.FaultEffect) {
 	now := r.At
-	switch r.Kind {
-	case model.FaultCrash.String(), model.FaultKill.String(), model.FaultShutdown.String():
+	switch effect {
+	case model.EffectStop:
 		if c.room() {
 			nl.Down = append(nl.Down, Span{From: now.Duration(), To: -1})
 		}
 		c.mark(&nl.Marks, now, MarkCrash, r.Kind)
-	case model.RecRestart:
+	case model.EffectStart:
 		closeOpen(nl.Down, now)
 		keys := "keys"
 		if num(r, "keys") == 1 {
 			keys = "key"
 		}
 		c.mark(&nl.Marks, now, MarkRestart, "restart, "+str(r, "keys")+" "+keys)
-	case model.RecPause:
+	case model.EffectStall:
 		if c.room() {
 			nl.Paused = append(nl.Paused, Span{From: now.Duration(), To: -1})
 		}
-	case model.RecResume:
+	case model.EffectThaw:
 		closeOpen(nl.Paused, now)
-	case model.RecFailover:
+	case model.EffectPromote:
 		if str(r, "to") == nl.Name {
 			c.mark(&nl.Marks, now, MarkFailover, "promoted")
 		}
 	}
-	c.peek(l, now, r.Kind)
 }
 
 // closeOpen ends the last span of spans if it is still open (To = -1).
@@ -301,8 +309,9 @@ func (c *TimelineCollector) mark(marks *[]Mark, at sim.Time, kind, text string) 
 }
 
 // peek compares what node lane l holds for each resource with what is being drawn, and
-// closes or opens key spans where they differ.
-func (c *TimelineCollector) peek(l int, now sim.Time, kind string) {
+// closes or opens key spans where they differ; stopped says the node's process just
+// ended, so a key that is gone was lost with it.
+func (c *TimelineCollector) peek(l int, now sim.Time, stopped bool) {
 	n := c.lanes[l]
 	for ri, res := range c.w.Resources {
 		ok := &c.open[l][ri]
@@ -319,7 +328,7 @@ func (c *TimelineCollector) peek(l int, now sim.Time, kind string) {
 			switch {
 			case ok.until <= now:
 				how = KeyExpired
-			case !present && (kind == "crash" || kind == "kill" || kind == "shutdown"):
+			case !present && stopped:
 				how = KeyLost
 			case !present:
 				how = KeyDeleted

@@ -106,11 +106,11 @@ type Step struct {
 type Action struct {
 	Kind     string
 	Client   string     // pause_client, crash_client
-	Node     string     // the node actions, clock_step: a group (redis3), or a client for clock_step
+	Node     string     // the node faults, outside_lock, the clock actions: a group (redis3), or a client for a clock
 	From, To []string   // block, clog: endpoint names
 	BothWays bool       // block
-	For      Value      // pause_client, pause_node, isolate, block, clog: how long (unset: until the end)
-	Restart  Value      // crash/kill/shutdown_node: restart after (unset or never: stays down)
+	For      Value      // pause_client, a node fault that stalls (pause_node), isolate, block, clog, partition, slow_link: how long (unset: until the end)
+	Restart  Value      // crash_client, a node fault that stops (crash_node, ...): restart after (unset or never: stays down)
 	By       Value      // clock_step, clock_slew: the wall clock's jump or correction
 	Endpoint string     // isolate
 	Sides    [][]string // partition: the sides; endpoints not named are one more side
@@ -121,30 +121,63 @@ type Action struct {
 	Resource string     // outside_lock: the lock whose key it takes ("" : the world's first)
 }
 
-// The actions a step can take, with the fields each accepts and which of those it needs.
-var actions = []struct {
+// actionSpec is an action a step can take, with the fields it accepts and which of those
+// it needs. docs/scenarios.md says what each does (TestEveryActionIsDocumented).
+type actionSpec struct {
 	name     string
 	fields   []string
 	required []string
-	help     string
-}{
-	{"pause_client", []string{"client", "for"}, []string{"client", "for"}, "freeze a client process (a GC pause) for a duration"},
-	{"crash_client", []string{"client", "restart_after"}, []string{"client"}, "kill a client process; it restarts after a duration, holding nothing, or never (the default)"},
-	{"crash_node", []string{"node", "restart_after"}, []string{"node"}, "power loss of a node's master: memory and unsynced AOF writes are lost; restart after a duration or never"},
-	{"kill_node", []string{"node", "restart_after"}, []string{"node"}, "kill -9 of a node's master: what reached the AOF file survives"},
-	{"shutdown_node", []string{"node", "restart_after"}, []string{"node"}, "clean shutdown of a node's master: it fsyncs first"},
-	{"pause_node", []string{"node", "for"}, []string{"node", "for"}, "freeze a node's master (SIGSTOP) for a duration"},
-	{"isolate", []string{"endpoint", "for"}, []string{"endpoint"}, "cut every link to and from an endpoint, for a duration or to the end"},
-	{"block", []string{"from", "to", "both_ways", "for"}, []string{"from", "to"}, "cut the links from some endpoints to others (both_ways: and back), for a duration or to the end"},
-	{"clog", []string{"from", "to", "for"}, []string{"from", "to", "for"}, "hold every message on the links from some endpoints to others for a duration, then deliver them"},
-	{"drop", []string{"from", "to", "count"}, []string{"from", "to", "count"}, "drop the next count messages on each link from some endpoints to others"},
-	{"failover", []string{"node"}, []string{"node"}, "promote a node's most up-to-date replica now, as SENTINEL FAILOVER does, whatever its master's state"},
-	{"partition", []string{"sides", "for"}, []string{"sides"}, "split the endpoints into sides that cannot reach each other (those not named form one more side), for a duration or to the end"},
-	{"outside_lock", []string{"node", "ttl", "resource"}, []string{"node", "ttl"}, "a client outside the world takes a lock's key on a node (SET NX PX ttl with its own value), as the command reaches the node: queued while it is paused"},
-	{"slow_link", []string{"from", "to", "latency", "for"}, []string{"from", "to", "latency", "for"}, "give the links from some endpoints to others another latency (as the latency knob takes it) for a duration"},
-	{"clock_step", []string{"node", "by"}, []string{"node", "by"}, "jump a node's or a client's wall clock by a duration (negative: back); at a time only"},
-	{"clock_slew", []string{"node", "by", "rate_ppm"}, []string{"node", "by"}, "correct a node's or a client's clocks gradually (NTP slew) by a duration at rate_ppm (default 500); at a time only"},
-	{"clock_drift", []string{"node", "ppm"}, []string{"node", "ppm"}, "from then to the end of the run, make a node's or a client's clocks run ppm faster (negative: slower) on top of their drift; at a time only"},
+}
+
+// actions are every action a step can take: the client actions, one for each process
+// fault that has an action (model.FaultDesc.Action), and the network's and the clocks'.
+var actions = slices.Concat([]actionSpec{
+	{"pause_client", []string{"client", "for"}, []string{"client", "for"}},
+	{"crash_client", []string{"client", "restart_after"}, []string{"client"}},
+}, nodeFaultActions(), []actionSpec{
+	{"isolate", []string{"endpoint", "for"}, []string{"endpoint"}},
+	{"block", []string{"from", "to", "both_ways", "for"}, []string{"from", "to"}},
+	{"clog", []string{"from", "to", "for"}, []string{"from", "to", "for"}},
+	{"drop", []string{"from", "to", "count"}, []string{"from", "to", "count"}},
+	{"partition", []string{"sides", "for"}, []string{"sides"}},
+	{"outside_lock", []string{"node", "ttl", "resource"}, []string{"node", "ttl"}},
+	{"slow_link", []string{"from", "to", "latency", "for"}, []string{"from", "to", "latency", "for"}},
+	{"clock_step", []string{"node", "by"}, []string{"node", "by"}},
+	{"clock_slew", []string{"node", "by", "rate_ppm"}, []string{"node", "by"}},
+	{"clock_drift", []string{"node", "ppm"}, []string{"node", "ppm"}},
+})
+
+// nodeFaultActions returns the action of each process fault that has one, in kind order.
+// Its fields follow from what the fault does: one that stops the node may restart it
+// after restart_after (a duration, or never: the default), one that stalls it lasts for,
+// any other acts at an instant. Each acts on the master of the group node names.
+func nodeFaultActions() []actionSpec {
+	var out []actionSpec
+	for _, d := range model.FaultKinds() {
+		if d.Action == "" {
+			continue
+		}
+		a := actionSpec{d.Action, []string{"node"}, []string{"node"}}
+		switch d.Effect {
+		case model.EffectStop:
+			a.fields = []string{"node", "restart_after"}
+		case model.EffectStall:
+			a.fields, a.required = []string{"node", "for"}, []string{"node", "for"}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// NodeFault returns the descriptor of the process fault the action schedules (crash_node,
+// pause_node, failover, ...), and false for an action of another kind.
+func (a Action) NodeFault() (model.FaultDesc, bool) {
+	for _, d := range model.FaultKinds() {
+		if d.Action != "" && d.Action == a.Kind {
+			return d, true
+		}
+	}
+	return model.FaultDesc{}, false
 }
 
 func actionNames() []string {
@@ -712,14 +745,7 @@ func eventKind(name string) (model.ClientEventKind, bool) {
 }
 
 func (p *fileParser) parseAction(e yamltree.Entry) (Action, error) {
-	i := slices.IndexFunc(actions, func(a struct {
-		name     string
-		fields   []string
-		required []string
-		help     string
-	}) bool {
-		return a.name == e.Key
-	})
+	i := slices.IndexFunc(actions, func(a actionSpec) bool { return a.name == e.Key })
 	spec := actions[i]
 	fields, err := p.entries(e.Val, spec.fields, e.Key)
 	if err != nil {

@@ -256,6 +256,9 @@ func (sc *Scenario) hook(w *world.World, v Values, t *trigger) {
 // client action acts at once instead of scheduling itself.
 func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool) error {
 	a := st.Action
+	if d, ok := a.NodeFault(); ok {
+		return w.NodeFault(group(w, a.Node), at, nodeFault(v, a, d))
+	}
 	switch a.Kind {
 	case "pause_client", "crash_client":
 		c := w.Client(a.Client)
@@ -273,8 +276,6 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 			return nil
 		}
 		return w.Do(at, f)
-	case "failover":
-		return w.NodeFault(group(w, a.Node), at, model.Fault{Kind: model.FaultFailover, Node: model.CurrentMaster})
 	case "drop":
 		k := v.count(a.Count)
 		f := func(sim.Time) {
@@ -298,26 +299,6 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 		}
 		cmd := resp.Set(res, OutsideValue, resp.CondNX, v.dur(a.TTL))
 		return w.Do(at, func(now sim.Time) { g.Submit(now, cmd) })
-	case "crash_node", "kill_node", "shutdown_node", "pause_node":
-		f := model.Fault{Node: model.CurrentMaster}
-		switch a.Kind {
-		case "crash_node":
-			f.Kind = model.FaultCrash
-		case "kill_node":
-			f.Kind = model.FaultKill
-		case "shutdown_node":
-			f.Kind = model.FaultShutdown
-		default:
-			f.Kind, f.For = model.FaultPause, v.dur(a.For)
-		}
-		if f.Kind != model.FaultPause {
-			if !a.Restart.Set || a.Restart.Never {
-				f.Forever = true
-			} else {
-				f.For = v.dur(a.Restart)
-			}
-		}
-		return w.NodeFault(group(w, a.Node), at, f)
 	case "isolate":
 		return w.Net.At(at, network.IsolateFault(w.Endpoint(a.Endpoint), v.dur(a.For)))
 	case "block", "clog":
@@ -377,6 +358,24 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 	return fmt.Errorf("action %s cannot be taken here", a.Kind)
 }
 
+// nodeFault is the process fault a node fault's action (its kind's descriptor d) schedules
+// on the master: one that stops the node restarts after restart_after or stays down (never,
+// or unset), one that stalls it lasts for.
+func nodeFault(v Values, a Action, d model.FaultDesc) model.Fault {
+	f := model.Fault{Kind: d.Kind, Node: model.CurrentMaster}
+	switch d.Effect {
+	case model.EffectStop:
+		if !a.Restart.Set || a.Restart.Never {
+			f.Forever = true
+		} else {
+			f.For = v.dur(a.Restart)
+		}
+	case model.EffectStall:
+		f.For = v.dur(a.For)
+	}
+	return f
+}
+
 // OutsideValue is the value an outside_lock step's client writes: no client of the world
 // ever generates it (theirs are 24 characters of base64), so no release can match it.
 const OutsideValue = "outside"
@@ -388,21 +387,22 @@ func (sc *Scenario) check(w *world.World, st Step) error {
 	if st.On != nil && w.Client(st.On.Client) == nil {
 		err = fmt.Errorf("on: %w", noClient(w, st.On.Client))
 	}
-	switch a.Kind {
-	case "pause_client", "crash_client":
+	fault, isFault := a.NodeFault()
+	switch {
+	case a.Kind == "pause_client" || a.Kind == "crash_client":
 		if w.Client(a.Client) == nil {
 			err = fmt.Errorf("%s: %w", a.Kind, noClient(w, a.Client))
 		}
-	case "crash_node", "kill_node", "shutdown_node", "pause_node", "failover", "outside_lock":
+	case isFault || a.Kind == "outside_lock":
 		switch g := group(w, a.Node); {
 		case a.Kind == "outside_lock" && a.Resource != "" && !slices.Contains(w.Resources, a.Resource):
 			err = fmt.Errorf("outside_lock: no resource %q in this world; it has %s", a.Resource, strings.Join(w.Resources, ", "))
 		case g == nil:
 			err = fmt.Errorf("%s: %w", a.Kind, noNode(w, a.Node))
-		case a.Kind == "failover" && g.Len() < 2:
-			err = fmt.Errorf("failover: node %s has no replica to promote (set the replicas knob)", a.Node)
+		case fault.NeedsReplica && g.Len() < 2:
+			err = fmt.Errorf("%s: node %s has no replica to promote (set the replicas knob)", a.Kind, a.Node)
 		}
-	case "isolate", "block", "clog", "partition", "slow_link", "drop":
+	case slices.Contains([]string{"isolate", "block", "clog", "partition", "slow_link", "drop"}, a.Kind):
 		names := append(append([]string{a.Endpoint}, a.From...), a.To...)
 		for _, side := range a.Sides {
 			names = append(names, side...)

@@ -126,11 +126,19 @@ func (a Action) bounds() []bound {
 		return fmt.Sprintf("a duration above 0s, at most %v%s", hi, more)
 	}
 	toEnd := " (leave it out for: to the end of the run)"
+	if d, ok := a.NodeFault(); ok { // a node stays down, or paused, for at most MaxDowntime
+		switch d.Effect {
+		case model.EffectStop:
+			return []bound{{"restart_after", a.Restart, 0, model.MaxDowntime, false,
+				fmt.Sprintf("a duration from 0s to %v, or never", model.MaxDowntime)}}
+		case model.EffectStall:
+			return []bound{{"for", a.For, 1, model.MaxDowntime, false, upTo(model.MaxDowntime, "")}}
+		}
+		return nil
+	}
 	switch a.Kind {
 	case "pause_client":
 		return []bound{{"for", a.For, 1, network.MaxDuration, false, upTo(network.MaxDuration, "")}}
-	case "pause_node":
-		return []bound{{"for", a.For, 1, model.MaxDowntime, false, upTo(model.MaxDowntime, "")}}
 	case "isolate", "block", "clog", "partition":
 		return []bound{{"for", a.For, 1, network.MaxDuration, false, upTo(network.MaxDuration, toEnd)}}
 	case "slow_link":
@@ -138,9 +146,6 @@ func (a Action) bounds() []bound {
 		// wraps; a $parameter latency is a constant, and a latency has the network's bound.
 		return []bound{{"for", a.For, 1, forever, false, "a duration above 0s"},
 			{"latency", a.By, 0, network.MaxDuration, false, fmt.Sprintf("a duration from 0s to %v", network.MaxDuration)}}
-	case "crash_node", "kill_node", "shutdown_node":
-		return []bound{{"restart_after", a.Restart, 0, model.MaxDowntime, false,
-			fmt.Sprintf("a duration from 0s to %v, or never", model.MaxDowntime)}}
 	case "crash_client":
 		return []bound{{"restart_after", a.Restart, 0, forever, false, "a duration from 0s, or never"}}
 	case "clock_step", "clock_slew":

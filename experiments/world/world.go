@@ -306,33 +306,24 @@ func (w *World) buildService() error {
 	return nil
 }
 
-// scheduleCrashes draws each group's random power losses (node_crash_rate) from the
-// stream "<group>/crashes", each hitting the master of the moment for node_down, and its
-// random stalls (node_pause_rate) from "<group>/pauses", each lasting node_pause_len (a
-// stall that begins while the node is stalled already is absorbed by it).
+// scheduleCrashes draws each group's random process faults (knobs.RandomNodeFaults): its
+// power losses (node_crash_rate) from the stream "<group>/crashes", each hitting the master
+// of the moment for node_down, and its stalls (node_pause_rate) from "<group>/pauses", each
+// lasting node_pause_len (a stall that begins while the node is stalled already is
+// absorbed by it).
 func (w *World) scheduleCrashes() error {
-	for _, r := range []struct {
-		rate   float64
-		length dist.Dist
-		knob   string
-		stream string
-		kind   model.FaultKind
-		max    time.Duration
-	}{
-		{w.Config.NodeCrashRate, w.Config.NodeDown, "node_down", "/crashes", model.FaultCrash, model.MaxDowntime},
-		{w.Config.NodePauseRate, w.Config.NodePauseLen, "node_pause_len", "/pauses", model.FaultPause, model.MaxDowntime},
-	} {
-		if r.rate == 0 {
+	for _, r := range knobs.RandomNodeFaults() {
+		if r.RateOf(&w.Config) == 0 {
 			continue
 		}
-		length, err := dist.NewSampler(r.length, r.knob)
+		length, err := dist.NewSampler(r.LenOf(&w.Config), r.Len)
 		if err != nil {
 			return err
 		}
 		for _, g := range w.Groups {
-			rng := w.Sim.Rand(g.Name() + r.stream)
-			for _, at := range poisson(rng, r.rate, w.Config.Duration, knobs.MaxCrashes) {
-				f := model.Fault{Kind: r.kind, Node: model.CurrentMaster, For: min(length.Draw(rng), r.max)}
+			rng := w.Sim.Rand(g.Name() + r.Stream)
+			for _, at := range poisson(rng, r.RateOf(&w.Config), w.Config.Duration, knobs.MaxCrashes) {
+				f := model.Fault{Kind: r.Kind, Node: model.CurrentMaster, For: min(length.Draw(rng), model.MaxDowntime)}
 				if err := w.NodeFault(g, at, f); err != nil {
 					return err
 				}
@@ -375,11 +366,14 @@ func (w *World) NodeFault(g *model.Group, at sim.Time, f model.Fault) error {
 	if f.Node != model.CurrentMaster && g.Len() > 1 {
 		who = g.Node(f.Node).Name()
 	}
-	until := sim.Never
+	// A fault that lasts is noted until it ends (or for good); any other is an instant.
+	// g.At has refused a kind without a descriptor.
+	d, _ := f.Kind.Desc()
+	until := at
 	switch {
-	case f.Kind == model.FaultFailover:
-		until = at
-	case !f.Forever && (f.Kind == model.FaultCrash || f.Kind == model.FaultKill || f.Kind == model.FaultShutdown || f.Kind == model.FaultPause):
+	case d.Lasts() && f.Forever:
+		until = sim.Never
+	case d.Lasts():
 		until = at.Add(f.For)
 	}
 	w.notes = append(w.notes, faultNote{at: at, until: until, what: who + " " + f.Kind.String()})

@@ -39,19 +39,51 @@ const (
 	OpWait
 	// OpInfo is INFO replication: the master's replication section, whose
 	// connected_slaves line Redisson reads to know how many replicas a WAIT should wait
-	// for. OpWait and OpInfo, the last ops, are answered by the node's group.
+	// for.
 	OpInfo
+	opEnd // one past the last Op; TestEveryOpHasItsAttributes holds each below it to a row of ops
 )
 
-var opNames = [...]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpPExpire: "PEXPIRE",
-	OpPTTL: "PTTL", OpIncr: "INCR", OpEval: "EVAL", OpEvalSHA: "EVALSHA", OpPing: "PING",
-	OpSubscribe: "SUBSCRIBE", OpUnsubscribe: "UNSUBSCRIBE", OpWait: "WAIT", OpInfo: "INFO"}
+// Route says which part of a simulated Redis server answers a command.
+type Route uint8
+
+// The routes.
+const (
+	// RouteNode: the node's engine runs it, in the node's queue, on its own clock.
+	RouteNode Route = iota + 1
+	// RouteGroup: the node's replication group answers it, from what it knows of its
+	// replicas (WAIT, INFO replication).
+	RouteGroup
+)
+
+// ops holds each Op's attributes, indexed by Op: its redis-cli name and its route. A new
+// Op gets its row here; one without fails TestEveryOpHasItsAttributes.
+var ops = [opEnd]struct {
+	name  string
+	route Route
+}{
+	OpSet: {"SET", RouteNode}, OpGet: {"GET", RouteNode}, OpDel: {"DEL", RouteNode},
+	OpPExpire: {"PEXPIRE", RouteNode}, OpPTTL: {"PTTL", RouteNode}, OpIncr: {"INCR", RouteNode},
+	OpEval: {"EVAL", RouteNode}, OpEvalSHA: {"EVALSHA", RouteNode}, OpPing: {"PING", RouteNode},
+	OpSubscribe: {"SUBSCRIBE", RouteNode}, OpUnsubscribe: {"UNSUBSCRIBE", RouteNode},
+	OpWait: {"WAIT", RouteGroup}, OpInfo: {"INFO", RouteGroup},
+}
 
 func (o Op) String() string {
-	if int(o) < len(opNames) && opNames[o] != "" {
-		return opNames[o]
+	if int(o) < len(ops) && ops[o].name != "" {
+		return ops[o].name
 	}
 	return "OP(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Route returns which part of a Redis server answers o: an array index, cheap enough for
+// the node's command path. An Op with no row (0, or past the last) goes to the node, whose
+// engine refuses what it does not know.
+func (o Op) Route() Route {
+	if int(o) < len(ops) && ops[o].route == RouteGroup {
+		return RouteGroup
+	}
+	return RouteNode
 }
 
 // Cond is SET's existence condition.

@@ -1,0 +1,46 @@
+package knobs
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock-sim/redlock-sim/sim/dist"
+)
+
+// TestEveryRandomNodeFaultIsKnobsInertAndBounded walks RandomNodeFaults: each is a fault
+// that lasts, its two knobs exist and are what RateOf and LenOf read, its length knob is
+// inert while its rate is 0 and names that rate, and a rate that makes more faults than a
+// run holds is refused with what the row says it counts.
+func TestEveryRandomNodeFaultIsKnobsInertAndBounded(t *testing.T) {
+	streams := map[string]bool{}
+	for _, r := range RandomNodeFaults() {
+		d, ok := r.Kind.Desc()
+		require.True(t, ok, "%s: kind %d", r.Rate, r.Kind)
+		assert.True(t, d.Lasts(), "%s: a %s does not last, so it has no length", r.Rate, d.Name)
+		assert.False(t, streams[r.Stream], "%s: stream %s is another's", r.Rate, r.Stream)
+		streams[r.Stream] = true
+		for _, name := range []string{r.Rate, r.Len} {
+			_, err := LookupParam(name)
+			assert.NoError(t, err, "%s is no knob", name)
+		}
+		assert.NotEmpty(t, r.Counted, r.Rate)
+		assert.NotEmpty(t, r.Own, r.Rate)
+
+		c := DefaultConfig()
+		require.Zero(t, r.RateOf(&c), "%s is off by default", r.Rate)
+		assert.Contains(t, c.Inert(r.Len), r.Rate+" is 0", r.Len)
+		assert.Contains(t, c.Inert(r.Len), r.LenIs, r.Len)
+		require.NoError(t, c.Apply([]KV{{Name: r.Rate, Value: "0.5"}, {Name: r.Len, Value: "const(2s)"}}))
+		assert.Equal(t, 0.5, r.RateOf(&c))
+		assert.Equal(t, dist.Constant(2e9), r.LenOf(&c))
+		assert.Empty(t, c.Inert(r.Len), "%s tunes the run once %s is set", r.Len, r.Rate)
+
+		require.NoError(t, c.Apply([]KV{{Name: "duration", Value: "10000h"}, {Name: r.Rate, Value: "10"}}))
+		var le *LimitError
+		require.ErrorAs(t, c.Validate(), &le, r.Rate)
+		assert.Equal(t, r.Rate, le.Knobs[0].Name)
+		assert.Equal(t, r.Counted, le.What)
+	}
+}
