@@ -53,5 +53,9 @@ func ReplayScenarioWithin(ctx context.Context, sc *scenarios.Scenario, settings 
 	w.Oracle.Finish(end)
 	rec := record(w, sc.Name)
 	w.Oracle.ReleaseHistogram()
-	return rc.Finish(tc, rec.Scenario, rec.Seed), rec, nil
+	rp := rc.Finish(tc, rec.Scenario, rec.Seed)
+	if err := rc.Undecoded(tc); err != nil { // a bug in a record's decoder or its writer
+		return rp, rec, fmt.Errorf("replaying %s seed %d: %w", sc.Name, seed, err)
+	}
+	return rp, rec, nil
 }
