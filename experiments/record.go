@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/metric"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 )
 
@@ -210,27 +211,18 @@ func (l KnobList) Get(name string) string {
 	return ""
 }
 
-// MetricKind says what a metric holds, for CSV columns and their summaries.
-type MetricKind uint8
+// MetricKind says what a metric holds (metric.Kind, named here for the readers of
+// records).
+type MetricKind = metric.Kind
 
 // The metric kinds.
 const (
-	MetricBool  MetricKind = iota + 1 // 0 or 1 per run
-	MetricCount                       // a non-negative integer
-	MetricMs                          // milliseconds; may be missing
-	MetricFloat                       // any other number; may be missing
-	MetricText                        // opaque text (the trace hash)
+	MetricBool  = metric.Bool
+	MetricCount = metric.Count
+	MetricMs    = metric.Ms
+	MetricFloat = metric.Float
+	MetricText  = metric.Text
 )
-
-var metricKindNames = [...]string{MetricBool: "bool", MetricCount: "count", MetricMs: "ms",
-	MetricFloat: "float", MetricText: "text"}
-
-func (k MetricKind) String() string {
-	if int(k) < len(metricKindNames) && metricKindNames[k] != "" {
-		return metricKindNames[k]
-	}
-	return "metric(" + strconv.Itoa(int(k)) + ")"
-}
 
 // Metric is one named value of a run, a CSV column of the sweep engine.
 type Metric struct {
@@ -272,97 +264,146 @@ func Columns() []Column {
 	return out
 }
 
-// The metric names: runs.csv's column names, which summary.csv, the figures and user
-// scripts read. Consumers use these constants, never spelled-out strings.
+// The metric names, as package metric defines them (with each metric's kind, its place in
+// `run --json` and its use in checks), named here for the readers of records: runs.csv's
+// column names, which summary.csv, the figures and user scripts read. Consumers use these
+// constants, never spelled-out strings.
 const (
-	MetricTraceHash               = "trace_hash"
-	MetricAnyValidityOverlap      = "any_validity_overlap"
-	MetricAnyUsageOverlap         = "any_usage_overlap"
-	MetricAnyStaleWrite           = "any_stale_write"
-	MetricValidityOverlaps        = "validity_overlaps"
-	MetricUsageOverlaps           = "usage_overlaps"
-	MetricStaleWritesAccepted     = "stale_writes_accepted"
-	MetricFencedWritesRejected    = "fenced_writes_rejected"
-	MetricValidityIncidents       = "validity_overlap_incidents"
-	MetricUsageIncidents          = "usage_overlap_incidents"
-	MetricStaleIncidents          = "stale_write_incidents"
-	MetricAttempts                = "attempts"
-	MetricAcquired                = "acquired"
-	MetricFailed                  = "failed"
-	MetricFailuresNoQuorum        = "failures_no_quorum"
-	MetricFailuresTimeout         = "failures_timeout"
-	MetricFailuresValidityExpired = "failures_validity_expired"
-	MetricFailuresFenceFailed     = "failures_fence_failed"
-	MetricFailuresAborted         = "failures_aborted"
-	MetricFailuresServerError     = "failures_server_error"
-	MetricAcquireLatencyP50Ms     = "acquire_latency_p50_ms"
-	MetricAcquireLatencyP90Ms     = "acquire_latency_p90_ms"
-	MetricAcquireLatencyP99Ms     = "acquire_latency_p99_ms"
-	MetricAcquireLatencyMaxMs     = "acquire_latency_max_ms"
-	MetricSplitBrainRounds        = "split_brain_rounds"
-	MetricUnheldWhileWaitingMs    = "unheld_while_waiting_ms"
-	MetricExtensionsTried         = "extensions_tried"
-	MetricExtensionsSucceeded     = "extensions_succeeded"
-	MetricHolderCrashes           = "holder_crashes"
-	MetricReacquireAfterCrashP50  = "reacquire_after_crash_p50_ms"
-	MetricReacquireAfterCrashMax  = "reacquire_after_crash_max_ms"
-	MetricAcquisitionsPerS        = "acquisitions_per_s"
-	MetricSimTimeS                = "sim_time_s"
-	MetricEvents                  = "events"
+	MetricTraceHash               = metric.TraceHash
+	MetricAnyValidityOverlap      = metric.AnyValidityOverlap
+	MetricAnyUsageOverlap         = metric.AnyUsageOverlap
+	MetricAnyStaleWrite           = metric.AnyStaleWrite
+	MetricValidityOverlaps        = metric.ValidityOverlaps
+	MetricUsageOverlaps           = metric.UsageOverlaps
+	MetricStaleWritesAccepted     = metric.StaleWritesAccepted
+	MetricFencedWritesRejected    = metric.FencedWritesRejected
+	MetricValidityIncidents       = metric.ValidityIncidents
+	MetricUsageIncidents          = metric.UsageIncidents
+	MetricStaleIncidents          = metric.StaleIncidents
+	MetricAttempts                = metric.Attempts
+	MetricAcquired                = metric.Acquired
+	MetricFailed                  = metric.Failed
+	MetricFailuresNoQuorum        = metric.FailuresNoQuorum
+	MetricFailuresTimeout         = metric.FailuresTimeout
+	MetricFailuresValidityExpired = metric.FailuresValidityExpired
+	MetricFailuresFenceFailed     = metric.FailuresFenceFailed
+	MetricFailuresAborted         = metric.FailuresAborted
+	MetricFailuresServerError     = metric.FailuresServerError
+	MetricAcquireLatencyP50Ms     = metric.AcquireLatencyP50Ms
+	MetricAcquireLatencyP90Ms     = metric.AcquireLatencyP90Ms
+	MetricAcquireLatencyP99Ms     = metric.AcquireLatencyP99Ms
+	MetricAcquireLatencyMaxMs     = metric.AcquireLatencyMaxMs
+	MetricSplitBrainRounds        = metric.SplitBrainRounds
+	MetricUnheldWhileWaitingMs    = metric.UnheldWhileWaitingMs
+	MetricExtensionsTried         = metric.ExtensionsTried
+	MetricExtensionsSucceeded     = metric.ExtensionsSucceeded
+	MetricHolderCrashes           = metric.HolderCrashes
+	MetricReacquireAfterCrashP50  = metric.ReacquireAfterCrashP50
+	MetricReacquireAfterCrashMax  = metric.ReacquireAfterCrashMax
+	MetricAcquisitionsPerS        = metric.AcquisitionsPerS
+	MetricSimTimeS                = metric.SimTimeS
+	MetricEvents                  = metric.Events
 )
 
-// Metrics returns the record's metrics as a flat, ordered list.
+// Metrics returns the record's metrics as a flat list, in package metric's order.
 func (r *Record) Metrics() []Metric {
-	b := func(name string, v bool) Metric {
-		m := Metric{Name: name, Kind: MetricBool}
+	ds := metric.All()
+	out := make([]Metric, len(ds))
+	for i, d := range ds {
+		out[i] = r.metric(d)
+	}
+	return out
+}
+
+// metric returns the record's value of metric d. A metric of the table without a value
+// here is a programming error, caught by any test that lists a record's metrics.
+func (r *Record) metric(d metric.Desc) Metric {
+	m := Metric{Name: d.Name, Kind: d.Kind}
+	s, l := &r.Safety, &r.Liveness
+	n := func(v int64) { m.Value = float64(v) }
+	b := func(v bool) {
 		if v {
 			m.Value = 1
 		}
-		return m
 	}
-	n := func(name string, v int64) Metric { return Metric{Name: name, Kind: MetricCount, Value: float64(v)} }
-	ms := func(name string, v *float64) Metric {
+	ms := func(v *float64) {
 		if v == nil {
-			return Metric{Name: name, Kind: MetricMs, Missing: true}
+			m.Missing = true
+			return
 		}
-		return Metric{Name: name, Kind: MetricMs, Value: *v}
+		m.Value = *v
 	}
-	s, l := &r.Safety, &r.Liveness
-	unheld := l.UnheldWhileWaitingMs
-	return []Metric{
-		{Name: MetricTraceHash, Kind: MetricText, Text: r.TraceHash},
-		b(MetricAnyValidityOverlap, s.ValidityOverlaps > 0),
-		b(MetricAnyUsageOverlap, s.UsageOverlaps > 0),
-		b(MetricAnyStaleWrite, s.StaleWritesAccepted > 0),
-		n(MetricValidityOverlaps, s.ValidityOverlaps),
-		n(MetricUsageOverlaps, s.UsageOverlaps),
-		n(MetricStaleWritesAccepted, s.StaleWritesAccepted),
-		n(MetricFencedWritesRejected, s.FencedWritesRejected),
-		n(MetricValidityIncidents, s.ValidityIncidents),
-		n(MetricUsageIncidents, s.UsageIncidents),
-		n(MetricStaleIncidents, s.StaleIncidents),
-		n(MetricAttempts, l.Attempts),
-		n(MetricAcquired, l.Acquired),
-		n(MetricFailed, l.Failed),
-		n(MetricFailuresNoQuorum, l.FailuresByReason.NoQuorum),
-		n(MetricFailuresTimeout, l.FailuresByReason.Timeout),
-		n(MetricFailuresValidityExpired, l.FailuresByReason.ValidityExpired),
-		n(MetricFailuresFenceFailed, l.FailuresByReason.FenceFailed),
-		n(MetricFailuresAborted, l.FailuresByReason.Aborted),
-		n(MetricFailuresServerError, l.FailuresByReason.ServerError),
-		ms(MetricAcquireLatencyP50Ms, l.AcquireLatencyMs.P50),
-		ms(MetricAcquireLatencyP90Ms, l.AcquireLatencyMs.P90),
-		ms(MetricAcquireLatencyP99Ms, l.AcquireLatencyMs.P99),
-		ms(MetricAcquireLatencyMaxMs, l.AcquireLatencyMs.Max),
-		n(MetricSplitBrainRounds, l.SplitBrainRounds),
-		ms(MetricUnheldWhileWaitingMs, &unheld),
-		n(MetricExtensionsTried, l.Extensions.Tried),
-		n(MetricExtensionsSucceeded, l.Extensions.Succeeded),
-		n(MetricHolderCrashes, l.HolderCrashes),
-		ms(MetricReacquireAfterCrashP50, l.ReacquireAfterCrashMs.P50),
-		ms(MetricReacquireAfterCrashMax, l.ReacquireAfterCrashMs.Max),
-		{Name: MetricAcquisitionsPerS, Kind: MetricFloat, Value: l.AcquisitionsPerS},
-		{Name: MetricSimTimeS, Kind: MetricFloat, Value: r.SimTimeS},
-		n(MetricEvents, int64(r.Events)),
+	switch d.Name {
+	case metric.TraceHash:
+		m.Text = r.TraceHash
+	case metric.AnyValidityOverlap:
+		b(s.ValidityOverlaps > 0)
+	case metric.AnyUsageOverlap:
+		b(s.UsageOverlaps > 0)
+	case metric.AnyStaleWrite:
+		b(s.StaleWritesAccepted > 0)
+	case metric.ValidityOverlaps:
+		n(s.ValidityOverlaps)
+	case metric.UsageOverlaps:
+		n(s.UsageOverlaps)
+	case metric.StaleWritesAccepted:
+		n(s.StaleWritesAccepted)
+	case metric.FencedWritesRejected:
+		n(s.FencedWritesRejected)
+	case metric.ValidityIncidents:
+		n(s.ValidityIncidents)
+	case metric.UsageIncidents:
+		n(s.UsageIncidents)
+	case metric.StaleIncidents:
+		n(s.StaleIncidents)
+	case metric.Attempts:
+		n(l.Attempts)
+	case metric.Acquired:
+		n(l.Acquired)
+	case metric.Failed:
+		n(l.Failed)
+	case metric.FailuresNoQuorum:
+		n(l.FailuresByReason.NoQuorum)
+	case metric.FailuresTimeout:
+		n(l.FailuresByReason.Timeout)
+	case metric.FailuresValidityExpired:
+		n(l.FailuresByReason.ValidityExpired)
+	case metric.FailuresFenceFailed:
+		n(l.FailuresByReason.FenceFailed)
+	case metric.FailuresAborted:
+		n(l.FailuresByReason.Aborted)
+	case metric.FailuresServerError:
+		n(l.FailuresByReason.ServerError)
+	case metric.AcquireLatencyP50Ms:
+		ms(l.AcquireLatencyMs.P50)
+	case metric.AcquireLatencyP90Ms:
+		ms(l.AcquireLatencyMs.P90)
+	case metric.AcquireLatencyP99Ms:
+		ms(l.AcquireLatencyMs.P99)
+	case metric.AcquireLatencyMaxMs:
+		ms(l.AcquireLatencyMs.Max)
+	case metric.SplitBrainRounds:
+		n(l.SplitBrainRounds)
+	case metric.UnheldWhileWaitingMs:
+		ms(&l.UnheldWhileWaitingMs)
+	case metric.ExtensionsTried:
+		n(l.Extensions.Tried)
+	case metric.ExtensionsSucceeded:
+		n(l.Extensions.Succeeded)
+	case metric.HolderCrashes:
+		n(l.HolderCrashes)
+	case metric.ReacquireAfterCrashP50:
+		ms(l.ReacquireAfterCrashMs.P50)
+	case metric.ReacquireAfterCrashMax:
+		ms(l.ReacquireAfterCrashMs.Max)
+	case metric.AcquisitionsPerS:
+		m.Value = l.AcquisitionsPerS
+	case metric.SimTimeS:
+		m.Value = r.SimTimeS
+	case metric.Events:
+		n(int64(r.Events))
+	default:
+		panic("experiments: no value for metric " + d.Name)
 	}
+	return m
 }

@@ -61,5 +61,9 @@ func ReplayWorld(ctx context.Context, w *world.World, scenario string, lim repor
 	w.Oracle.Finish(end)
 	rec := record(w, scenario)
 	w.Oracle.ReleaseHistogram()
-	return rc.Finish(tc, rec.Scenario, rec.Seed), rec, nil
+	rp := rc.Finish(tc, rec.Scenario, rec.Seed)
+	if err := rc.Undecoded(tc); err != nil { // a bug in a record's decoder or its writer
+		return rp, rec, fmt.Errorf("replaying %s seed %d: %w", scenario, seed, err)
+	}
+	return rp, rec, nil
 }

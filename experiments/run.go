@@ -221,6 +221,14 @@ func RunWorld(ctx context.Context, w *world.World, scenario string, opts Options
 	if nar != nil && nar.Err() != nil {
 		return rec, fmt.Errorf("writing the trace: %w", nar.Err())
 	}
+	// A record the report cannot read is a bug in the record's decoder or its writer: the
+	// narration shows it, and the run says so.
+	if nar != nil && nar.Undecoded() != nil {
+		return rec, fmt.Errorf("narrating the trace: %w", nar.Undecoded())
+	}
+	if tc != nil && tc.Undecoded() != nil {
+		return rec, fmt.Errorf("drawing the timeline: %w", tc.Undecoded())
+	}
 	return rec, nil
 }
 

@@ -37,10 +37,11 @@ func TestFoldsHashAsTheirFields(t *testing.T) {
 		emitExecTexter(traced.Texter(), &traceName{sim.NewName("redis1"), sim.NewName(RecExec)}, &set, r)
 		emitExecHasher(folded.Hasher(), &traceName{sim.NewName("redis1"), sim.NewName(RecExec)}, &set, r)
 		assert.Equal(t, traced.TraceHash(), folded.TraceHash(), r.String())
-		cmd, reply, ok := ExecParts(rec.Fields)
-		assert.True(t, ok)
-		assert.Equal(t, [2]string{set.String(), r.String()}, [2]string{cmd.String(), reply.String()},
-			"ExecParts gives back the command and the reply")
+		x, err := DecodeExec(&rec)
+		assert.NoError(t, err)
+		assert.True(t, x.HasReply)
+		assert.Equal(t, [2]string{set.String(), r.String()}, [2]string{x.Cmd.String(), x.Reply.String()},
+			"DecodeExec gives back the command and the reply")
 	}
 }
 

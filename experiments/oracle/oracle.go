@@ -783,7 +783,7 @@ func (o *Oracle) violation(now sim.Time, kind string, r, a, b int32, since, end 
 	if b >= 0 {
 		second = o.names[b]
 	}
-	o.s.Trace("oracle", "violation", sim.Str("kind", kind), sim.Str("resource", o.resName[r]),
+	o.s.Trace(Actor, RecViolation, sim.Str("kind", kind), sim.Str("resource", o.resName[r]),
 		sim.Str("first", o.names[a]), sim.Str("second", second))
 	if len(o.violations) >= MaxViolations {
 		return

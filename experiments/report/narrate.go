@@ -10,9 +10,12 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
+	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -107,6 +110,7 @@ func parseTraceKinds(names []string) (lineKind, error) {
 // are numbered and spelled out once, under the first violation they are in effect for.
 type Narrator struct {
 	w        *world.World
+	proto    lock.Protocol // the world's: how its messages read
 	out      io.Writer
 	lines    func(*Line) // instead of out, when set (NewLineNarrator)
 	from, to sim.Time
@@ -125,6 +129,7 @@ type Narrator struct {
 	held     *line               // a violation line, until the oracle has listed its faults
 	buf      []byte
 	err      error
+	bad      error // the first record that did not decode
 }
 
 type actorKind uint8
@@ -196,9 +201,11 @@ type reqTrack struct {
 }
 
 type queued struct {
-	cmd, from string
-	cleanup   bool
-	msg       uint64 // its network message id
+	cmd     resp.Command // when isCmd: a TCP probe is queued too, and never run
+	isCmd   bool
+	from    string
+	cleanup bool
+	msg     uint64 // its network message id
 }
 
 type pendingWrite struct {
@@ -228,7 +235,7 @@ func NewLineNarrator(w *world.World, emit func(*Line), opts TraceOptions) (*Narr
 // NewNarrator returns the narration of w's run into out, of the lines in the true-time
 // window [from, to) (to = 0: to the end) that opts keep.
 func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOptions) (*Narrator, error) {
-	n := &Narrator{w: w, out: out, from: from, to: to, opts: opts,
+	n := &Narrator{w: w, proto: w.Protocol(), out: out, from: from, to: to, opts: opts,
 		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}, groupOf: map[string]string{},
 		clients: map[string]*clientTrack{}, reqs: map[reqKey]reqTrack{}, queued: map[string][]queued{},
 		faultNo: map[string]int{}}
@@ -263,7 +270,7 @@ func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 	}
 	storage := w.Net.Name(w.Storage.Endpoint())
 	n.kinds[storage] = actorStorage
-	known = append(known, storage, network.Actor, "oracle")
+	known = append(known, storage, network.Actor, oracle.Actor)
 	var err error
 	if n.only, err = parseTraceKinds(opts.Only); err != nil {
 		return nil, err
@@ -287,29 +294,42 @@ func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 	return n, nil
 }
 
-// Record narrates one trace record.
+// Record narrates one trace record. A record that does not decode (its writer and this
+// narration gone apart) is shown as a ?? line with what is wrong, whatever the filters
+// keep, and kept for Undecoded.
 func (n *Narrator) Record(r *sim.Record) {
 	if n.err != nil {
 		return
 	}
 	// The oracle judges a write as the storage takes it, before the storage traces its
 	// verdict: the verdict reads better first.
-	verdict := n.held != nil && r.Kind == "write" && r.At == n.held.at && n.kinds[r.Actor] == actorStorage
+	verdict := n.held != nil && r.Kind == model.RecStorageWrite && r.At == n.held.at && n.kinds[r.Actor] == actorStorage
 	if !verdict {
 		n.release()
 	}
 	l := line{at: r.At, actor: r.Actor, marker: "  "}
-	if n.describe(r, &l) {
-		if l.viol > 0 {
-			n.held = &l // the oracle lists the violation's faults just after tracing it
-			return
+	ok, err := n.describe(r, &l)
+	switch {
+	case err != nil:
+		if n.bad == nil {
+			n.bad = err
 		}
+		l = line{at: r.At, actor: r.Actor, marker: "??", text: "UNDECODED " + r.Kind + n.fields(r) + " (" + err.Error() + ")"}
+		n.write(&l)
+	case ok && l.viol > 0:
+		n.held = &l // the oracle lists the violation's faults just after tracing it
+		return
+	case ok:
 		n.write(&l)
 	}
 	if verdict {
 		n.release()
 	}
 }
+
+// Undecoded returns the error of the first record the narration could not decode, or
+// nil. It is a bug (a record's writer and its decoder gone apart), which the run reports.
+func (n *Narrator) Undecoded() error { return n.bad }
 
 // finish writes what is still held back, at the end of the run.
 // Finish flushes what the narration still holds at the end of the run.
@@ -393,10 +413,10 @@ func (n *Narrator) shown(l *line) bool {
 	if n.opts.HideCleanup && l.cleanup {
 		return false
 	}
-	if n.only != 0 && n.only&l.kind == 0 {
+	if n.only != 0 && n.only&l.kind == 0 && l.kind != 0 { // an undecoded record's line has no kind
 		return false
 	}
-	if n.actors != nil && !n.actors[l.actor] && !n.actors[l.peers[0]] && !n.actors[l.peers[1]] {
+	if n.actors != nil && !n.actors[l.actor] && !n.actors[l.peers[0]] && !n.actors[l.peers[1]] && l.kind != 0 {
 		return false
 	}
 	return true
@@ -464,53 +484,64 @@ func (n *Narrator) dur(d time.Duration) string {
 	return d.String()
 }
 
-// local returns the actor's own reading of its clock: the monotonic reading a client
-// traces, or a node's wall clock (on which its keys expire).
-func (n *Narrator) local(r *sim.Record) string {
-	switch n.kinds[r.Actor] {
+// localAt returns the actor's own reading of its clock at true time at: a client's
+// monotonic reading, or a node's wall clock (on which its keys expire).
+func (n *Narrator) localAt(actor string, at sim.Time) string {
+	ck := n.clocks[actor]
+	if ck == nil {
+		return ""
+	}
+	switch n.kinds[actor] {
 	case actorClient:
-		if f := field(r, "mono"); f != nil {
-			return "[mono " + n.clock(time.Duration(f.Int)) + "]"
-		}
-		if ck := n.clocks[r.Actor]; ck != nil {
-			return "[mono " + n.clock(ck.Mono(r.At)) + "]"
-		}
+		return n.mono(ck.Mono(at))
 	case actorNode, actorGroup:
-		if ck := n.clocks[r.Actor]; ck != nil {
-			return "[wall " + n.clock(ck.Wall(r.At)) + "]"
-		}
+		return "[wall " + n.clock(ck.Wall(at)) + "]"
 	}
 	return ""
 }
 
-// describe fills in l from r and follows the clients' state; false: r makes no line.
-func (n *Narrator) describe(r *sim.Record, l *line) bool {
+// mono renders a client's monotonic reading, as its records carry it.
+func (n *Narrator) mono(d time.Duration) string { return "[mono " + n.clock(d) + "]" }
+
+// describe fills in l from r and follows the clients' state; false: r makes no line. An
+// error is a record that does not decode; nothing of it has been followed.
+func (n *Narrator) describe(r *sim.Record, l *line) (bool, error) {
 	switch {
 	case r.Actor == network.Actor:
 		return n.describeNet(r, l)
-	case r.Actor == "oracle":
+	case r.Actor == oracle.Actor:
+		v, err := oracle.DecodeViolation(r)
+		if err != nil {
+			return false, err
+		}
 		l.marker, l.kind = "**", lineViolation
-		l.peers = [2]string{str(r, "first"), str(r, "second")}
-		l.text = "VIOLATION " + str(r, "kind") + " on " + str(r, "resource") + ": " + l.peers[0] + " and " + l.peers[1]
+		l.peers = [2]string{v.First, v.Second}
+		l.text = "VIOLATION " + v.Kind + " on " + v.Resource + ": " + v.First + " and " + v.Second
 		n.viols++
 		l.viol = n.viols
-		return true
+		return true, nil
 	}
-	l.local = n.local(r)
 	l.kind = lineCommand
 	switch n.kinds[r.Actor] {
 	case actorNode, actorGroup:
-		n.describeNode(r, l)
+		l.local = n.localAt(r.Actor, r.At)
+		if err := n.describeNode(r, l); err != nil {
+			return false, err
+		}
 	case actorStorage:
 		if r.Kind == model.RecStorageWrite {
+			v, err := model.DecodeStorageWrite(r)
+			if err != nil {
+				return false, err
+			}
 			verdict := "accepted"
-			if num(r, "accepted") == 0 {
+			if !v.Accepted {
 				verdict = "REJECTED"
 			}
 			l.kind, l.peers[0], l.msg = lineWrite, n.pending.from, n.pending.id
 			l.text = n.pending.from + ": " + n.pending.msg + " → " + verdict
 			n.pending = pendingWrite{}
-			return true
+			return true, nil
 		}
 	case actorClient:
 		return n.describeClient(r, l)
@@ -518,43 +549,51 @@ func (n *Narrator) describe(r *sim.Record, l *line) bool {
 	if l.text == "" {
 		l.text = r.Kind + n.fields(r, "mono")
 	}
-	return true
+	return true, nil
 }
 
-func (n *Narrator) describeNode(r *sim.Record, l *line) {
+func (n *Narrator) describeNode(r *sim.Record, l *line) error {
 	l.peers[1] = n.groupOf[r.Actor] // --actor redis1 shows the nodes of group redis1
 	switch r.Kind {
 	case model.RecExec:
-		cmd, reply, hasReply := model.ExecParts(r.Fields)
-		l.text = cmd.String()
-		if q, ok := n.dequeue(r.Actor, l.text); ok {
+		x, err := model.DecodeExec(r)
+		if err != nil {
+			return err
+		}
+		l.text = x.Cmd.String()
+		if q, ok := n.dequeue(r.Actor, &x.Cmd); ok {
 			l.peers[0], l.cleanup, l.msg = q.from, q.cleanup, q.msg
 		}
-		if hasReply {
-			l.text += " → " + reply.String()
+		if x.HasReply {
+			l.text += " → " + x.Reply.String()
 		}
 	case model.RecDrop: // a command the node did not run: it is down, or its queue is full
-		if f := field(r, "cmd"); f != nil {
-			if q, ok := n.dequeue(r.Actor, string(f.AppendValue(nil))); ok {
+		x, err := model.DecodeDrop(r)
+		if err != nil {
+			return err
+		}
+		if x.HasCmd {
+			if q, ok := n.dequeue(r.Actor, &x.Cmd); ok {
 				l.peers[0], l.cleanup, l.msg = q.from, q.cleanup, q.msg
 			}
 		}
 	case model.RecExpire:
 		l.kind = lineLock
 	default:
-		if slices.Contains(nodeFaults, r.Kind) {
+		if model.IsNodeFault(r.Kind) {
 			l.marker, l.kind = "!!", lineFault
 		}
 	}
+	return nil
 }
 
 // dequeue takes the command a node runs off the list of those delivered to it (or to its
 // group), to learn who sent it.
-func (n *Narrator) dequeue(node, text string) (queued, bool) {
+func (n *Narrator) dequeue(node string, cmd *resp.Command) (queued, bool) {
 	for _, name := range [2]string{node, n.groupOf[node]} {
 		q := n.queued[name]
 		for i := range q {
-			if strings.HasPrefix(text, q[i].cmd) {
+			if q[i].isCmd && q[i].cmd == *cmd {
 				found := q[i]
 				n.queued[name] = slices.Delete(q, i, i+1)
 				return found, true
@@ -564,70 +603,118 @@ func (n *Narrator) dequeue(node, text string) (queued, bool) {
 	return queued{}, false
 }
 
-func (n *Narrator) describeClient(r *sim.Record, l *line) bool {
+func (n *Narrator) describeClient(r *sim.Record, l *line) (bool, error) {
 	ct := n.clients[r.Actor]
 	l.kind = lineLock
-	switch r.Kind {
-	case model.EvPause.String():
-		l.marker, l.kind = "!!", lineFault
-		d := time.Duration(num(r, "for"))
-		l.text = "pause for=" + n.dur(d) + ", until " + n.clock(r.At.Duration()+d)
-		return true
-	case model.RecPauseMerged:
-		l.marker, l.kind = "!!", lineFault
-		d := time.Duration(num(r, "for"))
-		until := time.Duration(num(r, "until"))
-		l.text = "pause for=" + n.dur(d) + " while already paused: "
-		if r.At.Duration()+d == until {
-			l.text += "pause extended to " + n.clock(until)
-		} else {
-			l.text += "inside the pause in progress, which ends at " + n.clock(until)
+	if r.Kind == model.RecPauseMerged {
+		p, err := model.DecodePauseMerged(r)
+		if err != nil {
+			return false, err
 		}
-		return true
-	case model.EvResume.String(), model.EvCrash.String(), model.EvRestart.String():
+		l.local = n.mono(p.Mono)
 		l.marker, l.kind = "!!", lineFault
-	case model.EvWrite.String():
+		l.text = "pause for=" + n.dur(p.For) + " while already paused: "
+		if r.At.Duration()+p.For == p.Until {
+			l.text += "pause extended to " + n.clock(p.Until)
+		} else {
+			l.text += "inside the pause in progress, which ends at " + n.clock(p.Until)
+		}
+		return true, nil
+	}
+	e, err := model.DecodeClientEvent(r)
+	if err != nil {
+		return false, err
+	}
+	l.local = n.mono(e.Mono)
+	switch e.Kind {
+	case model.EvPause:
+		l.marker, l.kind = "!!", lineFault
+		l.text = "pause for=" + n.dur(e.For) + ", until " + n.clock(r.At.Duration()+e.For)
+		return true, nil
+	case model.EvResume, model.EvCrash, model.EvRestart:
+		l.marker, l.kind = "!!", lineFault
+	case model.EvWrite:
 		l.kind = lineWrite
-	case model.EvAttemptEnded.String():
+	case model.EvAttemptEnded:
+		if !e.HasLock {
+			return false, sim.RecordError(r, "an attempt's end without its attempt, votes and reason")
+		}
 		ct.ends++
-		ct.failed = str(r, "reason") != "none"
-	case model.EvAcquireStart.String(), model.EvAcquired.String(), model.EvReleaseStart.String():
+		ct.failed = e.Reason != lock.ReasonNone
+	case model.EvAcquireStart, model.EvAcquired, model.EvReleaseStart:
 		ct.failed = false
-	case model.EvReleased.String(), model.EvExtended.String(), model.EvExtendFailed.String(), model.EvAcquireFailed.String():
+	case model.EvReleased, model.EvExtended, model.EvExtendFailed, model.EvAcquireFailed:
 		ct.ends++
 	}
 	l.text = r.Kind + n.fields(r, "mono")
-	return true
+	return true, nil
 }
 
-func (n *Narrator) describeNet(r *sim.Record, l *line) bool {
-	from, to := str(r, "from"), str(r, "to")
-	id, msg := uint64(0), ""
-	if f := field(r, "msg"); f != nil {
-		id, msg = splitReq(string(f.AppendValue(nil)))
-	}
-	l.peers = [2]string{from, to}
+func (n *Narrator) describeNet(r *sim.Record, l *line) (bool, error) {
 	l.marker, l.kind = "!!", lineFault
-	l.msg = uint64(num(r, "id"))
+	switch r.Kind {
+	case network.RecDeliver, network.RecDrop, network.RecHold, network.RecDup:
+	case network.RecClog, network.RecUnclog:
+		x, err := network.DecodeLink(r)
+		if err != nil {
+			return false, err
+		}
+		l.peers = [2]string{x.From, x.To}
+		l.text = r.Kind + n.fields(r)
+		return true, nil
+	case network.RecPartition:
+		x, err := network.DecodePartition(r)
+		if err != nil {
+			return false, err
+		}
+		l.peers = [2]string{x.From, x.To}
+		l.text = r.Kind + n.fields(r)
+		return true, nil
+	default:
+		l.text = r.Kind + n.fields(r)
+		return true, nil
+	}
+	x, m, err := decodeMsg(r)
+	if err != nil {
+		return false, err
+	}
+	from, to, msg := x.From, x.To, model.MessageText(&m, n.proto)
+	l.peers = [2]string{from, to}
+	l.msg = x.ID
 	switch r.Kind {
 	case network.RecDeliver:
-		return n.describeDeliver(from, to, id, msg, l)
+		return n.describeDeliver(from, to, &m, msg, l), nil
 	case network.RecDrop:
-		l.text = "drop " + from + "→" + to + " (" + str(r, "reason") + "): " + msg
+		l.text = "drop " + from + "→" + to + " (" + x.Reason + "): " + msg
 	case network.RecHold:
 		l.text = "hold " + from + "→" + to + " (clogged): " + msg
 	case network.RecDup:
 		l.text = "duplicate " + from + "→" + to + ": " + msg
-	default:
-		l.text = r.Kind + n.fields(r)
 	}
-	return true
+	return true, nil
+}
+
+// decodeMsg decodes a network record about a message, and the message: a world's network
+// always carries model Messages and writes them into its records.
+func decodeMsg(r *sim.Record) (network.MsgRecord, model.Message, error) {
+	x, err := network.DecodeMsgRecord(r)
+	if err != nil {
+		return x, model.Message{}, err
+	}
+	if x.Msg == nil {
+		return x, model.Message{}, sim.RecordError(r, "no field \"msg\" (a world's network writes its messages)")
+	}
+	m, err := model.DecodeMessageField(x.Msg)
+	if err != nil {
+		return x, m, sim.RecordError(r, err.Error())
+	}
+	return x, m, nil
 }
 
 // describeDeliver narrates a message's delivery: a reply as a client's line; a command
 // is only remembered, to be narrated as its node runs it, and a write as the storage
-// judges it.
-func (n *Narrator) describeDeliver(from, to string, id uint64, msg string, l *line) bool {
+// judges it. text is the message as the trace shows it, without its request id.
+func (n *Narrator) describeDeliver(from, to string, m *model.Message, text string, l *line) bool {
 	l.marker, l.kind = "  ", lineCommand
 	switch n.kinds[to] {
 	case actorGroup, actorNode:
@@ -637,40 +724,42 @@ func (n *Narrator) describeDeliver(from, to string, id uint64, msg string, l *li
 				return false
 			}
 			l.actor, l.peers = to, [2]string{from, n.groupOf[to]}
-			l.local = n.local(&sim.Record{At: l.at, Actor: to})
-			l.text = "← " + from + ": " + msg
+			l.local = n.localAt(to, l.at)
+			l.text = "← " + from + ": " + text
 			return true
 		}
-		cleanup := ct.failed && isRelease(msg)
+		isCmd := m.Kind == model.MsgCommand
+		cmd := resp.CommandOf(&m.Body) // a Redis node's request, in RESP
+		cleanup := ct.failed && isCmd && model.IsRelease(&cmd)
 		if len(n.reqs) >= maxReqs {
 			n.forgetEnded()
 		}
-		n.reqs[reqKey{from, id}] = reqTrack{ends: ct.ends, cleanup: cleanup}
+		n.reqs[reqKey{from, m.ReqID}] = reqTrack{ends: ct.ends, cleanup: cleanup}
 		q := n.queued[to]
 		if len(q) == maxQueued { // commands a crash lost: the oldest are the likeliest
 			q = slices.Delete(q, 0, 1)
 		}
-		n.queued[to] = append(q, queued{cmd: msg, from: from, cleanup: cleanup, msg: l.msg})
+		n.queued[to] = append(q, queued{cmd: cmd, isCmd: isCmd, from: from, cleanup: cleanup, msg: l.msg})
 		return false
 	case actorStorage:
-		n.pending = pendingWrite{from: from, msg: msg, id: l.msg}
+		n.pending = pendingWrite{from: from, msg: text, id: l.msg}
 		return false
 	case actorServer:
 		l.actor, l.peers = to, [2]string{from}
-		l.text = "← " + from + ": " + msg
+		l.text = "← " + from + ": " + text
 		return true
 	case actorClient:
 		if n.kinds[from] == actorStorage { // acknowledgements nobody waits for
 			return false
 		}
-		key := reqKey{to, id}
+		key := reqKey{to, m.ReqID}
 		if rq, ok := n.reqs[key]; ok {
 			l.cleanup = rq.cleanup || rq.ends < n.clients[to].ends
 			delete(n.reqs, key)
 		}
 		l.actor, l.peers = to, [2]string{from}
-		l.local = n.local(&sim.Record{At: l.at, Actor: to})
-		l.text = "← " + from + ": " + msg
+		l.local = n.localAt(to, l.at)
+		l.text = "← " + from + ": " + text
 		return true
 	}
 	return false
@@ -686,35 +775,19 @@ func (n *Narrator) forgetEnded() {
 	}
 }
 
-// isRelease reports whether a command is a lock release (the release script, or a plain
-// DEL for a careless client).
-func isRelease(cmd string) bool {
-	return strings.HasPrefix(cmd, "EVALSHA <release>") || strings.HasPrefix(cmd, "EVAL <release>") ||
-		strings.HasPrefix(cmd, "DEL ")
-}
+// attemptEnded is the kind of an attempt's end record, whose validity says nothing.
+var attemptEnded = model.EvAttemptEnded.String()
 
-// splitReq splits a described message into its request id and the rest: request ids only
-// matter to the machine (and to the Narrator, to pair replies with requests), and the
-// reply's line already names its node.
-func splitReq(s string) (uint64, string) {
-	if rest, ok := strings.CutPrefix(s, "req="); ok {
-		if i := strings.IndexByte(rest, ' '); i > 0 {
-			id, _ := strconv.ParseUint(rest[:i], 10, 64)
-			return id, rest[i+1:]
-		}
-	}
-	return 0, s
-}
-
-// fields renders the record's fields as " k=v", leaving out those named in skip and those
-// that say nothing (reason=none, token=0).
+// fields renders the record's fields as " k=v", as the record has them, leaving out those
+// named in skip and those that say nothing (reason=none, token=0): the text of a record
+// the narration has no words of its own for.
 func (n *Narrator) fields(r *sim.Record, skip ...string) string {
 	var b []byte
 	for i := range r.Fields {
 		f := &r.Fields[i]
 		if slices.Contains(skip, f.Key) || (f.Key == "reason" && f.Str == "none") ||
 			(f.Key == "token" && f.Kind == sim.FieldInt && f.Int == 0) ||
-			(f.Key == "validity" && r.Kind == "attempt-ended") {
+			(f.Key == "validity" && r.Kind == attemptEnded) {
 			continue
 		}
 		b = append(b, ' ')
@@ -727,35 +800,6 @@ func (n *Narrator) fields(r *sim.Record, skip ...string) string {
 		}
 	}
 	return string(b)
-}
-
-func field(r *sim.Record, key string) *sim.Field {
-	for i := range r.Fields {
-		if r.Fields[i].Key == key {
-			return &r.Fields[i]
-		}
-	}
-	return nil
-}
-
-// nodeFaults are the record kinds of node and group faults (model.NodeFaultRecords), read
-// once: each is narrated as a fault line and drawn on the node's lane.
-var nodeFaults = model.NodeFaultRecords()
-
-// num returns the integer value of r's field key, or 0 when r has no such field: a record
-// that lost a field reads as zero rather than stopping the narration.
-func num(r *sim.Record, key string) int64 {
-	if f := field(r, key); f != nil {
-		return f.Int
-	}
-	return 0
-}
-
-func str(r *sim.Record, key string) string {
-	if f := field(r, key); f != nil {
-		return string(f.AppendValue(nil))
-	}
-	return ""
 }
 
 func appendLeft(b []byte, s string, width int) []byte {

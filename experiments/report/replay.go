@@ -1,12 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -132,6 +134,7 @@ type ClientState struct {
 // Narrator; like the TimelineCollector it only reads, so the run is the same without it.
 type ReplayCollector struct {
 	w      *world.World
+	proto  lock.Protocol // the world's: how its messages read
 	nar    *Narrator
 	rp     Replay
 	msgIdx map[uint64]int    // network id → latest message with it
@@ -145,6 +148,7 @@ type ReplayCollector struct {
 	// maxSteps and maxCells bound the steps and the node and client states kept
 	// (ReplayLimits); cells counts the states kept, perState the cells of one.
 	maxSteps, maxCells, cells, perState int
+	bad                                 error // the first network record that did not decode
 }
 
 type reqPair struct {
@@ -165,7 +169,7 @@ type clientBelief struct {
 // installs the collector as the run's trace sink, calls AfterEvent after every kernel
 // event, and Finish at the end.
 func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) {
-	c := &ReplayCollector{w: w, msgIdx: map[uint64]int{}, reqs: map[reqPair]int{},
+	c := &ReplayCollector{w: w, proto: w.Protocol(), msgIdx: map[uint64]int{}, reqs: map[reqPair]int{},
 		clIdx: map[string]int{}, values: map[string]int{}, kinds: map[string]string{},
 		maxSteps: MaxReplaySteps, maxCells: math.MaxInt, perState: len(w.Clients)}
 	var err error
@@ -233,19 +237,20 @@ func (c *ReplayCollector) netRecord(r *sim.Record) {
 	default:
 		return
 	}
-	from, to := str(r, "from"), str(r, "to")
-	id := uint64(num(r, "id"))
-	req, text := splitReq(str(r, "msg"))
-	at := r.At.Duration().Nanoseconds()
-	m := Message{ID: id, From: from, To: to, SentNs: at, AtNs: at, Text: text, Fate: fate,
-		Reason: str(r, "reason"), Pair: -1, Kind: c.msgKind(from, to)}
-	if f := field(r, "latency"); f != nil {
-		m.SentNs = at - f.Int
-	}
-	if f := field(r, "msg"); f != nil {
-		if k := model.DescribedKind(f); k == model.MsgProbe || k == model.MsgAck {
-			m.Kind = "tcp"
+	x, msg, err := decodeMsg(r)
+	if err != nil {
+		if c.bad == nil {
+			c.bad = err
 		}
+		return // the narration shows the record as undecoded
+	}
+	from, to, id := x.From, x.To, x.ID
+	req := msg.ReqID
+	at := r.At.Duration().Nanoseconds()
+	m := Message{ID: id, From: from, To: to, SentNs: at - x.Latency.Nanoseconds(), AtNs: at,
+		Text: model.MessageText(&msg, c.proto), Fate: fate, Reason: x.Reason, Pair: -1, Kind: c.msgKind(from, to)}
+	if msg.Kind == model.MsgProbe || msg.Kind == model.MsgAck {
+		m.Kind = "tcp"
 	}
 	if i, ok := c.msgIdx[id]; ok && c.rp.Messages[i].Fate == "held" {
 		m.SentNs = c.rp.Messages[i].SentNs // released from a clog: one arrow, its whole way
@@ -414,6 +419,12 @@ func (c *ReplayCollector) state(now sim.Time) State {
 		s.Tokens = append(s.Tokens, t)
 	}
 	return s
+}
+
+// Undecoded returns the error of the first record the replay, its narration or its
+// timeline tc could not decode, or nil: a bug, which the run reports.
+func (c *ReplayCollector) Undecoded(tc *TimelineCollector) error {
+	return cmp.Or(c.bad, c.nar.Undecoded(), tc.Undecoded())
 }
 
 // Finish flushes the narration, finishes the timeline and returns the replay.

@@ -159,6 +159,7 @@ type TimelineCollector struct {
 	cl     []clientOpen     // per client: what is open
 	writes map[writeKey]int // (client, write id) → index in its lane's Writes
 	obs    model.StorageObserver
+	bad    error // the first record that did not decode
 }
 
 type openKey struct {
@@ -276,12 +277,16 @@ func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.
 		}
 		c.mark(&nl.Marks, now, MarkCrash, r.Kind)
 	case model.EffectStart:
+		x, err := model.DecodeRestart(r)
+		c.fail(err)
 		closeOpen(nl.Down, now)
 		keys := "keys"
-		if num(r, "keys") == 1 {
+		if x.Keys == 1 {
 			keys = "key"
 		}
-		c.mark(&nl.Marks, now, MarkRestart, "restart, "+str(r, "keys")+" "+keys)
+		if err == nil {
+			c.mark(&nl.Marks, now, MarkRestart, "restart, "+strconv.Itoa(x.Keys)+" "+keys)
+		}
 	case model.EffectStall:
 		if c.room() {
 			nl.Paused = append(nl.Paused, Span{From: now.Duration(), To: -1})
@@ -289,11 +294,25 @@ func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.
 	case model.EffectThaw:
 		closeOpen(nl.Paused, now)
 	case model.EffectPromote:
-		if str(r, "to") == nl.Name {
+		x, err := model.DecodeFailover(r)
+		c.fail(err)
+		if err == nil && x.To == nl.Name {
 			c.mark(&nl.Marks, now, MarkFailover, "promoted")
 		}
 	}
 }
+
+// fail keeps err, when it is the first record that did not decode.
+func (c *TimelineCollector) fail(err error) {
+	if c.bad == nil {
+		c.bad = err
+	}
+}
+
+// Undecoded returns the error of the first record the timeline could not decode, or nil.
+// It is a bug (a record's writer and its decoder gone apart), which the run reports; the
+// timeline leaves out the mark the record would have made.
+func (c *TimelineCollector) Undecoded() error { return c.bad }
 
 // closeOpen ends the last span of spans if it is still open (To = -1).
 func closeOpen(spans []Span, now sim.Time) {

@@ -2,13 +2,16 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/metric"
 )
 
 // Check is a scenario's expected outcome as something a test can verify: over Seeds
@@ -37,25 +40,16 @@ type Rule struct {
 	Line     int
 }
 
-// Figures are a run's outcome, by the names rules use: the safety verdicts'
-// counts and the liveness figures.
+// Figures are a run's outcome, by the names rules use: every metric package metric lets a
+// check use (metric.Verdict and metric.Bound), NaN for a value the run had nothing to
+// measure for.
 type Figures map[string]float64
 
-// verdicts are the safety figures a rule bounds by the share of seeds that see them.
-var verdicts = []string{"validity_overlaps", "usage_overlaps", "stale_writes_accepted", "fenced_writes_rejected"}
-
-// liveness are the figures a rule bounds per run.
-var liveness = []string{"attempts", "acquired", "failed", "split_brain_rounds", "unheld_while_waiting_ms",
-	"extensions_tried", "extensions_succeeded", "validity_expired_attempts", "holder_crashes",
-	"reacquire_after_crash_max_ms"}
-
+// isVerdict reports whether a rule on name bounds the share of seeds that see it (a safety
+// count) rather than its value in each run.
 func isVerdict(name string) bool {
-	for _, v := range verdicts {
-		if v == name {
-			return true
-		}
-	}
-	return false
+	d, err := metric.Lookup(name)
+	return err == nil && d.Check == metric.Verdict
 }
 
 // parseCheck reads the check: mapping.
@@ -66,7 +60,15 @@ func isVerdict(name string) bool {
 //	  acquired: {min: 1, max: 2}       # in every seed
 //	  split_brain_rounds: {min: 5, in: 70%}
 func (p *fileParser) parseCheck(sc *Scenario, n *yaml.Node) error {
-	allowed := append(append([]string{"seeds"}, verdicts...), liveness...)
+	verdicts, bounds := metric.Names(metric.Verdict), metric.Names(metric.Bound)
+	allowed := append(append([]string{"seeds"}, verdicts...), bounds...)
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if now, ok := metric.Renamed(n.Content[i].Value); ok {
+				return p.errf(n.Content[i].Line, "check: %s is called %s now", n.Content[i].Value, now)
+			}
+		}
+	}
 	es, err := p.entries(n, allowed, "check")
 	if err != nil {
 		return err
@@ -153,7 +155,7 @@ func (p *fileParser) parseCheck(sc *Scenario, n *yaml.Node) error {
 		c.Rules = append(c.Rules, r)
 	}
 	if len(c.Rules) == 0 {
-		return p.errf(n.Line, "check: no rule; name a verdict (%s) or a liveness figure (%s)", strings.Join(verdicts, ", "), strings.Join(liveness, ", "))
+		return p.errf(n.Line, "check: no rule; name a verdict (%s) or a figure (%s)", strings.Join(verdicts, ", "), strings.Join(bounds, ", "))
 	}
 	sc.Check = c
 	return nil
@@ -200,8 +202,19 @@ func (r Result) String() string {
 	return s
 }
 
-// Evaluate judges the rules against the runs' figures, runs[i] being seed i+1.
-func (c *Check) Evaluate(runs []Figures) []Result {
+// Evaluate judges the rules against the runs' figures, runs[i] being seed i+1. A rule on
+// a figure a run lacks is an error naming it and the figures the run has: a rule judged
+// on a zero it never measured would pass or fail for nothing. A figure that is NaN (nothing
+// to measure in that run) is out of any bounds.
+func (c *Check) Evaluate(runs []Figures) ([]Result, error) {
+	for _, r := range c.Rules {
+		for i, f := range runs {
+			if _, ok := f[r.Figure]; !ok {
+				known := slices.Sorted(maps.Keys(f))
+				return nil, fmt.Errorf("check rule %q (line %d), seed %d: %w", r.Text, r.Line, i+1, metric.Unknown("figure", r.Figure, known))
+			}
+		}
+	}
 	out := make([]Result, 0, len(c.Rules))
 	for _, r := range c.Rules {
 		res := Result{Rule: r}
@@ -235,5 +248,5 @@ func (c *Check) Evaluate(runs []Figures) []Result {
 		}
 		out = append(out, res)
 	}
-	return out
+	return out, nil
 }

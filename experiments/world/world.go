@@ -90,11 +90,7 @@ func Plan(cfg knobs.Config, seed uint64, opts ...PlanOption) (*World, error) {
 		return nil, err
 	}
 	w.Algorithm = a
-	var proto lock.Protocol = resp.Protocol{}
-	if a.Service != nil {
-		proto = a.Service.Protocol
-	}
-	net.SetMessage(model.MessageParts, model.MessageFormat(proto))
+	net.SetMessage(model.MessageParts, model.MessageFormat(w.Protocol()))
 	w.Resources = resourceNames(cfg.Resources)
 	if a.Service == nil {
 		if err := w.planGroups(); err != nil {
@@ -378,6 +374,14 @@ func (w *World) NodeFault(g *model.Group, at sim.Time, f model.Fault) error {
 	}
 	w.notes = append(w.notes, faultNote{at: at, until: until, what: who + " " + f.Kind.String()})
 	return nil
+}
+
+// Protocol returns the protocol the clients and servers speak: the service's, or RESP.
+func (w *World) Protocol() lock.Protocol {
+	if svc := w.Algorithm.Service; svc != nil {
+		return svc.Protocol
+	}
+	return resp.Protocol{}
 }
 
 // Group returns the group named name ("redis1"), or nil.

@@ -41,7 +41,7 @@ var layer = map[string]int{
 	// The simulated world's actors.
 	"model": 9,
 	// Experiments: judging, sweeping, knobs, worlds, stories, reports, the whole.
-	"experiments/oracle": 10, "experiments/sweep": 10,
+	"experiments/oracle": 10, "experiments/sweep": 10, "experiments/metric": 10,
 	"experiments/knobs":       11,
 	"experiments/world":       12,
 	"experiments/scenarios":   13,

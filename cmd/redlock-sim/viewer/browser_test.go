@@ -119,6 +119,8 @@ func TestViewerInChromium(t *testing.T) {
 	assert.Contains(t, text(ctx, t, "#story"), "client1 pauses (GC)")
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "UNSAFE (1 usage overlap)")
 	assert.Contains(t, text(ctx, t, "#resource-verdict"), "UNSAFE")
+	assert.True(t, eval[bool](ctx, t, `document.getElementById("lock-verdict").classList.contains("unsafe")`),
+		"the verdict's colour follows the record's lock_safe, not its words")
 	assert.Equal(t, "rgb(0, 114, 178)", eval[string](ctx, t, `getComputedStyle(document.querySelector("#clients .chip")).backgroundColor`),
 		"client1's chip has its colour under the content security policy")
 	shot(t, ctx, "viewer-gc-pause.png")
@@ -161,6 +163,7 @@ func TestViewerInChromium(t *testing.T) {
 	waitReady(t, ctx, 2)
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
 	assert.Contains(t, text(ctx, t, "#resource-verdict"), "resource: SAFE")
+	assert.True(t, eval[bool](ctx, t, `document.getElementById("resource-verdict").classList.contains("safe")`))
 	assert.Contains(t, text(ctx, t, "#violations"), "No violation")
 	assert.True(t, eval[bool](ctx, t, `(() => { const s = view.run.replay.steps, T = `+strconv.FormatFloat(tBefore*1e9, 'f', 0, 64)+`;
 		return s[view.cursor].at_ns <= T && (view.cursor + 1 >= s.length || s[view.cursor + 1].at_ns > T); })()`),

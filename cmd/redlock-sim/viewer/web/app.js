@@ -213,7 +213,7 @@ function renderVerdict() {
   const run = view.run, box = $("verdict");
   box.textContent = "";
   box.append(el("h2", {}, "Verdict"));
-  const lockSafe = run.lock_verdict.startsWith("SAFE"), resSafe = run.resource_verdict.startsWith("SAFE");
+  const lockSafe = run.record.safety.lock_safe, resSafe = run.record.safety.resource_safe;
   box.append(el("div", { class: "v " + (lockSafe ? "safe" : "unsafe"), id: "lock-verdict" }, "lock: " + run.lock_verdict));
   box.append(el("div", { class: "v " + (resSafe ? "safe" : "unsafe"), id: "resource-verdict" }, "resource: " + run.resource_verdict));
   const lv = run.record.liveness;
@@ -270,7 +270,7 @@ function renderTrace() {
   ol.textContent = "";
   for (let i = from; i < to; i++) {
     const s = steps[i];
-    const cls = [s.kind === "violations" ? "violation" : s.marker === "!!" ? "fault" : "", s.cleanup ? "cleanup" : "", i === view.cursor ? "current" : ""].filter(Boolean).join(" ");
+    const cls = [s.kind === "violations" ? "violation" : s.kind === "faults" ? "fault" : "", s.cleanup ? "cleanup" : "", i === view.cursor ? "current" : ""].filter(Boolean).join(" ");
     const text = (s.at_ns / 1e9).toFixed(3).padStart(8) + "s " + (s.marker || "  ") + " " + s.actor.padEnd(9) + " " + (s.local || "").padEnd(16) + " " + s.text;
     const li = el("li", { class: cls, "data-step": String(i) }, text);
     li.addEventListener("click", () => { stop(); setCursor(i); });
