@@ -331,7 +331,6 @@ func (n *Narrator) Record(r *sim.Record) {
 // nil. It is a bug (a record's writer and its decoder gone apart), which the run reports.
 func (n *Narrator) Undecoded() error { return n.bad }
 
-// finish writes what is still held back, at the end of the run.
 // Finish flushes what the narration still holds at the end of the run.
 func (n *Narrator) Finish() { n.release() }
 
@@ -504,12 +503,16 @@ func (n *Narrator) localAt(actor string, at sim.Time) string {
 func (n *Narrator) mono(d time.Duration) string { return "[mono " + n.clock(d) + "]" }
 
 // describe fills in l from r and follows the clients' state; false: r makes no line. An
-// error is a record that does not decode; nothing of it has been followed.
+// error is a record that does not decode, of which nothing has been followed (but a
+// violation's place in the oracle's list).
 func (n *Narrator) describe(r *sim.Record, l *line) (bool, error) {
 	switch {
 	case r.Actor == network.Actor:
 		return n.describeNet(r, l)
 	case r.Actor == oracle.Actor:
+		if r.Kind == oracle.RecViolation {
+			n.viols++ // even when it does not decode: the next one is the oracle's next
+		}
 		v, err := oracle.DecodeViolation(r)
 		if err != nil {
 			return false, err
@@ -517,7 +520,6 @@ func (n *Narrator) describe(r *sim.Record, l *line) (bool, error) {
 		l.marker, l.kind = "**", lineViolation
 		l.peers = [2]string{v.First, v.Second}
 		l.text = "VIOLATION " + v.Kind + " on " + v.Resource + ": " + v.First + " and " + v.Second
-		n.viols++
 		l.viol = n.viols
 		return true, nil
 	}
