@@ -8,7 +8,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 )
 
 // CheckKnobs checks one world given as knob settings the way the sweep engine passes
@@ -126,7 +126,7 @@ func nodeFaultOwn(name string) (string, []string) {
 		}
 		random, _ := r.Kind.Desc()
 		var actions []string
-		for _, d := range model.FaultKinds() {
+		for _, d := range redis.FaultKinds() {
 			if d.Action != "" && d.Effect == random.Effect {
 				actions = append(actions, d.Action)
 			}
@@ -162,7 +162,7 @@ func ownVersion(sc *scenarios.Scenario, name string) string {
 			continue
 		}
 		v := a.For
-		if d, ok := a.NodeFault(); ok && d.Effect == model.EffectStop {
+		if d, ok := a.NodeFault(); ok && d.Effect == redis.EffectStop {
 			v = a.Restart
 		}
 		if a.Kind == "clock_step" {

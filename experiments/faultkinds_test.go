@@ -11,7 +11,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 )
 
 // everyFaultScenario is a scenario file written from the descriptors alone: each process
@@ -21,18 +21,18 @@ import (
 func everyFaultScenario(t *testing.T) string {
 	var steps strings.Builder
 	n := 0
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		if d.Action == "" {
 			continue
 		}
 		n++
 		arg := ""
 		switch d.Effect {
-		case model.EffectStop:
+		case redis.EffectStop:
 			arg = ", restart_after: 300ms"
-		case model.EffectStall:
+		case redis.EffectStall:
 			arg = ", for: 300ms"
-		case model.EffectStart, model.EffectThaw, model.EffectPromote:
+		case redis.EffectStart, redis.EffectThaw, redis.EffectPromote:
 		default:
 			t.Fatalf("%s: effect %d has no case here: give its action's arguments", d.Name, d.Effect)
 		}
@@ -50,7 +50,7 @@ func everyFaultScenario(t *testing.T) string {
 func TestEveryFaultKindReachesEveryConsumer(t *testing.T) {
 	sc, err := scenarios.ParseFile("every-fault-kind.yaml", []byte(everyFaultScenario(t)))
 	require.NoError(t, err)
-	var parsed []model.FaultKind
+	var parsed []redis.FaultKind
 	for _, st := range sc.Steps {
 		d, ok := st.Action.NodeFault()
 		require.True(t, ok, "%s is a node fault's action", st.Action.Kind)
@@ -79,7 +79,7 @@ func TestEveryFaultKindReachesEveryConsumer(t *testing.T) {
 		return false
 	}
 	span := report.Span{From: at, To: end}
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		if d.Action != "" {
 			assert.Contains(t, parsed, d.Kind, "%s: its action %s is in the schedule", d.Name, d.Action)
 		}
@@ -90,16 +90,16 @@ func TestEveryFaultKindReachesEveryConsumer(t *testing.T) {
 		}
 		assert.True(t, narrated, "%s: its record is not narrated as a fault line", d.Name)
 		switch d.Effect {
-		case model.EffectStop:
+		case redis.EffectStop:
 			assert.Contains(t, down, span, "%s: a down span while it lasts", d.Name)
 			assert.True(t, marked(report.MarkCrash, d.Record, span), "%s: a mark where it begins", d.Name)
-		case model.EffectStart:
+		case redis.EffectStart:
 			assert.True(t, marked(report.MarkRestart, "restart", report.Span{From: end}), "%s: a mark where the node restarts", d.Name)
-		case model.EffectStall:
+		case redis.EffectStall:
 			assert.Contains(t, paused, span, "%s: a paused span while it lasts", d.Name)
-		case model.EffectThaw:
+		case redis.EffectThaw:
 			assert.Contains(t, paused, span, "%s: the paused span ends where the node resumes", d.Name)
-		case model.EffectPromote:
+		case redis.EffectPromote:
 			assert.True(t, marked(report.MarkFailover, "promoted", span), "%s: a mark on the promoted node", d.Name)
 		default:
 			t.Fatalf("%s: effect %d has no case here: say how the timeline draws it", d.Name, d.Effect)

@@ -12,7 +12,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -33,17 +33,17 @@ func TestEveryFaultIsDrawnAndNarrated(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Build())
 	at := func(d time.Duration) sim.Time { return sim.Time(d) }
-	master := model.CurrentMaster
+	master := redis.CurrentMaster
 	i := 0
-	for _, d := range model.FaultKinds() { // crash, kill, shutdown and pause, 100ms each
+	for _, d := range redis.FaultKinds() { // crash, kill, shutdown and pause, 100ms each
 		if d.Lasts() {
 			g := w.Groups[i%len(w.Groups)]
-			require.NoError(t, w.NodeFault(g, at(200*ms+time.Duration(i)*100*ms), model.Fault{Kind: d.Kind, Node: master, For: 100 * ms}))
+			require.NoError(t, w.NodeFault(g, at(200*ms+time.Duration(i)*100*ms), redis.Fault{Kind: d.Kind, Node: master, For: 100 * ms}))
 			i++
 		}
 	}
 	// The master of group 0 dies for good at 1.2s: its replica is promoted 200ms later.
-	require.NoError(t, w.NodeFault(w.Groups[0], at(1200*ms), model.Fault{Kind: model.FaultCrash, Node: master, Forever: true}))
+	require.NoError(t, w.NodeFault(w.Groups[0], at(1200*ms), redis.Fault{Kind: redis.FaultCrash, Node: master, Forever: true}))
 	require.NoError(t, w.Net.At(at(1600*ms), network.IsolateFault(w.Endpoint("client2"), 100*ms)))
 	require.NoError(t, w.Net.At(at(1800*ms), network.ClogFault(w.Endpoint("client1"), w.Endpoint("redis2"), 50*ms)))
 	require.NoError(t, w.Do(at(2000*ms), func(sim.Time) { w.Client("client1").PauseNow(100 * ms) }))
@@ -82,15 +82,15 @@ func TestEveryFaultIsDrawnAndNarrated(t *testing.T) {
 		return false
 	}
 
-	drawn := map[model.FaultEffect]func(d model.FaultDesc) bool{
-		model.EffectStop:    func(d model.FaultDesc) bool { return marked(report.MarkCrash, d.Record) },
-		model.EffectStart:   func(model.FaultDesc) bool { return marked(report.MarkRestart, "restart") },
-		model.EffectStall:   func(model.FaultDesc) bool { return paused > 0 },
-		model.EffectThaw:    func(model.FaultDesc) bool { return paused > 0 && allClosed(tl.Nodes) },
-		model.EffectPromote: func(model.FaultDesc) bool { return marked(report.MarkFailover, "promoted") },
+	drawn := map[redis.FaultEffect]func(d redis.FaultDesc) bool{
+		redis.EffectStop:    func(d redis.FaultDesc) bool { return marked(report.MarkCrash, d.Record) },
+		redis.EffectStart:   func(redis.FaultDesc) bool { return marked(report.MarkRestart, "restart") },
+		redis.EffectStall:   func(redis.FaultDesc) bool { return paused > 0 },
+		redis.EffectThaw:    func(redis.FaultDesc) bool { return paused > 0 && allClosed(tl.Nodes) },
+		redis.EffectPromote: func(redis.FaultDesc) bool { return marked(report.MarkFailover, "promoted") },
 	}
-	assert.Len(t, model.NodeFaultRecords(), len(model.FaultKinds()))
-	for _, d := range model.FaultKinds() {
+	assert.Len(t, redis.NodeFaultRecords(), len(redis.FaultKinds()))
+	for _, d := range redis.FaultKinds() {
 		check, ok := drawn[d.Effect]
 		require.True(t, ok, "node fault %s's effect %d has no case in this test: draw and narrate it, then add one", d.Name, d.Effect)
 		assert.True(t, check(d), "node fault %q is not drawn on the timeline", d.Record)

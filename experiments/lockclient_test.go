@@ -16,6 +16,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -209,7 +210,7 @@ func TestTheOracleJudgesANewLockAlgorithm(t *testing.T) {
 			return
 		}
 		done, crashAt = true, now
-		require.NoError(t, w.NodeFault(w.Groups[0], now, model.Fault{Kind: model.FaultCrash, For: 10 * time.Millisecond}))
+		require.NoError(t, w.NodeFault(w.Groups[0], now, redis.Fault{Kind: redis.FaultCrash, For: 10 * time.Millisecond}))
 	})
 	rec, err := experiments.RunWorld(context.Background(), w, "setnx-restart", experiments.Options{})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -32,7 +32,7 @@ func TestUndecodableRecordFailsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	w, err := AssembleScenario(sc, nil, 1)
 	require.NoError(t, err)
-	_, err = w.Sim.Schedule(sim.Time(time.Millisecond), broken{w.Sim, model.RecExec}, 0, 0)
+	_, err = w.Sim.Schedule(sim.Time(time.Millisecond), broken{w.Sim, redis.RecExec}, 0, 0)
 	require.NoError(t, err)
 	var trace bytes.Buffer
 	rec, err := RunWorld(context.Background(), w, sc.Name, Options{Trace: &trace})
@@ -42,7 +42,7 @@ func TestUndecodableRecordFailsTheRun(t *testing.T) {
 
 	w, err = AssembleScenario(sc, nil, 1)
 	require.NoError(t, err)
-	_, err = w.Sim.Schedule(sim.Time(time.Millisecond), broken{w.Sim, model.RecRestart}, 0, 0)
+	_, err = w.Sim.Schedule(sim.Time(time.Millisecond), broken{w.Sim, redis.RecRestart}, 0, 0)
 	require.NoError(t, err)
 	var tl report.Timeline
 	_, err = RunWorld(context.Background(), w, sc.Name, Options{Timeline: &tl})

@@ -5,7 +5,6 @@ package model
 import (
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -27,19 +26,9 @@ func emitEventHasher(e sim.Hasher, nm *clientNames, mono time.Duration, res sim.
 	e.End()
 }
 
-// emitExecHasher is emitExec written for a sim.Hasher.
-func emitExecHasher(e sim.Hasher, nm *traceName, c *resp.Command, rep resp.Reply) {
-	i, compact := execInt(c, rep)
-	e = e.Begin(nm.actor, nm.kind).Custom("cmd", i, int64(c.TTL), c.Key, c.Value, formatCmd)
-	if !compact {
-		e = e.Custom("reply", int64(rep.Kind), rep.Int, rep.Str, "", formatReply)
-	}
-	e.End()
-}
-
 // emitWriteHasher is emitWrite written for a sim.Hasher.
-func emitWriteHasher(e sim.Hasher, nm *traceName, resource string, token int64, fenced, accepted bool) {
-	e.Begin(nm.actor, nm.kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
+func emitWriteHasher(e sim.Hasher, nm *TraceName, resource string, token int64, fenced, accepted bool) {
+	e.Begin(nm.Actor, nm.Kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
 }
 
 // emitEventTexter is emitEvent written for a sim.Texter.
@@ -60,17 +49,7 @@ func emitEventTexter(e sim.Texter, nm *clientNames, mono time.Duration, res sim.
 	e.End()
 }
 
-// emitExecTexter is emitExec written for a sim.Texter.
-func emitExecTexter(e sim.Texter, nm *traceName, c *resp.Command, rep resp.Reply) {
-	i, compact := execInt(c, rep)
-	e = e.Begin(nm.actor, nm.kind).Custom("cmd", i, int64(c.TTL), c.Key, c.Value, formatCmd)
-	if !compact {
-		e = e.Custom("reply", int64(rep.Kind), rep.Int, rep.Str, "", formatReply)
-	}
-	e.End()
-}
-
 // emitWriteTexter is emitWrite written for a sim.Texter.
-func emitWriteTexter(e sim.Texter, nm *traceName, resource string, token int64, fenced, accepted bool) {
-	e.Begin(nm.actor, nm.kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
+func emitWriteTexter(e sim.Texter, nm *TraceName, resource string, token int64, fenced, accepted bool) {
+	e.Begin(nm.Actor, nm.Kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
 }

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -96,7 +95,7 @@ func StorageWrite(id uint64, resource, data string, token int64, fenced bool) Me
 // Format renders the message as the trace shows it, with its body in protocol p's words
 // (nil: as the payload's words).
 func (m *Message) Format(p lock.Protocol) string {
-	return string(appendMessage(nil, p, m))
+	return string(AppendMessage(nil, p, m))
 }
 
 // Describe returns the message as one trace field, the one network records carry (see
@@ -156,15 +155,6 @@ func unpackMsg(v int64) (k MsgKind, detail uint64, id uint64) {
 	return MsgKind(u >> 60), u >> 32 & (1<<28 - 1), u & (1<<32 - 1)
 }
 
-func packCmd(c *resp.Command) uint64 {
-	p := c.Payload()
-	return p.Word
-}
-
-func unpackCmd(v uint64, ttl int64, key, value string) resp.Command {
-	return resp.CommandOf(&lock.Payload{Word: v, Int: ttl, Str: key, Str2: value})
-}
-
 func b2u(b bool) uint64 {
 	if b {
 		return 1
@@ -175,25 +165,18 @@ func b2u(b bool) uint64 {
 // MessageFormat returns the function that renders a message's trace field with its body
 // in protocol p's words (nil: as the payload's words): "req=3 SET lock v NX PX 10000",
 // "req=3 OK", "req=9 write file1 data token=34", "req=5 probe boot=1", "req=5 ack boot=2".
-// RESP's is FormatMessage.
+// It is the network's message renderer (network.Net.SetMessage), called only when a sink
+// asks for text.
 func MessageFormat(p lock.Protocol) func(f *sim.Field, dst []byte) []byte {
-	if _, ok := p.(resp.Protocol); ok {
-		return FormatMessage
-	}
 	return func(f *sim.Field, dst []byte) []byte {
 		m := DescribedMessage(f)
-		return appendMessage(dst, p, &m)
+		return AppendMessage(dst, p, &m)
 	}
 }
 
-// FormatMessage is MessageFormat for RESP, a function of its own so that a Redis world's
-// network records need no closure.
-func FormatMessage(f *sim.Field, dst []byte) []byte {
-	m := DescribedMessage(f)
-	return appendMessage(dst, resp.Protocol{}, &m)
-}
-
-func appendMessage(dst []byte, p lock.Protocol, m *Message) []byte {
+// AppendMessage appends m as the trace shows it, with its body in protocol p's words (nil:
+// as the payload's words), and returns the extended slice.
+func AppendMessage(dst []byte, p lock.Protocol, m *Message) []byte {
 	dst = append(dst, "req="...)
 	dst = strconv.AppendUint(dst, m.ReqID, 10)
 	dst = append(dst, ' ')
@@ -238,56 +221,13 @@ func appendMessage(dst []byte, p lock.Protocol, m *Message) []byte {
 	return append(dst, m.Kind.String()...)
 }
 
-// cmdField is the trace field of a command a node dropped, packed like Describe's so that
-// nothing is formatted without a sink (an executed command's record is emitExec's).
-func cmdField(c *resp.Command) sim.Field {
-	return sim.Field{Key: "cmd", Kind: sim.FieldCustom, Int: int64(packCmd(c)), Int2: int64(c.TTL),
-		Str: c.Key, Str2: c.Value, Format: formatCmd}
+// TraceName is an actor's name and its most frequent record kind, with their trace
+// digests worked out once (see sim.Hasher.Begin), for the record writers of every actor.
+type TraceName struct {
+	Actor, Kind sim.Name
 }
 
-// execInt is the Int of an exec record's command field: the packed command and, when
-// the reply is one of the common ones (OK, nil, a 32-bit integer), the reply, with
-// compact true.
-func execInt(c *resp.Command, r resp.Reply) (int64, bool) {
-	v := int64(packCmd(c))
-	switch {
-	case r.Kind == resp.ReplyNil, r.Kind == resp.ReplyStatus && r.Str == "OK",
-		r.Kind == resp.ReplyInt && r.Int == int64(int32(r.Int)):
-		return v | int64(1<<compactBit|uint64(r.Kind)<<replyKindShift|uint64(uint32(r.Int))<<32), true
-	}
-	return v, false
-}
-
-// Bits of a command field's Int above packCmd's 25: the compact flag, the reply kind, and
-// (from bit 32) the reply's integer.
-const (
-	compactBit     = 25
-	replyKindShift = 26
-)
-
-func formatCmd(f *sim.Field, dst []byte) []byte {
-	v := uint64(f.Int)
-	c := unpackCmd(v&(1<<compactBit-1), f.Int2, f.Str, f.Str2)
-	dst = append(dst, c.String()...)
-	if v>>compactBit&1 == 0 {
-		return dst
-	}
-	r := compactReply(v)
-	dst = append(dst, " reply="...)
-	return append(dst, r.String()...)
-}
-
-func formatReply(f *sim.Field, dst []byte) []byte {
-	r := resp.Reply{Kind: resp.ReplyKind(f.Int), Int: f.Int2, Str: f.Str}
-	return append(dst, r.String()...)
-}
-
-// traceName is an actor's name and its most frequent record kind, with their trace
-// digests worked out once (see sim.Hasher.Begin).
-type traceName struct {
-	actor, kind sim.Name
-}
-
-func newTraceName(actor, kind string) traceName {
-	return traceName{sim.NewName(actor), sim.NewName(kind)}
+// NewTraceName returns actor's TraceName for its records of kind.
+func NewTraceName(actor, kind string) TraceName {
+	return TraceName{sim.NewName(actor), sim.NewName(kind)}
 }

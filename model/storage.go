@@ -46,7 +46,7 @@ type Storage struct {
 	net     *network.Net[Message]
 	ep      network.Endpoint
 	name    string
-	nm      traceName // name and "write" with their trace digests
+	nm      TraceName // name and "write" with their trace digests
 	max     int
 	highest map[string]int64
 	writes  []StoredWrite
@@ -101,7 +101,7 @@ func NewStorage(s *sim.Sim, net *network.Net[Message], cfg StorageConfig) (*Stor
 	if cfg.MaxRecorded == 0 {
 		cfg.MaxRecorded = DefaultMaxRecorded
 	}
-	st := &Storage{s: s, net: net, name: cfg.Name, nm: newTraceName(cfg.Name, RecStorageWrite), max: cfg.MaxResources, maxRec: cfg.MaxRecorded, ack: cfg.Acknowledge,
+	st := &Storage{s: s, net: net, name: cfg.Name, nm: NewTraceName(cfg.Name, RecStorageWrite), max: cfg.MaxResources, maxRec: cfg.MaxRecorded, ack: cfg.Acknowledge,
 		highest: make(map[string]int64)}
 	ep, err := net.AddEndpoint(cfg.Name, &endpoint{st: st})
 	if err != nil {
@@ -203,6 +203,6 @@ func (st *Storage) write(now sim.Time, w StoredWrite) (bool, string) {
 // sim.Emitter).
 //
 //lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
-func emitWrite[E sim.Emitter[E]](e E, nm *traceName, resource string, token int64, fenced, accepted bool) {
-	e.Begin(nm.actor, nm.kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
+func emitWrite[E sim.Emitter[E]](e E, nm *TraceName, resource string, token int64, fenced, accepted bool) {
+	e.Begin(nm.Actor, nm.Kind).Str("resource", resource).Int("token", token).Bool("fenced", fenced).Bool("accepted", accepted).End()
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 )
 
 // TestTimelineDrawsEveryFaultKind runs, from the descriptors alone, each process fault that
@@ -23,12 +23,12 @@ import (
 func TestTimelineDrawsEveryFaultKind(t *testing.T) {
 	var steps strings.Builder
 	n := 0
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		if d.Action == "" {
 			continue
 		}
 		n++
-		arg := map[model.FaultEffect]string{model.EffectStop: ", restart_after: 300ms", model.EffectStall: ", for: 300ms"}[d.Effect]
+		arg := map[redis.FaultEffect]string{redis.EffectStop: ", restart_after: 300ms", redis.EffectStall: ", for: 300ms"}[d.Effect]
 		fmt.Fprintf(&steps, "  - at: 500ms\n    %s: {node: redis%d%s}\n", d.Action, n, arg)
 	}
 	sc, err := scenarios.ParseFile("every-fault-kind.yaml", []byte(fmt.Sprintf("name: every-fault-kind\nstory: s\n"+
@@ -47,18 +47,18 @@ func TestTimelineDrawsEveryFaultKind(t *testing.T) {
 		}
 		return false
 	}
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		var ok bool
 		switch d.Effect {
-		case model.EffectStop:
+		case redis.EffectStop:
 			ok = has(shDown, "down", 0.5, 0.8) && has(shCrash, d.Record, 0.5, -1)
-		case model.EffectStart:
+		case redis.EffectStart:
 			ok = has(shRestart, "", 0.8, -1)
-		case model.EffectStall:
+		case redis.EffectStall:
 			ok = has(shNodePaused, "paused", 0.5, -1)
-		case model.EffectThaw:
+		case redis.EffectThaw:
 			ok = has(shNodePaused, "paused", 0.5, 0.8)
-		case model.EffectPromote:
+		case redis.EffectPromote:
 			ok = has(shFailover, "promoted", 0.5, -1)
 		default:
 			t.Fatalf("%s: effect %d has no case here: say how the figure draws it", d.Name, d.Effect)

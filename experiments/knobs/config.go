@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -24,7 +25,7 @@ const (
 	// experiments/world's TestMaxClientsIsTheOracles ties the two.
 	MaxClients     = 64
 	MaxResources   = 1000
-	MaxReplicas    = model.MaxGroupNodes - 1
+	MaxReplicas    = redis.MaxGroupNodes - 1
 	MaxDuration    = 10000 * time.Hour
 	MaxSpreadPPM   = 100000 // ±10%: already absurd for a quartz clock
 	MaxSpread      = 24 * time.Hour
@@ -57,7 +58,7 @@ type Config struct {
 	MaxCycles       int
 	// Connection is what a client's connection to a node does after a timed-out request
 	// (a client profile sets its driver's).
-	Connection model.Connection
+	Connection redis.Connection
 	// WallValidity: clients read their lock's validity on the wall clock (the knob
 	// validity_clock = wall), as node-redlock (Date.now()) and redlock-py (time.time()) do.
 	WallValidity bool
@@ -74,7 +75,7 @@ type Config struct {
 	PartitionLen   dist.Dist
 	ClogRate       float64 // random clogs of one link per second
 	ClogLen        dist.Dist
-	Persistence    model.Persistence
+	Persistence    redis.Persistence
 	ServiceTime    time.Duration
 	Hz             int
 	PreloadScripts bool
@@ -113,8 +114,8 @@ func DefaultConfig() Config {
 		FIFO:          true,
 		PartitionLen:  dist.Constant(time.Second),
 		ClogLen:       dist.Constant(100 * time.Millisecond),
-		Persistence:   model.PersistNone,
-		Hz:            model.DefaultHz,
+		Persistence:   redis.PersistNone,
+		Hz:            redis.DefaultHz,
 		ReplDelay:     time.Millisecond,
 		FailoverAfter: 5 * time.Second,
 		NodeDown:      dist.Constant(time.Second),
@@ -188,12 +189,12 @@ func registry() []knob {
 		get: func(c *Config) string { return c.Algorithm }})
 	ks = append(ks, lockKnobs()...)
 	ks = append(ks, knob{Param: Param{Name: "connection", Group: "algorithm", Unit: "enum",
-		Allowed: oneOf(enumNames(model.Connections())),
+		Allowed: oneOf(enumNames(redis.Connections())),
 		Help:    "after a request to a node times out, the connection is kept and the request still runs when the node continues (queued), or closed, and requests wait for a new connection's handshake (drop: go-redis)"},
 		set: func(c *Config, v string) error {
-			conn, err := model.ParseConnection(v)
+			conn, err := redis.ParseConnection(v)
 			if err != nil {
-				names := enumNames(model.Connections())
+				names := enumNames(redis.Connections())
 				return asValueError("connection", v, oneOf(names), unknownChoice(v, names))
 			}
 			c.Connection = conn
@@ -269,7 +270,7 @@ func registry() []knob {
 		knob{Param: Param{Name: "persistence", Group: "nodes", Unit: "enum", Allowed: oneOf(persistenceNames()),
 			Help: "what a node keeps across a crash: nothing, the AOF fsynced every second, or every write"},
 			set: func(c *Config, v string) error {
-				p, err := model.ParsePersistence(v)
+				p, err := redis.ParsePersistence(v)
 				if err != nil {
 					names := persistenceNames()
 					return asValueError("persistence", v, oneOf(names), unknownChoice(v, names))
@@ -278,17 +279,17 @@ func registry() []knob {
 				return nil
 			},
 			get: func(c *Config) string { return c.Persistence.String() }},
-		durKnob("service_time", "nodes", "true time a node spends on each command", 0, model.MaxServiceTime, "",
+		durKnob("service_time", "nodes", "true time a node spends on each command", 0, redis.MaxServiceTime, "",
 			func(c *Config) *time.Duration { return &c.ServiceTime }),
-		intKnob("hz", "nodes", "node cron frequency: active expiry and everysec fsync checks", 1, model.MaxHz, "",
+		intKnob("hz", "nodes", "node cron frequency: active expiry and everysec fsync checks", 1, redis.MaxHz, "",
 			func(c *Config) *int { return &c.Hz }),
 		boolKnob("preload_scripts", "nodes", "nodes load the lock scripts at boot (else EVALSHA meets NOSCRIPT after a restart)",
 			func(c *Config) *bool { return &c.PreloadScripts }),
-		durKnob("replication_delay", "nodes", "master-to-replica delay of each write", 0, model.MaxReplDelay, "",
+		durKnob("replication_delay", "nodes", "master-to-replica delay of each write", 0, redis.MaxReplDelay, "",
 			func(c *Config) *time.Duration { return &c.ReplDelay }),
-		durKnob("replication_jitter", "nodes", "extra uniform replication delay in [0, v]", 0, model.MaxReplDelay, "",
+		durKnob("replication_jitter", "nodes", "extra uniform replication delay in [0, v]", 0, redis.MaxReplDelay, "",
 			func(c *Config) *time.Duration { return &c.ReplJitter }),
-		durKnob("failover_after", "nodes", "a replica is promoted after the master has been down this long", 0, model.MaxFailoverWait, " (0 = never)",
+		durKnob("failover_after", "nodes", "a replica is promoted after the master has been down this long", 0, redis.MaxFailoverWait, " (0 = never)",
 			func(c *Config) *time.Duration { return &c.FailoverAfter }),
 		floatKnob("node_crash_rate", "faults", "1/s", "power losses of each Redlock node's master per simulated second (Poisson)", 0, MaxFaultRate,
 			func(c *Config) *float64 { return &c.NodeCrashRate }),
@@ -376,8 +377,8 @@ func enumNames[E fmt.Stringer](all []E) []string {
 func persistenceNames() []string {
 	var out []string
 	for i := 0; ; i++ {
-		p := model.Persistence(i)
-		if q, err := model.ParsePersistence(p.String()); err != nil || q != p {
+		p := redis.Persistence(i)
+		if q, err := redis.ParsePersistence(p.String()); err != nil || q != p {
 			return out
 		}
 		out = append(out, p.String())

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -157,7 +157,7 @@ func TestEnumKnobsAllowedListsTable(t *testing.T) {
 		"variant":        enumNames(redlock.Variants()),
 		"mode":           enumNames(redlock.Modes()),
 		"fencing":        enumNames(redlock.Fencings()),
-		"persistence":    {model.PersistNone.String(), model.PersistAOFEverySec.String(), model.PersistAOFAlways.String()},
+		"persistence":    {redis.PersistNone.String(), redis.PersistAOFEverySec.String(), redis.PersistAOFAlways.String()},
 	}
 	seen := 0
 	for _, p := range Params() {

@@ -13,6 +13,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
@@ -557,8 +558,8 @@ func (n *Narrator) describe(r *sim.Record, l *line) (bool, error) {
 func (n *Narrator) describeNode(r *sim.Record, l *line) error {
 	l.peers[1] = n.groupOf[r.Actor] // --actor redis1 shows the nodes of group redis1
 	switch r.Kind {
-	case model.RecExec:
-		x, err := model.DecodeExec(r)
+	case redis.RecExec:
+		x, err := redis.DecodeExec(r)
 		if err != nil {
 			return err
 		}
@@ -569,8 +570,8 @@ func (n *Narrator) describeNode(r *sim.Record, l *line) error {
 		if x.HasReply {
 			l.text += " → " + x.Reply.String()
 		}
-	case model.RecDrop: // a command the node did not run: it is down, or its queue is full
-		x, err := model.DecodeDrop(r)
+	case redis.RecDrop: // a command the node did not run: it is down, or its queue is full
+		x, err := redis.DecodeDrop(r)
 		if err != nil {
 			return err
 		}
@@ -579,10 +580,10 @@ func (n *Narrator) describeNode(r *sim.Record, l *line) error {
 				l.peers[0], l.cleanup, l.msg = q.from, q.cleanup, q.msg
 			}
 		}
-	case model.RecExpire:
+	case redis.RecExpire:
 		l.kind = lineLock
 	default:
-		if model.IsNodeFault(r.Kind) {
+		if redis.IsNodeFault(r.Kind) {
 			l.marker, l.kind = "!!", lineFault
 		}
 	}
@@ -732,7 +733,7 @@ func (n *Narrator) describeDeliver(from, to string, m *model.Message, text strin
 		}
 		isCmd := m.Kind == model.MsgCommand
 		cmd := resp.CommandOf(&m.Body) // a Redis node's request, in RESP
-		cleanup := ct.failed && isCmd && model.IsRelease(&cmd)
+		cleanup := ct.failed && isCmd && redis.IsRelease(&cmd)
 		if len(n.reqs) >= maxReqs {
 			n.forgetEnded()
 		}

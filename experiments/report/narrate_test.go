@@ -14,6 +14,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -157,7 +158,7 @@ func TestNarrationShowsRecordsItCannotDecode(t *testing.T) {
 	require.NoError(t, err)
 	at := sim.Time(time.Millisecond)
 	for _, r := range []sim.Record{
-		{At: at, Actor: "redis1", Kind: model.RecExec},
+		{At: at, Actor: "redis1", Kind: redis.RecExec},
 		{At: at, Actor: "client1", Kind: model.EvAcquired.String(), Fields: []sim.Field{sim.Str("resource", "lock")}},
 		{At: at, Actor: network.Actor, Kind: network.RecDeliver, Fields: []sim.Field{sim.Str("from", "client1"),
 			sim.Str("to", "redis1"), sim.Int("id", 1), sim.Dur("latency", time.Millisecond)}},

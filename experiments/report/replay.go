@@ -7,6 +7,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -393,7 +394,7 @@ func (c *ReplayCollector) state(now sim.Time) State {
 				if j, ok := c.values[val]; ok {
 					k.Client = j
 				}
-				if expMs != model.NoExpiry {
+				if expMs != redis.NoExpiry {
 					k.PTTLMs = max(0, expMs-n.WallMs(now))
 				}
 				ns.Keys = append(ns.Keys, k)

@@ -7,6 +7,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -149,7 +150,7 @@ type TimelineCollector struct {
 	// maxItems lowers MaxTimelineItems for one run (ReplayLimits); 0 keeps it.
 	maxItems int
 
-	lanes  []*model.Node    // node lane i
+	lanes  []*redis.Node    // node lane i
 	actors map[string][]int // a node's or a group's trace name → its node lanes
 	epoch  []int64          // per lane: the node's wall clock's Unix ms at wall reading 0
 	open   [][]openKey      // per lane, per resource: the key being drawn
@@ -259,25 +260,25 @@ func (c *TimelineCollector) Record(r *sim.Record) {
 }
 
 func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
-	fault, ok := model.FaultByRecord(r.Kind)
+	fault, ok := redis.FaultByRecord(r.Kind)
 	if ok {
 		c.nodeFault(r, &c.tl.Nodes[l], fault.Effect)
 	}
-	c.peek(l, r.At, ok && fault.Effect == model.EffectStop)
+	c.peek(l, r.At, ok && fault.Effect == redis.EffectStop)
 }
 
 // nodeFault draws a process fault's record on node lane nl by what the fault does (its
 // model.FaultEffect), never by its name, so a new kind with a known effect is drawn.
-func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.FaultEffect) {
+func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect redis.FaultEffect) {
 	now := r.At
 	switch effect {
-	case model.EffectStop:
+	case redis.EffectStop:
 		if c.room() {
 			nl.Down = append(nl.Down, Span{From: now.Duration(), To: -1})
 		}
 		c.mark(&nl.Marks, now, MarkCrash, r.Kind)
-	case model.EffectStart:
-		x, err := model.DecodeRestart(r)
+	case redis.EffectStart:
+		x, err := redis.DecodeRestart(r)
 		c.fail(err)
 		closeOpen(nl.Down, now)
 		keys := "keys"
@@ -287,14 +288,14 @@ func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.
 		if err == nil {
 			c.mark(&nl.Marks, now, MarkRestart, "restart, "+strconv.Itoa(x.Keys)+" "+keys)
 		}
-	case model.EffectStall:
+	case redis.EffectStall:
 		if c.room() {
 			nl.Paused = append(nl.Paused, Span{From: now.Duration(), To: -1})
 		}
-	case model.EffectThaw:
+	case redis.EffectThaw:
 		closeOpen(nl.Paused, now)
-	case model.EffectPromote:
-		x, err := model.DecodeFailover(r)
+	case redis.EffectPromote:
+		x, err := redis.DecodeFailover(r)
 		c.fail(err)
 		if err == nil && x.To == nl.Name {
 			c.mark(&nl.Marks, now, MarkFailover, "promoted")
@@ -364,7 +365,7 @@ func (c *TimelineCollector) peek(l int, now sim.Time, stopped bool) {
 // expiry converts a key's expiry in Unix ms on node lane l's wall clock to the true time
 // at which a GET stops seeing it: when the wall clock passes the expiry's millisecond.
 func (c *TimelineCollector) expiry(l int, now sim.Time, expMs int64) sim.Time {
-	if expMs == model.NoExpiry {
+	if expMs == redis.NoExpiry {
 		return sim.Never
 	}
 	wall := time.Duration(expMs+1-c.epoch[l]) * time.Millisecond

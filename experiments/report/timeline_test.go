@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -105,10 +106,10 @@ func markKinds(n NodeLane) []string {
 func TestTimelineReportsRecordsItCannotDecode(t *testing.T) {
 	w := scenarioWorld(t, "gc-pause", 1)
 	tc := AttachTimeline(w)
-	tc.Record(&sim.Record{At: sim.Time(time.Millisecond), Actor: "redis1", Kind: model.FaultCrash.String(),
+	tc.Record(&sim.Record{At: sim.Time(time.Millisecond), Actor: "redis1", Kind: redis.FaultCrash.String(),
 		Fields: []sim.Field{sim.Int("keys", 0), sim.Int("dropped", 0), sim.Int("lost_writes", 0)}})
-	tc.Record(&sim.Record{At: sim.Time(2 * time.Millisecond), Actor: "redis1", Kind: model.RecRestart})
-	tc.Record(&sim.Record{At: sim.Time(3 * time.Millisecond), Actor: "redis1", Kind: model.RecFailover})
+	tc.Record(&sim.Record{At: sim.Time(2 * time.Millisecond), Actor: "redis1", Kind: redis.RecRestart})
+	tc.Record(&sim.Record{At: sim.Time(3 * time.Millisecond), Actor: "redis1", Kind: redis.RecFailover})
 	assert.EqualError(t, tc.Undecoded(), `trace record "restart" of redis1 at 2ms: no field "keys"`)
 	n := tc.tl.Nodes[0]
 	assert.Equal(t, []string{MarkCrash}, markKinds(n))

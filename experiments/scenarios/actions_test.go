@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 )
 
 // TestEveryActionIsDocumented holds docs/scenarios.md's table of actions to the parser's:
@@ -36,7 +36,7 @@ func TestNodeFaultActionsFollowTheirDescriptors(t *testing.T) {
 		return ParseFile("f.yaml", []byte(fmt.Sprintf("name: x\nstory: y\nschedule:\n  - at: 1s\n    %s: {node: redis1%s}\n", action, args)))
 	}
 	var faultActions []string
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		if d.Action == "" {
 			continue
 		}
@@ -44,14 +44,14 @@ func TestNodeFaultActionsFollowTheirDescriptors(t *testing.T) {
 		var good string
 		var bad []string
 		switch d.Effect {
-		case model.EffectStop:
+		case redis.EffectStop:
 			good, bad = ", restart_after: 2s", []string{", for: 1s", ", restart_after: 25h"}
 			sc, err := parse(d.Action, "")
 			require.NoError(t, err, "%s: restart_after is optional", d.Action)
 			assert.False(t, sc.Steps[0].Action.Restart.Set, "%s: unset, it stays down", d.Action)
-		case model.EffectStall:
+		case redis.EffectStall:
 			good, bad = ", for: 2s", []string{"", ", restart_after: 1s", ", for: 0s", ", for: 25h"}
-		case model.EffectStart, model.EffectThaw, model.EffectPromote:
+		case redis.EffectStart, redis.EffectThaw, redis.EffectPromote:
 			bad = []string{", for: 1s", ", restart_after: 1s"}
 		default:
 			t.Fatalf("%s: effect %d has no case here: say which arguments its action takes", d.Name, d.Effect)

@@ -15,6 +15,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/internal/yamltree"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -153,15 +154,15 @@ var actions = slices.Concat([]actionSpec{
 // any other acts at an instant. Each acts on the master of the group node names.
 func nodeFaultActions() []actionSpec {
 	var out []actionSpec
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		if d.Action == "" {
 			continue
 		}
 		a := actionSpec{d.Action, []string{"node"}, []string{"node"}}
 		switch d.Effect {
-		case model.EffectStop:
+		case redis.EffectStop:
 			a.fields = []string{"node", "restart_after"}
-		case model.EffectStall:
+		case redis.EffectStall:
 			a.fields, a.required = []string{"node", "for"}, []string{"node", "for"}
 		}
 		out = append(out, a)
@@ -171,13 +172,13 @@ func nodeFaultActions() []actionSpec {
 
 // NodeFault returns the descriptor of the process fault the action schedules (crash_node,
 // pause_node, failover, ...), and false for an action of another kind.
-func (a Action) NodeFault() (model.FaultDesc, bool) {
-	for _, d := range model.FaultKinds() {
+func (a Action) NodeFault() (redis.FaultDesc, bool) {
+	for _, d := range redis.FaultKinds() {
 		if d.Action != "" && d.Action == a.Kind {
 			return d, true
 		}
 	}
-	return model.FaultDesc{}, false
+	return redis.FaultDesc{}, false
 }
 
 func actionNames() []string {

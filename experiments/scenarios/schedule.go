@@ -12,6 +12,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/internal/yamltree"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -361,16 +362,16 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 // nodeFault is the process fault a node fault's action (its kind's descriptor d) schedules
 // on the master: one that stops the node restarts after restart_after or stays down (never,
 // or unset), one that stalls it lasts for.
-func nodeFault(v Values, a Action, d model.FaultDesc) model.Fault {
-	f := model.Fault{Kind: d.Kind, Node: model.CurrentMaster}
+func nodeFault(v Values, a Action, d redis.FaultDesc) redis.Fault {
+	f := redis.Fault{Kind: d.Kind, Node: redis.CurrentMaster}
 	switch d.Effect {
-	case model.EffectStop:
+	case redis.EffectStop:
 		if !a.Restart.Set || a.Restart.Never {
 			f.Forever = true
 		} else {
 			f.For = v.dur(a.Restart)
 		}
-	case model.EffectStall:
+	case redis.EffectStall:
 		f.For = v.dur(a.For)
 	}
 	return f
@@ -465,7 +466,7 @@ func endpointNames(w *world.World) []string {
 const LastNode = "last"
 
 // group is the node a node field names: redisN, or LastNode.
-func group(w *world.World, name string) *model.Group {
+func group(w *world.World, name string) *redis.Group {
 	if name == LastNode && len(w.Groups) > 0 {
 		return w.Groups[len(w.Groups)-1]
 	}

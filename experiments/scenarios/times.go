@@ -7,7 +7,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 )
 
@@ -128,11 +128,11 @@ func (a Action) bounds() []bound {
 	toEnd := " (leave it out for: to the end of the run)"
 	if d, ok := a.NodeFault(); ok { // a node stays down, or paused, for at most MaxDowntime
 		switch d.Effect {
-		case model.EffectStop:
-			return []bound{{"restart_after", a.Restart, 0, model.MaxDowntime, false,
-				fmt.Sprintf("a duration from 0s to %v, or never", model.MaxDowntime)}}
-		case model.EffectStall:
-			return []bound{{"for", a.For, 1, model.MaxDowntime, false, upTo(model.MaxDowntime, "")}}
+		case redis.EffectStop:
+			return []bound{{"restart_after", a.Restart, 0, redis.MaxDowntime, false,
+				fmt.Sprintf("a duration from 0s to %v, or never", redis.MaxDowntime)}}
+		case redis.EffectStall:
+			return []bound{{"for", a.For, 1, redis.MaxDowntime, false, upTo(redis.MaxDowntime, "")}}
 		}
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
@@ -60,7 +60,7 @@ const ExtendDivisor = 3
 // meaning none (no pauses).
 type Env struct {
 	Nodes       int               // N, the independent Redis masters
-	Persistence model.Persistence // the nodes' durability: none, aof-everysec, aof-always
+	Persistence redis.Persistence // the nodes' durability: none, aof-everysec, aof-always
 	// Latency is the one-way delay of one message between a client and a node, what the
 	// latency knob draws; a ping's round trip is two of them.
 	Latency        dist.Dist
@@ -274,7 +274,7 @@ func (e Env) validate() error {
 		return &InputError{"--nodes", strconv.Itoa(e.Nodes), fmt.Sprintf("the number of nodes must be a whole number from 1 to %d", redlock.MaxNodes)}
 	case e.Clients < 1 || e.Clients > knobs.MaxClients:
 		return &InputError{"--clients", strconv.Itoa(e.Clients), fmt.Sprintf("the number of contending clients must be a whole number from 1 to %d", knobs.MaxClients)}
-	case e.Persistence > model.PersistAOFAlways:
+	case e.Persistence > redis.PersistAOFAlways:
 		return &InputError{"--persistence", e.Persistence.String(), "want none, aof-everysec or aof-always"}
 	case e.NodeRestartDelay < 0 || e.NodeRestartDelay > dist.MaxDuration:
 		return &InputError{"--restart-delay", e.NodeRestartDelay.String(), fmt.Sprintf("want a duration from 0s to %v", dist.MaxDuration)}
@@ -583,9 +583,9 @@ func ttlCheck(r *Recommendation, w, p time.Duration) []string {
 func restartDelay(e Env, ttl time.Duration) (time.Duration, bool, []string) {
 	var why string
 	switch e.Persistence {
-	case model.PersistAOFAlways:
+	case redis.PersistAOFAlways:
 		return 0, true, []string{fmt.Sprintf("persistence aof-always: every acknowledged SET is on disk before its reply, so a restarted node remembers every lock it granted; no delay is needed (given %v)", e.NodeRestartDelay)}
-	case model.PersistAOFEverySec:
+	case redis.PersistAOFEverySec:
 		why = "persistence aof-everysec: a power loss loses the writes since the last fsync (up to about a second), so a restarted node may have forgotten a lock it granted"
 	default:
 		why = "persistence none: a restarted node comes back empty, having forgotten every lock it granted"

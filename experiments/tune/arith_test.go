@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
@@ -120,13 +120,13 @@ func TestRecommendHandComputed(t *testing.T) {
 			// aof-always needs no restart delay. Tries, no load given (saturated): a hold
 			// keeps the key B = 200 + 2 × 20 = 240ms; a try is refused with probability
 			// 240 / (240 + 20) = 0.923; ⌈ln 0.01 / ln 0.923⌉ = ⌈57.53⌉ = 58.
-			name: "contention, aof-always", env: with(env(10*ms, 0, 200*ms), func(e *Env) { e.Clients = 4; e.Persistence = model.PersistAOFAlways }),
+			name: "contention, aof-always", env: with(env(10*ms, 0, 200*ms), func(e *Env) { e.Clients = 4; e.Persistence = redis.PersistAOFAlways }),
 			want: want{ttl: 270 * ms, timeout: 60 * ms, delay: 100 * ms, jitter: 80 * ms, df: 0.01, tries: 58, restart: 0, restartOK: true},
 		},
 		{
 			// aof-everysec with a 5s restart delay against a 270ms ttl: enough.
 			name: "aof-everysec, long enough restart delay", env: with(env(10*ms, 0, 200*ms), func(e *Env) {
-				e.Persistence = model.PersistAOFEverySec
+				e.Persistence = redis.PersistAOFEverySec
 				e.NodeRestartDelay = 5 * time.Second
 			}),
 			// jitter 20ms, delay 40ms; one client: 1 try.
@@ -369,7 +369,7 @@ func ExampleRecommend() {
 		fmt.Println(err)
 		return
 	}
-	e := Env{Nodes: 5, Persistence: model.PersistAOFEverySec, Latency: lat.Dist, ClientDriftPPM: 200, NodeDriftPPM: 200,
+	e := Env{Nodes: 5, Persistence: redis.PersistAOFEverySec, Latency: lat.Dist, ClientDriftPPM: 200, NodeDriftPPM: 200,
 		Pause: dist.Constant(100 * time.Millisecond), Work: dist.Constant(time.Second), Clients: 2, NodeRestartDelay: 5 * time.Second,
 		Load: Load{PerSecond: 0.5}}
 	r, err := Recommend(e, Targets{AcquireP99: time.Second, Unavailability: 3 * time.Second})

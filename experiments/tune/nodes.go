@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 )
 
 // poissonAtLeast returns P(X ≥ k) for X Poisson with mean m.
@@ -44,7 +44,7 @@ func nodesStep(e Env, r Recommendation) (float64, []string) {
 	down := float64(n) * e.NodeCrashRate * e.NodeRestartDelay.Seconds()
 	lines = append(lines, fmt.Sprintf("masters down at a time: on average N × crash rate × restart delay = %d × %.3g/s × %v = %.3g; more than N − Q = %d down (no quorum) ≈ P(Poisson(%.3g) ≥ %d) = %.3g of the time",
 		n, e.NodeCrashRate, e.NodeRestartDelay, down, n-q, down, n-q+1, poissonAtLeast(down, n-q+1)))
-	forgets := e.Persistence != model.PersistAOFAlways && e.NodeRestartDelay < r.TTL
+	forgets := e.Persistence != redis.PersistAOFAlways && e.NodeRestartDelay < r.TTL
 	if !forgets {
 		return 0, append(lines, "a restarted master cannot forget a lock still valid (aof-always, or a restart delay of at least the ttl): no crash-restart lets a second client in")
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
@@ -141,7 +141,7 @@ func Prepare(in Inputs) (*Plan, error) {
 	}
 	e.NodeCrashRate, e.RestartDelayGiven = in.NodeCrashRate, in.RestartDelayGiven
 	var err error
-	if e.Persistence, err = model.ParsePersistence(in.Persistence); err != nil {
+	if e.Persistence, err = redis.ParsePersistence(in.Persistence); err != nil {
 		return nil, &InputError{"--persistence", in.Persistence, "allowed none, aof-everysec or aof-always"}
 	}
 	var latKnob, workKnob, pauseKnob string

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -20,14 +20,14 @@ import (
 func TestNodeFaultNotesEveryKindForItsSpan(t *testing.T) {
 	const ms = time.Millisecond
 	at := sim.Time(100 * ms)
-	for _, d := range model.FaultKinds() {
+	for _, d := range redis.FaultKinds() {
 		for _, forever := range []bool{false, true} {
 			cfg := knobs.DefaultConfig()
 			require.NoError(t, cfg.Apply([]knobs.KV{{Name: "nodes", Value: "1"}, {Name: "replicas", Value: "1"}}))
 			w, err := Plan(cfg, 1)
 			require.NoError(t, err)
 			require.NoError(t, w.Build())
-			require.NoError(t, w.NodeFault(w.Groups[0], at, model.Fault{Kind: d.Kind, Node: model.CurrentMaster, For: 50 * ms, Forever: forever}))
+			require.NoError(t, w.NodeFault(w.Groups[0], at, redis.Fault{Kind: d.Kind, Node: redis.CurrentMaster, For: 50 * ms, Forever: forever}))
 			var want string
 			var ends sim.Time
 			switch {

@@ -10,6 +10,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -37,7 +38,7 @@ type World struct {
 	Algorithm knobs.Algorithm
 	// Groups are the Redis servers (none when the algorithm talks to another service);
 	// Servers are the endpoints of the servers the clients address, whatever the service.
-	Groups  []*model.Group
+	Groups  []*redis.Group
 	Servers []network.Endpoint
 	Storage *model.Storage
 	Clients []*model.Client
@@ -46,7 +47,7 @@ type World struct {
 	// Resources are the lock keys: "lock", or "lock1".."lockK".
 	Resources []string
 	// GroupCfgs and ClientCfgs are the plan; editing them after Build changes nothing.
-	GroupCfgs  []model.GroupConfig
+	GroupCfgs  []redis.GroupConfig
 	ClientCfgs []model.ClientConfig
 
 	hooks   []func(now sim.Time, e *model.ClientEvent)
@@ -123,7 +124,7 @@ func (w *World) nodes() int {
 func (w *World) planGroups() error {
 	cfg := &w.Config
 	for i := range w.nodes() {
-		g := model.GroupConfig{Name: "redis" + strconv.Itoa(i+1),
+		g := redis.GroupConfig{Name: "redis" + strconv.Itoa(i+1),
 			ReplicationDelay: cfg.ReplDelay, ReplicationJitter: cfg.ReplJitter}
 		replicas := cfg.EffectiveReplicas()
 		if replicas > 0 {
@@ -138,7 +139,7 @@ func (w *World) planGroups() error {
 			if err != nil {
 				return err
 			}
-			g.Nodes = append(g.Nodes, model.NodeConfig{Clock: ck, ServiceTime: cfg.ServiceTime,
+			g.Nodes = append(g.Nodes, redis.NodeConfig{Clock: ck, ServiceTime: cfg.ServiceTime,
 				Persistence: cfg.Persistence, Hz: cfg.Hz, PreloadScripts: cfg.PreloadScripts})
 		}
 		w.GroupCfgs = append(w.GroupCfgs, g)
@@ -234,7 +235,7 @@ func (w *World) Build() error {
 	}
 	w.built = true
 	for i, gc := range w.GroupCfgs {
-		g, err := model.NewGroup(w.Sim, w.Net, gc)
+		g, err := redis.NewGroup(w.Sim, w.Net, gc)
 		if err != nil {
 			return err
 		}
@@ -319,7 +320,7 @@ func (w *World) scheduleCrashes() error {
 		for _, g := range w.Groups {
 			rng := w.Sim.Rand(g.Name() + r.Stream)
 			for _, at := range poisson(rng, r.RateOf(&w.Config), w.Config.Duration, knobs.MaxCrashes) {
-				f := model.Fault{Kind: r.Kind, Node: model.CurrentMaster, For: min(length.Draw(rng), model.MaxDowntime)}
+				f := redis.Fault{Kind: r.Kind, Node: redis.CurrentMaster, For: min(length.Draw(rng), redis.MaxDowntime)}
 				if err := w.NodeFault(g, at, f); err != nil {
 					return err
 				}
@@ -354,12 +355,12 @@ func (w *World) HandleEvent(now sim.Time, _ int, arg uint64) { w.actions[arg](no
 
 // NodeFault schedules a process fault on group g at true time at, and notes it for
 // violation reports.
-func (w *World) NodeFault(g *model.Group, at sim.Time, f model.Fault) error {
+func (w *World) NodeFault(g *redis.Group, at sim.Time, f redis.Fault) error {
 	if err := g.At(at, f); err != nil {
 		return err
 	}
 	who := g.Name()
-	if f.Node != model.CurrentMaster && g.Len() > 1 {
+	if f.Node != redis.CurrentMaster && g.Len() > 1 {
 		who = g.Node(f.Node).Name()
 	}
 	// A fault that lasts is noted until it ends (or for good); any other is an instant.
@@ -385,7 +386,7 @@ func (w *World) Protocol() lock.Protocol {
 }
 
 // Group returns the group named name ("redis1"), or nil.
-func (w *World) Group(name string) *model.Group {
+func (w *World) Group(name string) *redis.Group {
 	for _, g := range w.Groups {
 		if g.Name() == name {
 			return g

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
-	"github.com/redlock-sim/redlock-sim/model"
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -157,10 +157,10 @@ func TestNodeFaultNotes(t *testing.T) {
 	w := plan(t, 1, knobs.KV{Name: "nodes", Value: "3"}, knobs.KV{Name: "replicas", Value: "1"})
 	require.NoError(t, w.Build())
 	g1, g2, g3 := w.Group("redis1"), w.Group("redis2"), w.Group("redis3")
-	require.NoError(t, w.NodeFault(g1, sim.Time(time.Second), model.Fault{Kind: model.FaultCrash, Node: model.CurrentMaster, For: 2 * time.Second}))
-	require.NoError(t, w.NodeFault(g2, sim.Time(4*time.Second), model.Fault{Kind: model.FaultPause, Node: 1, For: 500 * time.Millisecond}))
-	require.NoError(t, w.NodeFault(g3, sim.Time(5*time.Second), model.Fault{Kind: model.FaultFailover, Node: model.CurrentMaster}))
-	require.NoError(t, w.NodeFault(g3, sim.Time(6*time.Second), model.Fault{Kind: model.FaultKill, Node: model.CurrentMaster, Forever: true}))
+	require.NoError(t, w.NodeFault(g1, sim.Time(time.Second), redis.Fault{Kind: redis.FaultCrash, Node: redis.CurrentMaster, For: 2 * time.Second}))
+	require.NoError(t, w.NodeFault(g2, sim.Time(4*time.Second), redis.Fault{Kind: redis.FaultPause, Node: 1, For: 500 * time.Millisecond}))
+	require.NoError(t, w.NodeFault(g3, sim.Time(5*time.Second), redis.Fault{Kind: redis.FaultFailover, Node: redis.CurrentMaster}))
+	require.NoError(t, w.NodeFault(g3, sim.Time(6*time.Second), redis.Fault{Kind: redis.FaultKill, Node: redis.CurrentMaster, Forever: true}))
 
 	assert.Equal(t, []string{
 		"redis1 crash at 1s until 3s",
