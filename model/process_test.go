@@ -305,3 +305,90 @@ func TestDirectConnCarriesPayloadsUnchanged(t *testing.T) {
 	assert.Equal(t, StorageStats{Accepted: 1}, w.storage.Stats(), "the write carries the grant's token")
 	assert.Zero(t, c.Stats().Stray)
 }
+
+// TestRepliesToAnEarlierLifeAreStray: a request's id carries the process's incarnation.
+// The server answers 20ms late; the process crashes and restarts meanwhile, and its new
+// algorithm numbers its first request 1 again. The reply to the first life's request 1
+// is counted stray and never reaches the new algorithm, which takes only the reply to its
+// own request, sent with the new life.
+func TestRepliesToAnEarlierLifeAreStray(t *testing.T) {
+	w := newProcWorld(t, StorageConfig{})
+	w.srv.delay = 20 * ms
+	cfg := w.cfg(10 * ms)
+	cfg.MaxCycles = 0 // the count of acquires outlives a crash
+	c := w.client(cfg)
+	w.at(2*ms, func() { c.CrashAndRestart(ms) })
+	w.run(23 * ms)
+	assert.EqualValues(t, 1, c.Stats().Stray, "the reply to the first life, at 22ms")
+	w.run(30 * ms)
+
+	require.Len(t, w.srv.got, 2)
+	assert.Equal(t, []uint64{1, 1<<lifeShift | 1}, []uint64{w.srv.got[0].m.ReqID, w.srv.got[1].m.ReqID})
+	assert.Equal(t, w.srv.got[0].m.Body, w.srv.got[1].m.Body, "the same request, only the id tells the lives apart")
+	require.Len(t, w.locks, 2)
+	assert.Equal(t, []input{{op: "acquire"}}, w.locks[0].in, "the dead algorithm hears nothing more")
+	assert.Equal(t, []input{{op: "acquire", now: 3 * ms},
+		{op: "reply", now: 25 * ms, req: 1, p: lock.Payload{Word: repGranted, Int: 2, Str: "lock", Str2: "alice"}}},
+		w.locks[1].in, "the new algorithm takes only its own reply, token 2")
+	acq := w.log.of(EvAcquired)
+	require.Len(t, acq, 1)
+	assert.Equal(t, logged{at: sim.Time(25 * ms), kind: EvAcquired, token: 2}, acq[0])
+	assert.EqualValues(t, 1, c.Stats().Stray)
+	assert.EqualValues(t, 1, c.Stats().Crashes)
+	assert.EqualValues(t, 1, c.Stats().Restarts)
+}
+
+// TestPauseHoldsRepliesAndTimersUntilResume: a pause from 1ms to 11ms holds the grant
+// (arriving at 2ms) and the algorithm's 5ms timer (firing at 4ms true on a clock 25% fast);
+// at resume the algorithm gets them in that order, both read at the resumed monotonic
+// reading (11ms × 1.25). A pause while working (20ms to 30ms) holds the end of the work;
+// at resume the client first sends the write it was in the middle of, then the late work
+// timer's last write, then releases.
+func TestPauseHoldsRepliesAndTimersUntilResume(t *testing.T) {
+	w := newProcWorld(t, StorageConfig{})
+	cfg := w.cfg(15 * ms) // 12ms of true time on the fast clock: work ends at 23ms
+	cfg.Clock = fast
+	cfg.Pauses = []Pause{{At: sim.Time(ms), For: 10 * ms}, {At: sim.Time(20 * ms), For: 10 * ms}}
+	lf := cfg.Lock
+	cfg.Lock = func(r *rand.Rand) (lock.Client, error) {
+		l, err := lf(r)
+		l.(*fakeLock).timeout = 5 * ms
+		return l, err
+	}
+	c := w.client(cfg)
+	w.run(100 * ms)
+
+	require.Len(t, w.locks, 1)
+	grant := lock.Payload{Word: repGranted, Int: 1, Str: "lock", Str2: "alice"}
+	assert.Equal(t, []input{
+		{op: "acquire"},
+		{op: "reply", now: 13750 * time.Microsecond, req: 1, p: grant}, // held from 2ms
+		{op: "timer", now: 13750 * time.Microsecond, timer: 1},         // held from 4ms, stale by then
+		{op: "release", now: 30 * ms * 5 / 4},
+		{op: "reply", now: 32 * ms * 5 / 4, req: 2, p: lock.Payload{Word: repReleased}},
+	}, w.locks[0].in)
+
+	var got []logged
+	for _, e := range w.log.of(EvAcquired, EvPause, EvResume, EvWrite, EvWorkEnd, EvReleaseStart) {
+		got = append(got, logged{at: e.at, kind: e.kind, writeID: e.writeID})
+	}
+	assert.Equal(t, []logged{
+		{at: sim.Time(ms), kind: EvPause},
+		{at: sim.Time(11 * ms), kind: EvResume},
+		{at: sim.Time(11 * ms), kind: EvAcquired},
+		{at: sim.Time(11 * ms), kind: EvWrite, writeID: 1},
+		{at: sim.Time(20 * ms), kind: EvPause},
+		{at: sim.Time(30 * ms), kind: EvResume},
+		{at: sim.Time(30 * ms), kind: EvWrite, writeID: 2}, // the interrupted write, first
+		{at: sim.Time(30 * ms), kind: EvWrite, writeID: 3}, // the late work timer's last write
+		{at: sim.Time(30 * ms), kind: EvWorkEnd},
+		{at: sim.Time(30 * ms), kind: EvReleaseStart},
+	}, got)
+	require.Len(t, w.srv.got, 2)
+	assert.Equal(t, sim.Time(31*ms), w.srv.got[1].at, "the release left at resume")
+	st := c.Stats()
+	assert.EqualValues(t, 2, st.Pauses)
+	assert.EqualValues(t, 3, st.Held, "the grant, the algorithm's timer, the work timer")
+	assert.EqualValues(t, 3, st.Writes)
+	assert.EqualValues(t, 1, st.Cycles)
+}
