@@ -392,3 +392,80 @@ func TestPauseHoldsRepliesAndTimersUntilResume(t *testing.T) {
 	assert.EqualValues(t, 3, st.Writes)
 	assert.EqualValues(t, 1, st.Cycles)
 }
+
+// recConn is a Conn that carries requests as DirectConn does, sets a timer of after on
+// each (its argument the request id) and one more it cancels at once, and keeps its timer
+// firings and restarts.
+type recConn struct {
+	link     *Link
+	after    time.Duration
+	fired    []firing
+	restarts []sim.Time
+}
+
+type firing struct {
+	at  sim.Time
+	arg uint32
+}
+
+func (rc *recConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload) {
+	rc.link.Send(node, Request(uint64(req), *p))
+	rc.link.After(now, rc.after, uint32(req))
+	rc.link.Cancel(rc.link.After(now, rc.after, 1000+uint32(req)))
+}
+
+func (rc *recConn) Abandon(sim.Time, int, lock.Req) {}
+
+func (rc *recConn) Receive(now sim.Time, node int, id uint64, m *Message) {
+	rc.link.Deliver(now, node, lock.Req(id), m.Body)
+}
+
+func (rc *recConn) Timer(now sim.Time, arg uint32) { rc.fired = append(rc.fired, firing{now, arg}) }
+func (rc *recConn) Restart(now sim.Time)           { rc.restarts = append(rc.restarts, now) }
+func (rc *recConn) Stats() ConnStats               { return ConnStats{Connects: 3, Resent: 4} }
+
+// TestConnTimersRunOnTheProcessClock: a connection's timer of 10ms fires 8ms later in true
+// time on a clock 25% fast, waits out a pause, and never fires once the process has died:
+// neither after a crash for good nor in the process's next life, where only the new
+// life's timers fire. A cancelled timer never fires.
+func TestConnTimersRunOnTheProcessClock(t *testing.T) {
+	clk, err := clock.New(fast, nil)
+	require.NoError(t, err)
+	require.Equal(t, sim.Time(8*ms), clk.TimerFires(0, 10*ms), "the arithmetic below")
+	for _, tc := range []struct {
+		name     string
+		at       time.Duration // when fault strikes
+		fault    func(c *Client)
+		fired    []firing
+		restarts []sim.Time
+	}{
+		{"alive", 0, nil, []firing{{sim.Time(8 * ms), 1}}, nil},
+		{"paused", 7 * ms, func(c *Client) { c.PauseNow(13 * ms) }, []firing{{sim.Time(20 * ms), 1}}, nil},
+		{"crashed", 5 * ms, func(c *Client) { c.CrashNow() }, nil, nil},
+		{"restarted", 5 * ms, func(c *Client) { c.CrashAndRestart(ms) }, []firing{{sim.Time(14 * ms), 1}},
+			[]sim.Time{sim.Time(6 * ms)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newProcWorld(t, StorageConfig{})
+			w.srv.delay = 100 * ms // no reply before the end
+			cfg := w.cfg(5 * ms)
+			cfg.Clock, cfg.MaxCycles = fast, 0
+			var rc *recConn
+			cfg.Conn = func(link *Link, n int) Conn {
+				require.Equal(t, 1, n)
+				assert.Equal(t, w.srv.ep, link.Endpoint(0))
+				rc = &recConn{link: link, after: 10 * ms}
+				return rc
+			}
+			c := w.client(cfg)
+			if tc.fault != nil {
+				w.at(tc.at, func() { tc.fault(c) })
+			}
+			w.run(50 * ms)
+			assert.Equal(t, tc.fired, rc.fired)
+			assert.Equal(t, tc.restarts, rc.restarts)
+			assert.Equal(t, tc.name == "crashed", rc.link.Dead())
+			assert.Equal(t, ConnStats{Connects: 3, Resent: 4}, c.Stats().Conn)
+		})
+	}
+}
