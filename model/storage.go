@@ -26,10 +26,10 @@ type StorageConfig struct {
 	// MaxRecorded bounds the writes kept in Writes; later writes are still counted and
 	// judged, only not recorded (Truncated says so). 0 means DefaultMaxRecorded.
 	MaxRecorded int
-	// Acknowledge sends each writer its verdict as a MsgReply: OK, or an error naming the
-	// stale token. The clients of this package never wait for it (a write is fire and
-	// forget, as in Kleppmann's story), so worlds leave it off: an unread reply would
-	// cost two of the thirty-odd kernel events of a lock cycle.
+	// Acknowledge sends each writer its verdict as a MsgWritten: taken, or refused with the
+	// reason (the stale token). A client waits for it only with ReleaseAfterAck (otherwise
+	// a write is fire and forget, as in Kleppmann's story), so worlds turn it on only then:
+	// an unread verdict would cost two of the thirty-odd kernel events of a lock cycle.
 	Acknowledge bool
 }
 
