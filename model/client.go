@@ -44,7 +44,7 @@ type ClientConfig struct {
 	// algorithm addresses its servers as 0..len(Nodes)-1.
 	Lock lock.Factory
 
-	Nodes     []network.Endpoint // the lock's servers (Group endpoints), in the algorithm's order
+	Nodes     []network.Endpoint // the lock service's servers' endpoints, in the algorithm's order
 	Storage   network.Endpoint   // the fenced storage, or NoEndpoint
 	Resources []string           // the resources it locks, taken round-robin
 
@@ -207,9 +207,11 @@ type heldItem struct {
 // think, again), suffering stop-the-world pauses and crashes, after which it may restart
 // with a fresh algorithm and no memory of its lock (CrashRate, CrashAndRestart). It is the simulator's
 // driver of the very state machine that redlock/redisdriver drives against real Redis: it
-// turns the algorithm's outputs into network messages and local timers, feeds it replies
-// and timer firings stamped with its own monotonic clock, and tells its observer the
-// algorithm's neutral lock events in true time.
+// hands the algorithm's requests to its connection (Conn), which decides what goes on the
+// network, sets the algorithm's timers on the local clock, feeds it what the connection
+// passes on and its timer firings stamped with its own monotonic clock, and tells its
+// observer the algorithm's neutral lock events in true time. It reads no protocol: a
+// request or reply is an opaque lock.Payload to it.
 //
 // A pause freezes the process: timers and messages that come due are held and handled, in
 // order, when it resumes, so its timers fire late. A client that was working when the
@@ -549,8 +551,8 @@ func (c *Client) receive(now sim.Time, from network.Endpoint, m *Message) {
 }
 
 // feed carries out what the machine asked for after an input. Outcomes are handled
-// without calling back into the machine (the outputs are its outbox, reused by its next input); whatever must call
-// it next goes through a kernel event.
+// without calling back into the machine (the outputs are its outbox, reused by its next
+// input); whatever must call it next goes through a kernel event.
 func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 	if err != nil {
 		c.fail(now, err)

@@ -127,13 +127,6 @@ func packMsg(k MsgKind, detail uint64, id uint64) int64 {
 	return int64(uint64(k)<<60 | (detail&(1<<28-1))<<32 | id&(1<<32-1))
 }
 
-// DescribedKind returns the kind of the message a Describe field (a network record's msg)
-// carries, so a reader tells a TCP probe from a command without parsing the text.
-func DescribedKind(f *sim.Field) MsgKind {
-	k, _, _ := unpackMsg(f.Int)
-	return k
-}
-
 // DescribedMessage unpacks the message a Describe field carries (its request id cut to 32
 // bits, its body's Word to 28).
 func DescribedMessage(f *sim.Field) Message {

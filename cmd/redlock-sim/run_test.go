@@ -139,7 +139,7 @@ func TestParamsListsEveryKnob(t *testing.T) {
 	for _, name := range []string{"nodes", "clients", "ttl", "drift_factor", "drift_pad", "retry_delay", "retry_jitter",
 		"tries", "variant", "duration", "hold", "think", "client_clock_drift_ppm", "node_clock_drift_ppm",
 		"latency", "loss", "persistence", "fencing"} {
-		assert.Contains(t, out, "\n"+name+" ", "the issue's knob %s", name)
+		assert.Contains(t, out, "\n"+name+" ", "params lists knob %s on a line of its own", name)
 	}
 }
 
@@ -332,12 +332,12 @@ func TestParamsShowsAClientProfile(t *testing.T) {
 	assert.Contains(t, errOut, "client = redsink: not a known value; did you mean redsync?")
 }
 
-// TestImpossibleTimesExitTwoWithTheirLine is issue 33's report through the command line: a
-// step at 9000h in a 3 s story ran and said SAFE, and a client's start at the last
-// nanosecond int64 can hold was accepted. Each is now refused before anything runs, with
-// the file and line, exit 2; so is a step that --set duration moves past the end (the
-// file alone is fine), a negative parameter default, and a built-in's step that a sweep
-// point's duration leaves past the end.
+// TestImpossibleTimesExitTwoWithTheirLine holds the command line to refusing times no run
+// can honour: a step at 9000h in a 3 s story once ran and said SAFE, and a client's start
+// at the last nanosecond int64 can hold was accepted. Each is refused before anything
+// runs, with the file and line, exit 2; so is a step that --set duration moves past the
+// end (the file alone is fine), a negative parameter default, and a built-in's step that
+// a sweep point's duration leaves past the end.
 func TestImpossibleTimesExitTwoWithTheirLine(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, text string) string {

@@ -109,8 +109,9 @@ func TestTuneRecommendsAndConfirms(t *testing.T) {
 }
 
 // BenchmarkTuneDefaultEnvironment is `tune` with every input at its default, the whole
-// command: fitting, arithmetic, the confirmation rounds on every core, report.md. The
-// issue's budget is under 2 minutes on 2 cores (docs/BENCHMARKS.md has the figure).
+// command: fitting, arithmetic, the confirmation rounds on every core, report.md. Its
+// budget is under 2 minutes on 2 cores, short enough to tune while deciding
+// (docs/BENCHMARKS.md has the figure).
 func BenchmarkTuneDefaultEnvironment(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		code, _, stderr := cli("tune", "--quiet", "--out", filepath.Join(b.TempDir(), "out"))

@@ -114,10 +114,11 @@ func partial(t *testing.T, s *Spec, ref string, rows int, withSums bool) string 
 	return dir
 }
 
-// TestResumeRederivesKeptRows edits one kept row of an incomplete folder in each way the
-// issue lists and checks that resume refuses, naming the line, the column and both
-// values, with or without the sums file (with it the sum catches the edit; without it the
-// re-run does).
+// TestResumeRederivesKeptRows edits one kept row of an incomplete folder in three ways (a
+// count one higher, a flipped bool, another trace hash) and checks that resume refuses,
+// naming the line, the column and both values, with or without the sums file (with it the
+// sum catches the edit; without it the re-run does): a kept row is trusted only as far as
+// it can be derived again.
 func TestResumeRederivesKeptRows(t *testing.T) {
 	s := mustSpec(t, exampleSpec)
 	ref := t.TempDir()

@@ -133,7 +133,7 @@ func TestRecommendHandComputed(t *testing.T) {
 			want: want{ttl: 270 * ms, timeout: 60 * ms, delay: 40 * ms, jitter: 20 * ms, df: 0.01, tries: 1, restart: 270 * ms, restartOK: true},
 		},
 		{
-			// The network, p50 = 1ms and p99 = 5ms: σ = 0.69183, p99.9 =
+			// A network described by p50 = 1ms and p99 = 5ms: σ = 0.69183, p99.9 =
 			// 1ms·e^(0.69183 × 3.0902323) = 8.4817ms; round trip 16.963ms; timeout
 			// 3 × 16.963 = 50.89 → 51ms; jitter 16.963 → 17ms; delay 17 + 16.963 = 33.96 →
 			// 34ms. TTL ≥ (1s + 51ms + 2ms) / 0.99 = 1063.6ms → 1.1s. One client: 1 try.

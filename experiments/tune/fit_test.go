@@ -145,8 +145,8 @@ func TestFitThreeRecoversShiftedLognormal(t *testing.T) {
 	assert.Less(t, f.Residual, 1e-3)
 }
 
-// TestFitThreeHeavyTail is the case of the issue: p99.9 far above what the two-point
-// lognormal says (8.5ms), so a base is needed to pass through all three points.
+// TestFitThreeHeavyTail is the tail people actually measure: p99.9 far above what the
+// two-point lognormal says (8.5ms), so a base is needed to pass through all three points.
 func TestFitThreeHeavyTail(t *testing.T) {
 	f := mustFit(t, "p50=1ms,p99=5ms,p99.9=40ms")
 	require.True(t, f.Exact)

@@ -215,8 +215,10 @@ func optionMap(opts []Option) map[string]Option {
 	return m
 }
 
-// The "done when": redsync's recommendation contains no per-node timeout unless
-// ContextTimeoutEnabled is part of the snippet.
+// TestRedsyncTimeoutOnlyWithContextTimeoutEnabled: without ContextTimeoutEnabled go-redis
+// waits its own ReadTimeout whatever redsync's timeout factor says, so redsync's
+// recommendation contains no per-node timeout unless ContextTimeoutEnabled is part of the
+// snippet.
 func TestRedsyncTimeoutOnlyWithContextTimeoutEnabled(t *testing.T) {
 	l := mustLibrary(t, "redsync")
 	for _, r := range []Recommendation{sampleRec(), plainRec(), {TTL: 10 * time.Second, Timeout: 5 * time.Millisecond, Tries: 3}} {

@@ -410,7 +410,7 @@ func (n *Node) traceExec(c *resp.Command, reply resp.Reply) {
 // emitExec writes an exec record, once, for either emitter (see sim.Emitter): the command
 // and, packed into the same field when it is one of the common replies (OK, nil, a 32-bit
 // integer), its reply, so the hash folds one field per command; a reply that does not fit
-// gets a field of its own. ExecParts decodes the fields.
+// gets a field of its own. DecodeExec (records.go) reads them back.
 //
 //lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
 func emitExec[E sim.Emitter[E]](e E, nm *model.TraceName, c *resp.Command, rep resp.Reply) {

@@ -148,7 +148,9 @@ func (o Output) String() string {
 // EventKind says what an Event reports.
 type EventKind uint8
 
-// The event kinds, in the order a lock's life produces them.
+// The event kinds. The first six are the results of the caller's operations and of each
+// acquire attempt; the last three (an attempt's start, a loss, an unasked extension) are
+// the steps an observer needs between them.
 const (
 	// AttemptEnded closes every acquire attempt, won or lost, with its votes and reason.
 	AttemptEnded EventKind = iota + 1

@@ -7,6 +7,12 @@
 // picture, a what-if rerun in native code takes milliseconds, and a run on the server is
 // the very run `redlock-sim run` gives for the same scenario, seed and knobs (same trace
 // hash), so a shared link and a command line can be checked against each other.
+//
+// It lives in cmd/redlock-sim/viewer, beside the command that serves it, and not in
+// internal/ (where it started): it imports the whole run path (experiments, its world,
+// scenarios and report), which makes it a top-layer package, and only the CLI uses it,
+// while internal/ holds only the bottom-layer helpers every layer may import
+// (internal/layers's import-graph test places it in the top layer).
 package viewer
 
 import (
