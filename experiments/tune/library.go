@@ -239,7 +239,7 @@ func redsyncLibrary() Library {
 				Why: "redsync gives each attempt and its cleanup a context of expiry × timeoutFactor, but go-redis reads with " +
 					"context.Background() unless the client has ContextTimeoutEnabled, so without it every node's wait is " +
 					"go-redis's ReadTimeout (5s), retried up to MaxRetries (3) times where no deadline cuts the retry short " +
-					"(Extend, Unlock: issue 35); the factor with ContextTimeoutEnabled is the honest setting, because a short " +
+					"(Extend and Unlock, which this profile does not model yet); the factor with ContextTimeoutEnabled is the honest setting, because a short " +
 					"ReadTimeout would bound every command of a client the application may share and still be retried, " +
 					"while the context bounds only the lock's calls (and Extend and Unlock given a context with a deadline)",
 				Source: srcRedsync + "mutex.go lockContext; " + srcGoRedis + "redis.go baseClient.context, baseClient._process; options.go ReadTimeout, MaxRetries, ContextTimeoutEnabled"},
