@@ -63,6 +63,14 @@ func (l *Link) Send(node int, m Message) {
 	c.net.Send(c.ep, c.cfg.Nodes[node], m)
 }
 
+// SendRequest sends request req with body p to server node, as Send does with
+// Request(req, *p). It builds the message in the network's call itself: on the path of
+// every request, a message built first and then handed on was copied twice more.
+func (l *Link) SendRequest(node int, req uint64, p *lock.Payload) {
+	c := l.c
+	c.net.Send(c.ep, c.cfg.Nodes[node], Message{Kind: MsgCommand, ReqID: req | c.life<<lifeShift, Body: *p})
+}
+
 // Deliver feeds the algorithm body p as server node's reply to req (lock.PushReq: a push),
 // and carries out what it asks.
 func (l *Link) Deliver(now sim.Time, node int, req lock.Req, p lock.Payload) {
@@ -99,7 +107,7 @@ func DirectConn(link *Link, _ int) Conn { return &direct{link: link} }
 type direct struct{ link *Link }
 
 func (d *direct) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
-	d.link.Send(node, Request(uint64(req), *p))
+	d.link.SendRequest(node, uint64(req), p)
 }
 
 func (d *direct) Abandon(sim.Time, int, lock.Req) {}

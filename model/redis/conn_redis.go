@@ -113,7 +113,7 @@ func (q *queuedConn) note(node int, req lock.Req, p *lock.Payload) {
 
 func (q *queuedConn) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
 	q.note(node, req, p)
-	q.link.Send(node, model.Request(uint64(req), *p))
+	q.link.SendRequest(node, uint64(req), p)
 }
 
 func (q *queuedConn) Abandon(sim.Time, int, lock.Req) {}
@@ -137,7 +137,7 @@ func (q *queuedConn) retryAsEval(node int, req lock.Req, r *lock.Payload) bool {
 	}
 	asEval(cmd)
 	q.stats.Resent++
-	q.link.Send(node, model.Request(uint64(req), *cmd))
+	q.link.SendRequest(node, uint64(req), cmd)
 	return true
 }
 
@@ -194,7 +194,7 @@ func (d *dropConn) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
 		d.park(node, req, p)
 		return
 	}
-	d.link.Send(node, model.Request(uint64(req), *p))
+	d.link.SendRequest(node, uint64(req), p)
 }
 
 // park holds a request until its node's connection is open, opening one (a PING
@@ -239,7 +239,7 @@ func (d *dropConn) handshaken(now sim.Time, node int, hs uint64, r *lock.Payload
 	}
 	d.conns[node] = dropState{open: true}
 	if p.req != 0 {
-		d.link.Send(node, model.Request(uint64(p.req), p.body))
+		d.link.SendRequest(node, uint64(p.req), &p.body)
 	}
 }
 

@@ -177,10 +177,7 @@ func IsNodeStop(kind string) bool {
 func IsRelease(c *resp.Command) bool {
 	return (c.Op == resp.OpEval || c.Op == resp.OpEvalSHA) && c.Script == resp.ScriptRelease || c.Op == resp.OpDel
 }
-func packCmd(c *resp.Command) uint64 {
-	p := c.Payload()
-	return p.Word
-}
+func packCmd(c *resp.Command) uint64 { return c.Word() }
 
 func unpackCmd(v uint64, ttl int64, key, value string) resp.Command {
 	return resp.CommandOf(&lock.Payload{Word: v, Int: ttl, Str: key, Str2: value})

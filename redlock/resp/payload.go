@@ -20,15 +20,20 @@ const (
 // Payload packs c for the lock interface and the network: Word its one-byte fields, Int
 // its TTL, Str its key and Str2 its value.
 func (c *Command) Payload() lock.Payload {
-	return lock.Payload{Word: c.word(), Int: int64(c.TTL), Str: c.Key, Str2: c.Value}
+	return lock.Payload{Word: c.Word(), Int: int64(c.TTL), Str: c.Key, Str2: c.Value}
 }
 
-func (c *Command) word() uint64 {
-	w := uint64(c.Op) | uint64(c.Cond)<<condShift | uint64(c.Script)<<scriptShift
-	if c.InSecs {
-		w |= 1 << inSecsShift
+// Word packs c's one-byte fields as its payload's Word. A node packs every command it runs
+// into its exec record with it, so it is kept small enough to inline.
+func (c *Command) Word() uint64 {
+	return uint64(c.Op) | uint64(c.Cond)<<condShift | b2u(c.InSecs)<<inSecsShift | uint64(c.Script)<<scriptShift
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
 	}
-	return w
+	return 0
 }
 
 // WaitPayload is Wait's payload.
