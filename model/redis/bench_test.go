@@ -6,6 +6,7 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/network"
+	"github.com/redlock-sim/redlock-sim/redlock/lock"
 	"github.com/redlock-sim/redlock-sim/redlock/resp"
 	"github.com/redlock-sim/redlock-sim/sim"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
@@ -18,8 +19,8 @@ type benchClient struct {
 	ep, to  network.Endpoint
 	sent    int
 	limit   int
-	acquire resp.Command
-	release resp.Command
+	acquire lock.Payload // packed once, as a lock algorithm packs each command once
+	release lock.Payload
 	bad     int
 }
 
@@ -39,7 +40,7 @@ func (c *benchClient) next(prev uint64) {
 	if prev%2 == 1 {
 		cmd = c.release
 	}
-	c.tr.Send(c.ep, c.to, model.Request(prev+1, cmd.Payload()))
+	c.tr.Send(c.ep, c.to, model.Request(prev+1, cmd))
 }
 
 // loopback is a bare transport for the node benchmark: a message arrives after a fixed
@@ -133,8 +134,8 @@ func BenchmarkNodeCommandsOverNetwork(b *testing.B) {
 
 func newBenchClient(tr transport, to network.Endpoint, n int) *benchClient {
 	return &benchClient{tr: tr, to: to, limit: n,
-		acquire: resp.Set("lock", "7f3a9c", resp.CondNX, 10*time.Second),
-		release: resp.EvalSHA(resp.ScriptRelease, "lock", "7f3a9c", 0)}
+		acquire: pay(resp.Set("lock", "7f3a9c", resp.CondNX, 10*time.Second)),
+		release: pay(resp.EvalSHA(resp.ScriptRelease, "lock", "7f3a9c", 0))}
 }
 
 func runBench(b *testing.B, s *sim.Sim, g *Group, c *benchClient) {
