@@ -4,8 +4,9 @@
 // A Machine is a lock.Client (package redlock/lock, the lock-client protocol every lock
 // algorithm of the project speaks). It takes inputs — Acquire, Extend, Release, a Reply from
 // node i to request r, a Timer that fired — each carrying the caller's local monotonic
-// reading, and answers each with its outputs: commands to send to node i
-// (resp.Command values that print in redis-cli syntax), timers to set in local time, and
+// reading, and answers each with its outputs: commands to send to node i (resp.Command
+// values, which print in redis-cli syntax, packed into lock.Payloads), timers to set in
+// local time, and
 // algorithm-neutral lock events (an attempt started or ended with its votes, acquired with
 // a validity deadline and maybe a fencing token, failed with a reason, extended, released).
 // Factory registers it as a lock algorithm. It never reads a clock, sleeps, starts a

@@ -1,6 +1,10 @@
 // Package lock is the lock-client protocol: the one small interface through which a client
 // process (the simulator's model.Client, or redlock/redisdriver against real Redis) drives any
-// lock algorithm, and the algorithm-neutral events the algorithm reports.
+// lock algorithm of any lock service, and the algorithm-neutral events the algorithm reports.
+// It sits under redlock/ because the lock families live there (Redlock, Redisson, and next a
+// ZooKeeper recipe), not because it knows Redis: an algorithm's requests and replies are
+// Payloads in its service's own protocol, which this package never reads (RESP's are in
+// redlock/resp), and the import-graph test forbids it to import any protocol.
 //
 // An algorithm is a deterministic state machine, the etcd-io/raft way: inputs are method
 // calls carrying the caller's local monotonic reading (start an acquire, extend or release;
@@ -13,7 +17,8 @@
 // the lock acquired (valid until a deadline on the caller's clock, with a fencing token if
 // any), extended, released, lost. The simulator's oracle reads only these, never an
 // algorithm's own types, so a new algorithm (node-redlock's acquire loop, Redisson's
-// watchdog lock, a ZooKeeper recipe) needs no change to the client process or the oracle.
+// watchdog lock, a ZooKeeper recipe) needs no change to the client process or the oracle;
+// experiments/lease_test.go runs one of a service that speaks no Redis.
 package lock
 
 import (
