@@ -482,6 +482,48 @@ func (d *Driver) FireNext() ([]lock.Output, error) {
 	return d.Fire(tm.ID)
 }
 
+// FireLast advances the clock to the last timer set (never backward) and fires it: the
+// live one for an algorithm that keeps one timer and supersedes it without cancelling
+// the one before, which stays in Timers, possibly earlier. It fails if that timer is not
+// pending (fired or cancelled).
+func (d *Driver) FireLast() ([]lock.Output, error) {
+	tm, ok := d.Pending(d.LastTimer)
+	if !ok {
+		return nil, fmt.Errorf("locktest: the last timer set (id %d) is not pending", d.LastTimer)
+	}
+	d.Now = max(d.Now, tm.At)
+	return d.Fire(tm.ID)
+}
+
+// Pending returns timer id if it is pending.
+func (d *Driver) Pending(id lock.TimerID) (Timer, bool) {
+	i := slices.IndexFunc(d.Timers, func(t Timer) bool { return t.ID == id })
+	if i < 0 {
+		return Timer{}, false
+	}
+	return d.Timers[i], true
+}
+
+// Oldest returns the oldest waiting send that match accepts, so that a test can answer
+// the sends it cares about in order and leave the others (a send no one waits for, say)
+// unanswered.
+func (d *Driver) Oldest(match func(lock.Output) bool) (lock.Output, bool) {
+	i := slices.IndexFunc(d.Waiting, match)
+	if i < 0 {
+		return lock.Output{}, false
+	}
+	return d.Waiting[i], true
+}
+
+// SentWhen returns when node's request req went out.
+func (d *Driver) SentWhen(node int, req lock.Req) (time.Duration, bool) {
+	i := slices.IndexFunc(d.Sent, func(o lock.Output) bool { return o.Node == node && o.Req == req })
+	if i < 0 {
+		return 0, false
+	}
+	return d.SentAt[i], true
+}
+
 // Kinds returns the kinds of the events so far, in order.
 func (d *Driver) Kinds() []lock.EventKind {
 	ks := make([]lock.EventKind, 0, len(d.Events))
