@@ -190,7 +190,7 @@ func registry() []knob {
 	ks = append(ks, lockKnobs()...)
 	ks = append(ks, knob{Param: Param{Name: "connection", Group: "algorithm", Unit: "enum",
 		Allowed: oneOf(enumNames(redis.Connections())),
-		Help:    "after a request to a node times out, the connection is kept and the request still runs when the node continues (queued), or closed, and requests wait for a new connection's handshake (drop: go-redis)"},
+		Help:    "what the Redis driver's connection does: after a request to a node times out, it is kept and the request still runs when the node continues (queued), or closed, and requests wait for a new connection's handshake (drop: go-redis); or ioredis's: kept through timeouts, reconnected when refused while requests wait in its offline queue, and a lost host found by the kernel's TCP retransmissions (offline-queue)"},
 		set: func(c *Config, v string) error {
 			conn, err := redis.ParseConnection(v)
 			if err != nil {
