@@ -304,8 +304,14 @@ func (n *Node) kick(now sim.Time) {
 // service ends: a crash during service loses it unanswered.
 func (n *Node) serve(now sim.Time) {
 	req := n.q.front()
-	reply, nowMs := n.run(now, req.from, &req.cmd)
 	from, id := req.from, req.id
+	if req.cmd.Op.Route() == resp.RouteGroup { // its turn came: the group answers it
+		c := req.cmd
+		n.q.drop()
+		n.toGroup(now, from, id, &c)
+		return
+	}
+	reply, nowMs := n.run(now, from, &req.cmd)
 	n.q.drop()
 	n.finish(now, nowMs, from, id, reply)
 }

@@ -617,3 +617,22 @@ func TestWait(t *testing.T) {
 	assert.InDelta(t, float64(510*ms), float64(c.replies[none].at), float64(2*ms))
 	assert.Equal(t, []string{"WAIT", "1", "1000"}, resp.Wait(1, time.Second).Args())
 }
+
+// TestQueuedWaitIsAnsweredByTheGroup: a WAIT that waits its turn in a busy master's queue
+// (a service time, a command before it) is still answered by the group, as one that finds
+// the master idle is, not run by the engine, which has no WAIT.
+func TestQueuedWaitIsAnsweredByTheGroup(t *testing.T) {
+	w := newWorld(t, 1, fast)
+	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{ServiceTime: ms}, {ServiceTime: ms}},
+		ReplicationDelay: 50 * ms, FailoverAfter: time.Second})
+	c := w.client("c")
+	c.at(10*ms, g.Endpoint(), set("lock", "a", resp.CondNX, 30*time.Second))
+	queued := c.at(10*ms, g.Endpoint(), resp.Wait(1, time.Second))
+	info := c.at(10*ms, g.Endpoint(), resp.Command{Op: resp.OpInfo})
+	w.run(3 * time.Second)
+
+	assert.Equal(t, resp.IntReply(1), c.reply(queued), "the replica applied the SET before the timeout")
+	assert.InDelta(t, float64(61*ms), float64(c.replies[queued].at), float64(3*ms), "when the replica applied it")
+	assert.Equal(t, resp.ReplyBulk, c.reply(info).Kind, "INFO replication, from the group")
+	assert.Contains(t, c.reply(info).Str, "connected_slaves:1")
+}
