@@ -25,13 +25,3 @@ func TestExpiryOnTheNodesOwnClockIsAsserted(t *testing.T) {
 	n.eng.effects[0].exp = 500 // already past on this clock
 	assert.Panics(t, func() { n.checkExpiries(&set, 1_000) })
 }
-
-// TestClientMonotonicClockIsAsserted: a client whose monotonic reading went backward stops
-// the run.
-func TestClientMonotonicClockIsAsserted(t *testing.T) {
-	w := newLockWorld(t, 1, 1, constLink(ms), true)
-	c := w.client(w.clientCfg("alice", time.Second, 5*ms))
-	c.lastMono = time.Hour
-	assert.PanicsWithValue(t, "invariant broken: client alice: monotonic clock went backward: 0s after 1h0m0s",
-		func() { c.mono(0) })
-}
