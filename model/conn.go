@@ -17,9 +17,9 @@ import (
 // goes on the network and what reaches the algorithm, through its Link. A profile chooses
 // the connection (ClientConfig.Conn); DirectConn is one that adds nothing.
 //
-// A connection lives as long as its process, across restarts (Restart), so that ids it
-// numbers its own messages with keep growing as a real process's would not need to but a
-// replayable trace does.
+// A connection lives as long as its process object, across restarts (Restart forgets its
+// state), so that the ids it numbers its own messages with keep growing from one life to
+// the next: a handshake's id is in the trace, and a restart must not reuse one.
 type Conn interface {
 	// Send carries the algorithm's request req (body p) to server node.
 	Send(now sim.Time, node int, req lock.Req, p *lock.Payload)
