@@ -19,9 +19,9 @@ import (
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
-// World is one assembled simulated world: the kernel, the network, the Redlock nodes (each
-// a Group: a master and its replicas behind one endpoint), the fenced storage, the clients
-// and the oracle watching them.
+// World is one assembled simulated world: the kernel, the network, the lock service's
+// servers (for Redis, each a Group: a master and its replicas behind one endpoint), the
+// fenced storage, the clients and the oracle watching them.
 //
 // It is built in two steps so that a scenario can shape it. Plan lays out every actor's
 // configuration (Groups, ClientCfgs; endpoints are numbered groups first, then the storage,
