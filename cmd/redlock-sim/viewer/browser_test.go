@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -272,4 +273,24 @@ func TestViewerLatestWhatIfWins(t *testing.T) {
 	assert.Equal(t, []string{"pause=700ms"}, eval[[]string](ctx, t, `view.req.set`))
 	assert.Contains(t, text(ctx, t, "#lock-verdict"), "lock: SAFE")
 	assert.Contains(t, eval[string](ctx, t, `location.hash`), "set=pause%3D700ms")
+}
+
+// TestViewerKeysStepAfterADropDown: after the zoom (or the scenario) is chosen from its
+// drop-down, → steps through the run, as before the choice, instead of changing the
+// drop-down again (a real key press, sent to whatever has the focus).
+func TestViewerKeysStepAfterADropDown(t *testing.T) {
+	ctx, url := browser(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"/#scenario=gc-pause&seed=1")))
+	waitReady(t, ctx, 1)
+	cursor := func() int { return eval[int](ctx, t, `Number(document.body.dataset.cursor)`) }
+	zoom := eval[string](ctx, t, `(() => { const z = document.getElementById("zoom"); return z.options[z.options.length - 1].value; })()`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Focus(chromedp.CSS("#zoom")),
+		chromedp.SetValue(chromedp.CSS("#zoom"), zoom),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("zoom").dispatchEvent(new Event("change"))`)))
+	assert.NotEqual(t, "zoom", eval[string](ctx, t, `document.activeElement.id`), "the drop-down let go of the focus")
+	before := cursor()
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight)))
+	assert.Equal(t, before+1, cursor(), "→ stepped to the next event")
+	assert.Equal(t, zoom, eval[string](ctx, t, `document.getElementById("zoom").value`), "and left the zoom as chosen")
 }

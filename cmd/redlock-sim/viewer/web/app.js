@@ -703,6 +703,7 @@ async function main() {
   const sel = $("scenario");
   for (const sc of view.catalogue.scenarios) sel.append(el("option", { value: sc.name, title: sc.story }, sc.name));
   sel.addEventListener("change", () => {
+    sel.blur(); // the arrow keys step through the run again, not through the list
     if (sel.value === "\u0000file") return;
     load({ scenario: sel.value, seed: Number($("seed").value) || 0, set: [] }, null);
   });
@@ -727,8 +728,8 @@ async function main() {
   $("fwd").addEventListener("click", () => { stop(); setCursor(view.cursor + 1); });
   $("play").addEventListener("click", togglePlay);
   $("scrub").addEventListener("input", () => { stop(); setCursor(Number($("scrub").value)); });
-  $("zoom").addEventListener("change", () => { draw(); writeHash(); });
-  $("speed").addEventListener("change", () => { if (view.playing) { stop(); togglePlay(); } });
+  $("zoom").addEventListener("change", () => { $("zoom").blur(); draw(); writeHash(); });
+  $("speed").addEventListener("change", () => { $("speed").blur(); if (view.playing) { stop(); togglePlay(); } });
   window.addEventListener("resize", () => { view.size = null; if (view.run) draw(); });
   document.addEventListener("keydown", (ev) => {
     if (!view.run || ev.target.closest("input, select, textarea")) return;
