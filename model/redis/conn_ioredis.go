@@ -330,7 +330,7 @@ func (c *offlineConn) closed(now sim.Time, node int) {
 		if c.link.Dead() {
 			return
 		}
-		c.link.Deliver(now, node, p.req, noReply())
+		c.link.Deliver(now, node, p.req, resp.NoReply.Payload())
 	}
 }
 

@@ -159,10 +159,10 @@ func (q *queuedConn) Restart(sim.Time) {
 func (q *queuedConn) Stats() model.ConnStats { return q.stats }
 
 // pingPayload is the handshake a connection waits for before it sends a command on it.
-func pingPayload() lock.Payload { return lock.Payload{Word: uint64(resp.OpPing)} }
-
-// noReply is the connection error a Redis driver reports to the algorithm.
-func noReply() lock.Payload { return lock.Payload{Word: uint64(resp.ReplyNone)} }
+func pingPayload() lock.Payload {
+	c := resp.Command{Op: resp.OpPing}
+	return c.Payload()
+}
 
 // dropConn is ConnDrop, go-redis v9's connection (see ConnDrop).
 type dropConn struct {
@@ -233,7 +233,7 @@ func (d *dropConn) handshaken(now sim.Time, node int, hs uint64, r *lock.Payload
 	if resp.ReplyKind(r.Word) == resp.ReplyNone {
 		d.conns[node] = dropState{}
 		if p.req != 0 {
-			d.link.Deliver(now, node, p.req, noReply())
+			d.link.Deliver(now, node, p.req, resp.NoReply.Payload())
 		}
 		return
 	}

@@ -650,7 +650,8 @@ func (m *Machine) resend() {
 	if m.cfg.Replicated && m.avail > 0 && m.cmd.Op == resp.OpEval { // syncedEval's batch
 		m.lastReq++
 		m.waitReq, m.waitFor = m.lastReq, m.avail
-		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.waitReq, Request: resp.WaitPayload(m.avail, m.cfg.SyncTimeout)})
+		w := resp.Wait(m.avail, m.cfg.SyncTimeout)
+		m.push(lock.Output{Kind: lock.OutSend, Node: 0, Req: m.waitReq, Request: w.Payload()})
 		wait += m.cfg.SyncTimeout
 	}
 	if left := m.waitEnd - m.now; m.op == opAcquire && m.ph == phSubscribe && m.waitEnd > 0 && left < wait {

@@ -36,12 +36,6 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// WaitPayload is Wait's payload.
-func WaitPayload(numreplicas int, timeout time.Duration) lock.Payload {
-	c := Wait(numreplicas, timeout)
-	return c.Payload()
-}
-
 // CommandOf unpacks the command p carries (see Command.Payload).
 func CommandOf(p *lock.Payload) Command {
 	w := p.Word
@@ -64,13 +58,6 @@ func Push(channel, message string) lock.Payload { return lock.Payload{Str: chann
 
 // PushOf returns the channel and message of a pushed payload (see Push).
 func PushOf(p *lock.Payload) (channel, message string) { return p.Str, p.Str2 }
-
-// PushReply is the frame a Redis server pushes to a subscriber for a published message:
-// ["message", channel, payload], as a real server's connection reads it.
-func PushReply(channel, message string) Reply {
-	return ArrayReply(Reply{Kind: ReplyBulk, Str: "message"}, Reply{Kind: ReplyBulk, Str: channel},
-		Reply{Kind: ReplyBulk, Str: message})
-}
 
 // Protocol is RESP as traces show it (a lock.Protocol): commands in redis-cli syntax,
 // replies as redis-cli prints them, pushes as `message channel payload`.
