@@ -64,13 +64,13 @@ func redissonConfig(cfg *Config) redisson.Config {
 		RetryAttempts: cfg.Lock.Tries - 1, Replicated: cfg.EffectiveReplicas() > 0, SyncTimeout: time.Second}
 }
 
-// Masters returns how many Redis endpoints the configured algorithm's clients address:
-// the algorithm's own number (Redisson locks on one master), or the `nodes` knob's N.
-func (c *Config) Masters() int {
-	if a, err := LookupAlgorithm(c.Algorithm); err == nil && a.Masters > 0 {
+// Servers returns how many servers a's clients address under cfg: its own number
+// (Redisson locks on one master), or the `nodes` knob's N.
+func (a *Algorithm) Servers(cfg *Config) int {
+	if a.Masters > 0 {
 		return a.Masters
 	}
-	return c.Lock.Effective().Nodes
+	return cfg.Lock.Effective().Nodes
 }
 
 // Algorithms returns the registered lock algorithms, in table order.

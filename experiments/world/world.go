@@ -112,14 +112,8 @@ func resourceNames(k int) []string {
 	return out
 }
 
-// nodes returns the number of servers the algorithm's clients address: its own number
-// (Redisson locks on one master), or the `nodes` knob's N.
-func (w *World) nodes() int {
-	if w.Algorithm.Masters > 0 {
-		return w.Algorithm.Masters
-	}
-	return w.Config.Lock.Effective().Nodes
-}
+// nodes returns the number of servers the algorithm's clients address (Algorithm.Servers).
+func (w *World) nodes() int { return w.Algorithm.Servers(&w.Config) }
 
 func (w *World) planGroups() error {
 	cfg := &w.Config
