@@ -19,7 +19,7 @@ import (
 // (SIGSTOP) after a first cycle warmed the connections, continued at 30s.
 const stoppedServers = `name: stopped-servers
 story: two of five servers stopped while client1 locks, extends and unlocks
-knobs: {client: redsync, clients: 1, max_cycles: 2, hold: const(6s), think: const(1s), extend_every: 1ms, max_extensions: 1, duration: 30500ms}
+knobs: {client: redsync, timeout: 5s, clients: 1, max_cycles: 2, hold: const(6s), think: const(1s), extend_every: 1ms, max_extensions: 1, duration: 30500ms}
 start: {client1: 10ms}
 schedule:
   - at: 6500ms
@@ -28,7 +28,9 @@ schedule:
     pause_node: {node: redis2, for: 23500ms}
 `
 
-// TestConnectionSemantics holds the connection knob to its promise. Under drop (go-redis),
+// TestConnectionSemantics holds the connection knob to its promise (with redsync's waits
+// bounded by a 5s timeout of the algorithm's own, as go-redis's read timeout bounds them
+// with its retries off). Under drop (go-redis without retries),
 // a stopped server runs the SET written on its warm connection when it continues, but never
 // the extension or the release, which wait for a new connection's handshake that it does
 // not answer: it keeps a stale key. Under queued, it runs all three, and the key is gone.
@@ -58,7 +60,8 @@ func TestConnectionSemantics(t *testing.T) {
 // waits for a handshake, one round trip, as go-redis's pool dials on first use.
 func TestDropConnectsOnFirstUse(t *testing.T) {
 	rp, _, err := ReplayScenario(context.Background(), mustScenario(t, "baseline"),
-		[]knobs.KV{{Name: "client", Value: "redsync"}, {Name: "clients", Value: "1"}, {Name: "max_cycles", Value: "2"}}, 1)
+		[]knobs.KV{{Name: "client", Value: "redsync"}, {Name: "connection", Value: "drop"}, {Name: "timeout", Value: "5s"},
+			{Name: "clients", Value: "1"}, {Name: "max_cycles", Value: "2"}}, 1)
 	require.NoError(t, err)
 	var toRedis3 []string
 	for _, m := range rp.Messages {
@@ -114,7 +117,7 @@ func TestRandomNodeStalls(t *testing.T) {
 func TestRefusedHandshake(t *testing.T) {
 	sc, err := scenarios.ParseFile("killed.yaml", []byte(`name: killed
 story: redis1 is killed before redsync's first lock
-knobs: {client: redsync, clients: 1, max_cycles: 1, duration: 10s}
+knobs: {client: redsync, connection: drop, timeout: 5s, clients: 1, max_cycles: 1, duration: 10s}
 start: {client1: 100ms}
 schedule:
   - at: 10ms

@@ -261,6 +261,8 @@ type Client struct {
 	stats    ClientStats
 	lastMono time.Duration // the latest monotonic reading (invariants builds only)
 	names    *clientNames
+	// connRand is the connection's stream (Link.Rand), created on its first draw.
+	connRand *rand.Rand
 }
 
 // NewClient builds a client process, attaches it to net and schedules its start, its
@@ -566,7 +568,7 @@ func (c *Client) feed(now sim.Time, outs []lock.Output, err error) {
 				c.badServer(now, o.Node)
 				return
 			}
-			c.conn.Send(now, o.Node, o.Req, &o.Request)
+			c.conn.Send(now, o.Node, o.Req, &o.Request, o.After)
 		case lock.OutAbandon:
 			c.conn.Abandon(now, o.Node, o.Req)
 		case lock.OutSetTimer:

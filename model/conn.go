@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/network"
@@ -21,8 +22,10 @@ import (
 // state), so that the ids it numbers its own messages with keep growing from one life to
 // the next: a handshake's id is in the trace, and a restart must not reuse one.
 type Conn interface {
-	// Send carries the algorithm's request req (body p) to server node.
-	Send(now sim.Time, node int, req lock.Req, p *lock.Payload)
+	// Send carries the algorithm's request req (body p) to server node. ctx is the deadline
+	// of the context the library hands its driver with it, from now (0: none): only a
+	// connection that models a driver which reads contexts heeds it.
+	Send(now sim.Time, node int, req lock.Req, p *lock.Payload, ctx time.Duration)
 	// Abandon says the algorithm stopped waiting for req from node (lock.OutAbandon).
 	Abandon(now sim.Time, node int, req lock.Req)
 	// Receive takes a reply, an ack or a push from server node. id is m.ReqID without the
@@ -41,7 +44,7 @@ type Conn interface {
 // ConnStats counts what a connection did beyond carrying requests.
 type ConnStats struct {
 	Connects uint64 // connections opened (handshakes sent)
-	Resent   uint64 // requests sent again on the connection's own account (a NOSCRIPT answered with EVAL)
+	Resent   uint64 // requests sent again on the connection's own account (a NOSCRIPT answered with EVAL, a driver's retry)
 }
 
 // NewConn builds a client's connection to its n servers, talking through link.
@@ -96,6 +99,18 @@ func (l *Link) Dead() bool { return l.c.state == csDead }
 // Stray counts a message nobody had use for.
 func (l *Link) Stray() { l.c.stats.Stray++ }
 
+// Rand returns the connection's own random stream, "<client>/conn", for what its driver
+// randomises (go-redis's retry backoff): its draws leave the algorithm's and the
+// workload's streams alone, and a connection that draws nothing creates none. A restarted
+// process continues it.
+func (l *Link) Rand() *rand.Rand {
+	c := l.c
+	if c.connRand == nil {
+		c.connRand = c.s.Rand(c.cfg.Name + "/conn")
+	}
+	return c.connRand
+}
+
 // Endpoint returns server node's network endpoint.
 func (l *Link) Endpoint(node int) network.Endpoint { return l.c.cfg.Nodes[node] }
 
@@ -106,7 +121,7 @@ func DirectConn(link *Link, _ int) Conn { return &direct{link: link} }
 
 type direct struct{ link *Link }
 
-func (d *direct) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
+func (d *direct) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
 	d.link.SendRequest(node, uint64(req), p)
 }
 

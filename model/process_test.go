@@ -408,7 +408,7 @@ type firing struct {
 	arg uint32
 }
 
-func (rc *recConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload) {
+func (rc *recConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
 	rc.link.Send(node, Request(uint64(req), *p))
 	rc.link.After(now, rc.after, uint32(req))
 	rc.link.Cancel(rc.link.After(now, rc.after, 1000+uint32(req)))

@@ -307,12 +307,20 @@ type Config struct {
 	Tries int
 	Mode  Mode
 	// Timeout is how long to wait for one node's reply. When zero, it is TTL × TimeoutFactor,
-	// so the wait is always small next to the lock's lifetime. redsync sets 0.05 as its
-	// per-node timeout factor, but with go-redis v9 that timeout takes effect only when the
-	// client was built with ContextTimeoutEnabled; otherwise go-redis waits its own read
-	// timeout (3 s by default) and a stopped node stalls the whole round.
+	// so the wait is always small next to the lock's lifetime. A library that waits for its
+	// driver's answer however long it takes (redsync, node-redlock) has none of its own: its
+	// profile sets 1h, and the driver's connection (its timeouts and retries) decides.
 	Timeout       time.Duration
 	TimeoutFactor float64
+	// ContextFactor is the deadline of the context the library hands its driver with each
+	// request of an acquire attempt and of the cleanup after a lost one, as a fraction of
+	// TTL, counted from the round's start (redsync's timeoutFactor: each attempt and its
+	// cleanup run under context.WithTimeout(ctx, expiry × timeoutFactor)); 0: no deadline.
+	// Extensions and releases pass none (redsync's Extend and Unlock use
+	// context.Background()). Only a driver that reads contexts heeds it (go-redis's
+	// connections, which check it when they take a connection, between dials and between
+	// retries); the machine itself never waits on it.
+	ContextFactor float64
 	// ExtendTimeout and ReleaseTimeout are the per-node waits of an extension and of a
 	// release, when they differ from the acquire's (0: NodeTimeout). redsync bounds its
 	// acquire and the cleanup after a lost attempt by its context timeout but its Extend
@@ -384,6 +392,12 @@ func (c Config) NodeTimeout() time.Duration {
 	return max(d, 1)
 }
 
+// AcquireContext returns the deadline of the context an acquire attempt and its cleanup
+// hand the driver, TTL × ContextFactor, or 0 for none.
+func (c Config) AcquireContext() time.Duration {
+	return time.Duration(float64(c.TTL) * c.ContextFactor)
+}
+
 // ExtendNodeTimeout returns how long an extension waits for a node's reply: ExtendTimeout,
 // or NodeTimeout when it is zero.
 func (c Config) ExtendNodeTimeout() time.Duration {
@@ -428,6 +442,8 @@ func (c Config) Validate() error {
 		return badParam("timeout", c.Timeout, fmt.Sprintf("[0s, %v] (0: ttl × timeout_factor)", MaxDelay))
 	case c.Timeout == 0 && !(c.TimeoutFactor > 0 && c.TimeoutFactor <= MaxTimeoutFactor):
 		return badParam("timeout_factor", c.TimeoutFactor, fmt.Sprintf("(0, %g] when timeout = 0", MaxTimeoutFactor))
+	case !(c.ContextFactor >= 0 && c.ContextFactor <= MaxTimeoutFactor):
+		return badParam("context_factor", c.ContextFactor, fmt.Sprintf("[0, %g] (0: no deadline)", MaxTimeoutFactor))
 	case c.ExtendTimeout < 0 || c.ExtendTimeout > MaxDelay:
 		return badParam("extend_timeout", c.ExtendTimeout, fmt.Sprintf("[0s, %v] (0: as timeout)", MaxDelay))
 	case c.ReleaseTimeout < 0 || c.ReleaseTimeout > MaxDelay:
@@ -446,7 +462,7 @@ func (c Config) Validate() error {
 // bad-input errors use, so a sweep spec, an error message and `redlock-sim params` agree.
 func Knobs() []string {
 	return []string{"variant", "nodes", "ttl", "drift_factor", "drift_pad", "retry_delay",
-		"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
+		"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "context_factor", "extend_timeout",
 		"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "fencing", "dialect"}
 }
 
@@ -477,6 +493,8 @@ func (c *Config) Set(name, value string) error {
 		c.Timeout, err = parseDuration(name, value)
 	case "timeout_factor":
 		c.TimeoutFactor, err = parseFloat(name, value)
+	case "context_factor":
+		c.ContextFactor, err = parseFloat(name, value)
 	case "extend_timeout":
 		c.ExtendTimeout, err = parseDuration(name, value)
 	case "release_timeout":

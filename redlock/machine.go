@@ -137,6 +137,9 @@ type Machine struct {
 	timeout time.Duration
 	// extendTimeout and releaseTimeout are the per-node waits of extensions and releases.
 	extendTimeout, releaseTimeout time.Duration
+	// acquireCtx is the deadline of the context an acquire attempt's requests and its
+	// cleanup's carry to the driver (Config.ContextFactor); 0: none.
+	acquireCtx time.Duration
 	// rules are the dialect's and the variant's, resolved once by New.
 	rules      rules
 	relAttempt int // release rounds so far (node-redlock 5 retries them)
@@ -212,6 +215,7 @@ func New(cfg Config, rng *rand.Rand) (*Machine, error) {
 
 		extendTimeout:  cfg.ExtendNodeTimeout(),
 		releaseTimeout: cfg.ReleaseNodeTimeout(),
+		acquireCtx:     cfg.AcquireContext(),
 		rules:          resolveRules(cfg),
 		slots:          make([]slot, cfg.Nodes),
 		out:            make([]lock.Output, 0, 2*cfg.Nodes+4),
@@ -865,7 +869,21 @@ func (m *Machine) sendPayload(node int, p *lock.Payload) {
 	if o.Kind == lock.OutEvent {
 		o.Event = lock.Event{}
 	}
-	o.Kind, o.Node, o.Req, o.Request, o.Timer, o.After = lock.OutSend, node, m.lastReq, *p, 0, 0
+	o.Kind, o.Node, o.Req, o.Request, o.Timer, o.After = lock.OutSend, node, m.lastReq, *p, 0, m.requestContext()
+}
+
+// requestContext returns the deadline of the context a request sent now carries to the
+// driver: an acquire attempt's (its fencing round's too) and its cleanup's, as redsync's
+// lockContext gives them; an extension's and a release's carry none.
+func (m *Machine) requestContext() time.Duration {
+	if m.acquireCtx == 0 {
+		return 0
+	}
+	switch m.state {
+	case StateAcquiring, StateFencing, StateCleaningUp:
+		return m.acquireCtx
+	}
+	return 0
 }
 
 // push appends a zeroed output of the given kind and returns it for filling in place:

@@ -317,7 +317,7 @@ func TestParamsShowsAClientProfile(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "redsync v4.17.0")
 	for _, line := range []string{"ttl               8s           10s          *",
-		"dialect           redsync      spec         *", "connection        drop         queued       *",
+		"dialect           redsync      spec         *", "connection        go-redis     queued       *",
 		"drift_factor      0.01         0.01         \n"} {
 		assert.Contains(t, out, line)
 	}

@@ -190,7 +190,7 @@ func registry() []knob {
 	ks = append(ks, lockKnobs()...)
 	ks = append(ks, knob{Param: Param{Name: "connection", Group: "algorithm", Unit: "enum",
 		Allowed: oneOf(enumNames(redis.Connections())),
-		Help:    "what the Redis driver's connection does: after a request to a node times out, it is kept and the request still runs when the node continues (queued), or closed, and requests wait for a new connection's handshake (drop: go-redis); or ioredis's: kept through timeouts, reconnected when refused while requests wait in its offline queue, and a lost host found by the kernel's TCP retransmissions (offline-queue)"},
+		Help:    "what the Redis driver's connection does: after a request to a node times out, it is kept and the request still runs when the node continues (queued), or closed, and requests wait for a new connection's handshake (drop: go-redis with its retries off); go-redis as its defaults run it: closed after a timeout, and the command tried again on a new connection, up to 3 retries, 5 dials each, with the request's context read between them (go-redis); or ioredis's: kept through timeouts, reconnected when refused while requests wait in its offline queue, and a lost host found by the kernel's TCP retransmissions (offline-queue)"},
 		set: func(c *Config, v string) error {
 			conn, err := redis.ParseConnection(v)
 			if err != nil {
@@ -340,6 +340,9 @@ func lockKnobs() []knob {
 			func(c *Config) string { return c.Lock.Timeout.String() }),
 		lockKnob("timeout_factor", "algorithm", "number", fmt.Sprintf("(0, %g]", redlock.MaxTimeoutFactor), "the reply timeout as a fraction of ttl, when timeout = 0",
 			func(c *Config) string { return formatFloat(c.Lock.TimeoutFactor) }),
+		lockKnob("context_factor", "algorithm", "number", fmt.Sprintf("[0, %g] (0 = no deadline)", redlock.MaxTimeoutFactor),
+			"the deadline of the context an acquire attempt and its cleanup hand the driver, as a fraction of ttl (redsync's timeoutFactor); go-redis reads it only between dials and retries",
+			func(c *Config) string { return formatFloat(c.Lock.ContextFactor) }),
 		lockKnob("extend_timeout", "algorithm", "duration", delay+" (0 = as timeout)", "how long an extension waits for one node's reply",
 			func(c *Config) string { return c.Lock.ExtendTimeout.String() }),
 		lockKnob("release_timeout", "algorithm", "duration", delay+" (0 = as timeout)", "how long a release waits for one node's reply",

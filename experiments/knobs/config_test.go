@@ -152,7 +152,7 @@ func TestEnumKnobsAllowedListsTable(t *testing.T) {
 		"algorithm":      {"redlock", "redisson", "redisson-redlock"},
 		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
 		"dialect":        enumNames(redlock.Dialects()),
-		"connection":     {"queued", "drop", "offline-queue"},
+		"connection":     {"queued", "drop", "offline-queue", "go-redis"},
 		"validity_clock": {"monotonic", "wall"},
 		"variant":        enumNames(redlock.Variants()),
 		"mode":           enumNames(redlock.Modes()),

@@ -3,6 +3,7 @@ package knobs
 import (
 	"fmt"
 
+	"github.com/redlock-sim/redlock-sim/model/redis"
 	"github.com/redlock-sim/redlock-sim/redlock"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
@@ -71,6 +72,10 @@ func (c *Config) Inert(name string) string {
 	case "retry_delay", "retry_jitter":
 		if lock.Tries == 1 {
 			return "it is the pause between tries, and tries is 1: an acquire never retries"
+		}
+	case "context_factor":
+		if c.Connection != redis.ConnGoRedis {
+			return fmt.Sprintf("it is the deadline the driver reads between its retries, and connection = %v has no retries that read one", c.Connection)
 		}
 	case "timeout_factor":
 		if lock.Timeout != 0 {

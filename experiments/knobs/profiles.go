@@ -19,7 +19,7 @@ type Profile struct {
 // Choosing a profile sets them all; the other knobs of the same settings (Apply moves the
 // profile first, whatever the order) and a scenario's knobs override its values.
 var ProfileKnobs = []string{"algorithm", "ttl", "drift_factor", "drift_pad", "retry_delay",
-	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "extend_timeout",
+	"retry_jitter", "tries", "mode", "timeout", "timeout_factor", "context_factor", "extend_timeout",
 	"release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend", "dialect", "connection",
 	"extend_every", "validity_clock"}
 
@@ -31,26 +31,27 @@ var profileTable = []Profile{
 			"retry 200ms ± 100ms, 10 tries, per-node timeout 0.05 × ttl",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "10", "mode", "multiplexed",
-			"timeout", "0s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "0s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec",
 			"connection", "queued", "extend_every", "0s", "validity_clock", "monotonic")},
 	{Name: "redsync", Library: "redsync v4.17.0 (github.com/go-redsync/redsync) over go-redis v9.23.0 with its default options",
-		Help: "expiry 8s, drift 0.01 × ttl, retry uniform in [50ms, 250ms), 32 tries; every node " +
-			"wait is go-redis's 5s read timeout (redsync's 0.05 × ttl context timeout needs " +
-			"ContextTimeoutEnabled); no extension limit; redsync's scripts and fail-fast; go-redis " +
-			"drops a connection whose read timed out",
+		Help: "expiry 8s, drift 0.01 × ttl, retry uniform in [50ms, 250ms), 32 tries; no wait of its " +
+			"own: each node's answer is go-redis's, with its defaults (5s read timeout, the connection " +
+			"closed after it, 3 retries on new connections, 5 dials 100ms apart); each attempt and its " +
+			"cleanup pass go-redis a context of 0.05 × ttl, which it reads only between dials and " +
+			"retries, Extend and Unlock none; no extension limit; redsync's scripts and fail-fast",
 		Sets: kvs("algorithm", "redlock", "ttl", "8s", "drift_factor", "0.01", "drift_pad", "0s",
 			"retry_delay", "150ms", "retry_jitter", "100ms", "tries", "32", "mode", "multiplexed",
-			"timeout", "5s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "1h", "timeout_factor", "0.05", "context_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redsync",
-			"connection", "drop", "extend_every", "0s", "validity_clock", "monotonic")},
+			"connection", "go-redis", "extend_every", "0s", "validity_clock", "monotonic")},
 	{Name: "node-redlock", Library: "node-redlock 4.2.0 (github.com/mike-marcacci/node-redlock; npm's latest) over ioredis 4",
 		Help: "no default ttl (the spec's 10s here); drift round(0.01 × ttl) + 2ms; retry 200ms ± 100ms, " +
 			"11 attempts; no timeout of its own: an attempt waits for every server (1h here, the longest " +
 			"a knob allows); its own lock, extend and unlock scripts; validity on Date.now(), the wall clock",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
-			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "1h", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock",
 			"connection", "offline-queue", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "node-redlock-5", Library: "node-redlock 5.0.0-beta.2 (github.com/mike-marcacci/node-redlock; a beta: npm's latest is 4.2.0) over ioredis 5",
@@ -62,7 +63,7 @@ var profileTable = []Profile{
 			"ioredis's offline queue; its own scripts",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "11", "mode", "multiplexed",
-			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "1h", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "true", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "node-redlock-5",
 			"connection", "offline-queue", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "redlock-py", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py 3.1 to 6.x (docs/clients.md: which redis-py)",
@@ -72,7 +73,7 @@ var profileTable = []Profile{
 			"without releasing (MultipleRedlockException); no extension; validity on time.time(), the wall clock",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "0s", "tries", "3", "mode", "sequential",
-			"timeout", "1h", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "1h", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "redlock-py",
 			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "redlock-net", Library: "RedLock.net 2.3.2 (github.com/samcook/RedLock.net) over StackExchange.Redis, connections it manages itself",
@@ -82,7 +83,7 @@ var profileTable = []Profile{
 			"back; its own unlock and extend scripts; a GUID as the value",
 		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
 			"retry_delay", "200ms", "retry_jitter", "200ms", "tries", "3", "mode", "multiplexed",
-			"timeout", "1s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "1s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "redlock-net",
 			"connection", "queued", "extend_every", "5s", "validity_clock", "monotonic")},
 	{Name: "redisson", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RLock, lock() with the watchdog",
@@ -92,7 +93,7 @@ var profileTable = []Profile{
 			"1.5s up to 3 times, the trylock and unlock only with replicas; Redisson's own scripts by EVAL",
 		Sets: kvs("algorithm", "redisson", "ttl", "30s", "drift_factor", "0", "drift_pad", "0s",
 			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
-			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "3s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
 			"connection", "queued", "extend_every", "10s", "validity_clock", "monotonic")},
 	{Name: "redisson-redlock", Library: "Redisson 3.43.0 (github.com/redisson/redisson) RedissonRedLock (deprecated), lock() with the watchdog",
@@ -103,7 +104,7 @@ var profileTable = []Profile{
 			"again after 1.5s up to 3 times; unlock() on every master",
 		Sets: kvs("algorithm", "redisson-redlock", "ttl", "30s", "drift_factor", "0", "drift_pad", "0s",
 			"retry_delay", "1500ms", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
-			"timeout", "3s", "timeout_factor", "0.05", "extend_timeout", "0s", "release_timeout", "0s",
+			"timeout", "3s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
 			"connection", "queued", "extend_every", "10s", "validity_clock", "monotonic")},
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/model/redis"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,7 +49,9 @@ func TestRedsyncProfile(t *testing.T) {
 	assert.Equal(t, 2*time.Second, c.Lock.TTL, "a knob given with the profile overrides it, wherever it stands")
 	assert.Equal(t, 3, c.Lock.Tries)
 	assert.Equal(t, redlock.DialectRedsync, c.Lock.Dialect)
-	assert.Equal(t, 5*time.Second, c.Lock.NodeTimeout())
+	assert.Equal(t, time.Hour, c.Lock.NodeTimeout(), "redsync waits for go-redis's answer, however long")
+	assert.Equal(t, 100*time.Millisecond, c.Lock.AcquireContext(), "each attempt's context: 0.05 × the ttl given")
+	assert.Equal(t, redis.ConnGoRedis, c.Connection)
 	assert.Equal(t, time.Duration(0), c.Lock.DriftPad)
 	assert.Equal(t, 1_000_000, c.Lock.MaxExtensions)
 }

@@ -234,12 +234,13 @@ func redsyncLibrary() Library {
 			{Knob: "drift_pad", Access: Fixed, Fixed: "0s",
 				Why:    "redsync's drift allowance is expiry × driftFactor alone: no constant is added, and no option adds one",
 				Source: srcRedsync + "mutex.go lockContext, ExtendContext"},
-			{Knob: "timeout", Access: FactorOfTTL, Unit: "factor of the expiry", Fixed: "5s",
+			{Knob: "timeout", Access: FactorOfTTL, Unit: "factor of the expiry", Fixed: "1h",
 				Option: "redsync.WithTimeoutFactor(timeout / ttl), with ContextTimeoutEnabled: true on every go-redis client",
-				Why: "redsync gives each attempt and its cleanup a context of expiry × timeoutFactor, but go-redis reads with " +
-					"context.Background() unless the client has ContextTimeoutEnabled, so without it every node's wait is " +
-					"go-redis's ReadTimeout (5s), retried up to MaxRetries (3) times where no deadline cuts the retry short " +
-					"(Extend and Unlock, which this profile does not model yet); the factor with ContextTimeoutEnabled is the honest setting, because a short " +
+				Why: "redsync has no per-node wait of its own: it gives each attempt and its cleanup a context of expiry × timeoutFactor, " +
+					"but go-redis reads with context.Background() unless the client has ContextTimeoutEnabled, so without it every node's " +
+					"wait is go-redis's: its ReadTimeout (5s), then up to MaxRetries (3) tries on new connections, cut short only where " +
+					"the context is read, between dials and retries (the profile models all of it: connection = go-redis, context_factor); " +
+					"Extend and Unlock pass no deadline and go through every retry. The factor with ContextTimeoutEnabled is the honest setting, because a short " +
 					"ReadTimeout would bound every command of a client the application may share and still be retried, " +
 					"while the context bounds only the lock's calls (and Extend and Unlock given a context with a deadline)",
 				Source: srcRedsync + "mutex.go lockContext; " + srcGoRedis + "redis.go baseClient.context, baseClient._process; options.go ReadTimeout, MaxRetries, ContextTimeoutEnabled"},

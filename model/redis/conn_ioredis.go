@@ -40,7 +40,7 @@ func (c *offlineConn) Timer(now sim.Time, arg uint32) {
 	c.tcpTimer(now, node)
 }
 
-func (c *offlineConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload) {
+func (c *offlineConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
 	c.note(node, req, p)
 	c.offlineSend(now, node, req, p)
 }

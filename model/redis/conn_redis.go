@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/redlock/lock"
@@ -51,9 +52,17 @@ const (
 	// and the kernel's timers wait out a pause of the process as its own timers do (a real
 	// kernel retransmits through a GC pause).
 	ConnOffline
+	// ConnGoRedis is go-redis v9 as a client built with its default options runs a command
+	// (goRedisConn): ConnDrop's connection, plus its retries (a timed-out, reset or
+	// undialable command is tried again on a new connection, up to 3 times, after a
+	// backoff), its dial retries (5 dials, 100ms apart), its pool's fail-fast after 20
+	// failed connection attempts, and the request's context, read when it takes a
+	// connection, between dials and between retries, never during a read. ConnDrop is
+	// the same driver with its retries off (MaxRetries −1), as redlock/redisdriver runs it.
+	ConnGoRedis
 )
 
-var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop", ConnOffline: "offline-queue"}
+var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop", ConnOffline: "offline-queue", ConnGoRedis: "go-redis"}
 
 func (c Connection) String() string {
 	if int(c) < len(connectionNames) {
@@ -63,7 +72,7 @@ func (c Connection) String() string {
 }
 
 // Connections returns every connection semantics, in declaration order.
-func Connections() []Connection { return []Connection{ConnQueued, ConnDrop, ConnOffline} }
+func Connections() []Connection { return []Connection{ConnQueued, ConnDrop, ConnOffline, ConnGoRedis} }
 
 // Conn builds connection semantics k for a client of n Redis nodes: a NewConn.
 func (k Connection) Conn(link *model.Link, n int) model.Conn {
@@ -72,6 +81,8 @@ func (k Connection) Conn(link *model.Link, n int) model.Conn {
 		return newDropConn(link, n)
 	case ConnOffline:
 		return newOfflineConn(link, n)
+	case ConnGoRedis:
+		return newGoRedisConn(link, n)
 	}
 	return newQueuedConn(link, n)
 }
@@ -111,7 +122,7 @@ func (q *queuedConn) note(node int, req lock.Req, p *lock.Payload) {
 	}
 }
 
-func (q *queuedConn) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
+func (q *queuedConn) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
 	q.note(node, req, p)
 	q.link.SendRequest(node, uint64(req), p)
 }
@@ -188,7 +199,7 @@ func newDropConn(link *model.Link, n int) *dropConn {
 	return &dropConn{queuedConn: *newQueuedConn(link, n), conns: make([]dropState, n), parked: make([]parkedReq, n)}
 }
 
-func (d *dropConn) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload) {
+func (d *dropConn) Send(_ sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
 	d.note(node, req, p)
 	if !d.conns[node].open {
 		d.park(node, req, p)

@@ -112,12 +112,16 @@ const (
 // not an interface, so that the outbox is a reusable slice and emitting allocates nothing.
 type Output struct {
 	Kind    OutputKind
-	Node    int           // OutSend, OutAbandon: the server, 0..n-1
-	Req     Req           // OutSend, OutAbandon
-	Request Payload       // OutSend
-	Timer   TimerID       // OutSetTimer, OutCancelTimer
-	After   time.Duration // OutSetTimer
-	Event   Event         // OutEvent
+	Node    int     // OutSend, OutAbandon: the server, 0..n-1
+	Req     Req     // OutSend, OutAbandon
+	Request Payload // OutSend
+	Timer   TimerID // OutSetTimer, OutCancelTimer
+	// After is, for OutSetTimer, when the timer fires; for OutSend, the deadline of the
+	// context the library hands its driver with the request, counted from its sending (0:
+	// none). A driver that reads contexts (go-redis's) heeds it; the algorithm itself
+	// waits by its own timers.
+	After time.Duration
+	Event Event // OutEvent
 }
 
 // Format renders the output for traces and golden files, with requests in protocol p's
@@ -125,9 +129,17 @@ type Output struct {
 func (o Output) Format(p Protocol) string {
 	if o.Kind == OutSend {
 		return "send node=" + strconv.Itoa(o.Node) + " req=" + strconv.FormatUint(uint64(o.Req), 10) +
-			": " + string(p.AppendRequest(nil, &o.Request))
+			o.context() + ": " + string(p.AppendRequest(nil, &o.Request))
 	}
 	return o.String()
+}
+
+// context renders a request's context deadline, when it has one.
+func (o Output) context() string {
+	if o.After == 0 {
+		return ""
+	}
+	return " ctx=" + o.After.String()
 }
 
 // String renders the output as Format does, with a request shown as its payload's words:
@@ -136,7 +148,7 @@ func (o Output) String() string {
 	switch o.Kind {
 	case OutSend:
 		return "send node=" + strconv.Itoa(o.Node) + " req=" + strconv.FormatUint(uint64(o.Req), 10) +
-			": " + o.Request.String()
+			o.context() + ": " + o.Request.String()
 	case OutSetTimer:
 		return "set-timer id=" + strconv.FormatUint(uint64(o.Timer), 10) + " after=" + o.After.String()
 	case OutCancelTimer:
