@@ -557,7 +557,7 @@ func TestALockServiceRefusesRedisOnlyActions(t *testing.T) {
 		"failover: {node: lease1}":             "failover: node lease1 is a server of the lease service, and only a Redis group with replicas takes a failover",
 		"outside_lock: {node: last, ttl: 1s}":  "outside_lock: node last is a server of the lease service",
 		"crash_node: {node: redis1}":           "lease1",
-		"kill_node: {node: lease2}":            "one of this world's 1 nodes: lease1",
+		"kill_node: {node: lease2}":            "one of this world's 1 nodes: lease1 (algorithm lease-test addresses 1), or last",
 		"shutdown_node: {node: lease1}":        "",
 		"pause_node: {node: lease1, for: 1ms}": "",
 	} {

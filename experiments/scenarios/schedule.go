@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -474,7 +475,11 @@ func noNode(w *world.World, name string) error {
 			names = append(names, w.Net.Name(e))
 		}
 	}
-	return sim.BadParam("node", name, fmt.Sprintf("one of this world's %d nodes: %s (the nodes knob sets how many), or last", len(names), strings.Join(names, ", ")))
+	hint := " (the nodes knob sets how many)"
+	if w.Algorithm.Masters > 0 {
+		hint = " (algorithm " + w.Algorithm.Name + " addresses " + strconv.Itoa(w.Algorithm.Masters) + ")"
+	}
+	return sim.BadParam("node", name, fmt.Sprintf("one of this world's %d nodes: %s%s, or last", len(names), strings.Join(names, ", "), hint))
 }
 
 func endpointNames(w *world.World) []string {
