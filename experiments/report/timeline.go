@@ -19,9 +19,10 @@ import (
 const MaxTimelineItems = 1 << 20
 
 // Timeline is one run drawn as data for a space-time diagram: what each Redis node held
-// (or when another service's server was down or stalled) and each client did, in true time. Package plots draws it. It exists for teaching, so it is
-// collected only when asked for (Options.Timeline) and costs nothing otherwise; collecting
-// it reads trace records and client events and never changes the run.
+// (or when another service's server was down or stalled) and each client did, in true
+// time. Package plots draws it. It exists for teaching, so it is collected only when asked
+// for (Options.Timeline) and costs nothing otherwise; collecting it reads trace records
+// and client events and never changes the run.
 //
 // Every time is true time from the start of the run. Spans still open at the end of the
 // run end at Duration.
@@ -31,8 +32,10 @@ type Timeline struct {
 	Duration time.Duration `json:"duration_ns"` // the run's simulated length
 	TTL      time.Duration `json:"ttl_ns"`
 	Quorum   int           `json:"quorum"`
-	Nodes    []NodeLane    `json:"nodes"`   // Redlock nodes in order; with replicas, every node of each group; another service's servers in order
-	Clients  []ClientLane  `json:"clients"` // in client order; a client's index is its colour
+	// Nodes are the Redlock nodes in order, with replicas every node of each group; or
+	// another service's servers, in order.
+	Nodes   []NodeLane   `json:"nodes"`
+	Clients []ClientLane `json:"clients"` // in client order; a client's index is its colour
 	// NetFaults are the network's partitions and clogs, with the endpoints they cut.
 	NetFaults []NetFault `json:"net_faults"`
 	// Violations are the run's violations (and fenced writes rejected), as in its Record.
