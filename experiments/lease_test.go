@@ -556,7 +556,7 @@ func TestALockServiceRefusesRedisOnlyActions(t *testing.T) {
 	for action, want := range map[string]string{
 		"failover: {node: lease1}":             "failover: node lease1 is a server of the lease service, and only a Redis group with replicas takes a failover",
 		"outside_lock: {node: last, ttl: 1s}":  "outside_lock: node last is a server of the lease service",
-		"crash_node: {node: redis1}":           "lease1",
+		"crash_node: {node: redis1}":           "lease.yaml:4: crash_node: node = redis1: out of range, allowed one of this world's 1 nodes: lease1",
 		"kill_node: {node: lease2}":            "one of this world's 1 nodes: lease1 (algorithm lease-test addresses 1), or last",
 		"shutdown_node: {node: lease1}":        "",
 		"pause_node: {node: lease1, for: 1ms}": "",
@@ -568,4 +568,28 @@ func TestALockServiceRefusesRedisOnlyActions(t *testing.T) {
 		}
 		assert.ErrorContains(t, err, want, action)
 	}
+}
+
+// TestALockServiceStopEndsItsStall: a server killed while stalled is no longer stalled:
+// its paused span ends where its down span begins, the thaw the stall had scheduled never
+// comes, and what it kept for the thaw is gone with it.
+func TestALockServiceStopEndsItsStall(t *testing.T) {
+	w, err := leaseScenario(t, `name: stop-in-stall
+story: the lease server is killed while stalled
+schedule:
+  - at: 1s
+    pause_node: {node: lease1, for: 1s}
+  - at: 1500ms
+    kill_node: {node: lease1, restart_after: 100ms}
+`)
+	require.NoError(t, err)
+	var trace bytes.Buffer
+	var tl report.Timeline
+	_, err = experiments.RunWorld(context.Background(), w, "stop-in-stall", experiments.Options{Trace: &trace, Timeline: &tl})
+	require.NoError(t, err)
+	require.Len(t, tl.Nodes, 1)
+	assert.Equal(t, []report.Span{{From: time.Second, To: 1500 * time.Millisecond}}, tl.Nodes[0].Paused)
+	assert.Equal(t, []report.Span{{From: 1500 * time.Millisecond, To: 1600 * time.Millisecond}}, tl.Nodes[0].Down)
+	assert.NotContains(t, trace.String(), "resume", "no thaw after the kill")
+	assert.Contains(t, trace.String(), "kill leases=")
 }

@@ -299,6 +299,7 @@ func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.
 	now := r.At
 	switch effect {
 	case model.EffectStop:
+		closeOpen(nl.Paused, now) // a stopped process is no longer stalled
 		if c.room() {
 			nl.Down = append(nl.Down, Span{From: now.Duration(), To: -1})
 		}
