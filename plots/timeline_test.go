@@ -256,3 +256,28 @@ func TestLongWindowIsBounded(t *testing.T) {
 		Window: &report.Span{From: 0, To: 20 * time.Minute}}))
 	assertPNG(t, png.Bytes(), 400, 300)
 }
+
+// TestTimelineDrawsAnotherServicesServer draws the lane of a lock service's server that is
+// not Redis's, as the timeline collects it (experiments/lease_test.go): no keys, only its
+// process faults and clock jumps, each drawn on its own lane as a Redis node's are, and
+// the figure renders.
+func TestTimelineDrawsAnotherServicesServer(t *testing.T) {
+	ms := time.Millisecond
+	tl := &report.Timeline{Scenario: "lease-faults", Seed: 1, Duration: 3 * time.Second, TTL: 500 * ms, Quorum: 1,
+		Nodes: []report.NodeLane{{Name: "lease1", Group: "lease1",
+			Down:   []report.Span{{From: 166 * ms, To: 216 * ms}},
+			Paused: []report.Span{{From: 2 * time.Second, To: 2300 * ms}},
+			Marks: []report.Mark{{At: 166 * ms, Kind: report.MarkCrash, Text: "crash"},
+				{At: 216 * ms, Kind: report.MarkRestart, Text: "restart"},
+				{At: time.Second, Kind: report.MarkClockJump, Text: "clock +1s"}}}},
+		Clients: []report.ClientLane{{Name: "client1", Validity: []report.Span{{From: 156 * ms, To: 650 * ms}}}}}
+	L := layoutTimeline(tl, report.Span{From: 0, To: tl.Duration}, "")
+	assert.Len(t, shapesOf(L, shDown, "lease1"), 1)
+	assert.Len(t, shapesOf(L, shNodePaused, "lease1"), 1)
+	assert.Len(t, shapesOf(L, shCrash, "lease1"), 1)
+	assert.Len(t, shapesOf(L, shRestart, "lease1"), 1)
+	assert.Len(t, shapesOf(L, shClockJump, "lease1"), 1)
+	var png bytes.Buffer
+	require.NoError(t, WriteTimeline(&png, PNG, tl, TimelineOptions{}))
+	assertPNG(t, png.Bytes(), DefaultWidth, DefaultHeight)
+}

@@ -1,20 +1,20 @@
 package knobs
 
 import (
-	"github.com/redlock-sim/redlock-sim/model/redis"
+	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/sim/dist"
 )
 
-// RandomNodeFault is a kind of process fault a run draws at random on each group's master,
-// as a Poisson process: the knobs that set its rate and how long each lasts, and the random
-// stream it draws from. The world schedules it, Inert and the limits check read it, and
+// RandomNodeFault is a kind of process fault a run draws at random on each server (a Redis
+// group's master of the moment, or another service's server), as a Poisson process: the
+// knobs that set its rate and how long each lasts, and the random stream it draws from. The world schedules it, Inert and the limits check read it, and
 // the scenario checks name it, all from this one row.
 type RandomNodeFault struct {
-	Kind redis.FaultKind // a kind that lasts (model.FaultDesc.Lasts)
+	Kind model.FaultKind // a kind that lasts (model.FaultDesc.Lasts)
 	Rate string          // the knob of its rate, per node per second ("node_crash_rate")
 	Len  string          // the knob of how long each lasts ("node_down")
-	// Stream names the random stream it draws from, after the group's name ("/crashes"):
-	// renaming it changes every run that draws the fault.
+	// Stream names the random stream it draws from, after the group's or server's name
+	// ("/crashes"): renaming it changes every run that draws the fault.
 	Stream  string
 	Counted string // what its limit counts ("crashes per node")
 	LenIs   string // what Len is, for Inert ("how long a randomly crashed node stays down")
@@ -33,10 +33,10 @@ func (r RandomNodeFault) LenOf(c *Config) dist.Dist { return r.length(c) }
 // draws them.
 func RandomNodeFaults() []RandomNodeFault {
 	return []RandomNodeFault{
-		{Kind: redis.FaultCrash, Rate: "node_crash_rate", Len: "node_down", Stream: "/crashes",
+		{Kind: model.FaultCrash, Rate: "node_crash_rate", Len: "node_down", Stream: "/crashes",
 			Counted: "crashes per node", LenIs: "how long a randomly crashed node stays down", Own: "restart",
 			rate: func(c *Config) float64 { return c.NodeCrashRate }, length: func(c *Config) dist.Dist { return c.NodeDown }},
-		{Kind: redis.FaultPause, Rate: "node_pause_rate", Len: "node_pause_len", Stream: "/pauses",
+		{Kind: model.FaultPause, Rate: "node_pause_rate", Len: "node_pause_len", Stream: "/pauses",
 			Counted: "stalls per node", LenIs: "how long a randomly stalled node stays stopped", Own: "node stall",
 			rate: func(c *Config) float64 { return c.NodePauseRate }, length: func(c *Config) dist.Dist { return c.NodePauseLen }},
 	}

@@ -23,8 +23,18 @@ type Service struct {
 	Conn model.NewConn
 	// Servers creates the service's servers on env's network. They must take the next
 	// env.Servers endpoints, in the order the algorithm numbers its servers, and it
-	// returns them.
-	Servers func(env ServiceEnv) ([]network.Endpoint, error)
+	// returns them, each with its process if it has one.
+	Servers func(env ServiceEnv) ([]Server, error)
+}
+
+// Server is one server a Service created: the endpoint its clients address, and its
+// process, through which the world reaches it with process faults (the scenario actions
+// crash_node, pause_node, ... naming it, and the node knobs' random draws) and the
+// timeline and the replay read its state. A nil Process suffers no process faults: a
+// scenario that schedules one on it is refused, and its timeline lane shows no spans.
+type Server struct {
+	Endpoint network.Endpoint
+	Process  model.ServerProcess
 }
 
 // ServiceEnv is what a world gives a service to create its servers with.

@@ -142,7 +142,9 @@ const (
 	actorNode
 	actorStorage
 	// actorServer is a server of a lock service other than Redis: its records and the
-	// requests it receives are narrated as they come, in its protocol's words.
+	// requests it receives are narrated as they come, in its protocol's words, with its
+	// wall clock when it has a process (World.Processes), and its process faults' records
+	// (model.FaultKinds) as faults.
 	actorServer
 )
 
@@ -263,10 +265,13 @@ func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 		n.kinds[g.Name()] = actorGroup // a group of one node shares its node's name
 		known = append(known, g.Name())
 	}
-	for _, e := range w.Servers {
+	for i, e := range w.Servers {
 		if name := w.Net.Name(e); n.kinds[name] == actorOther {
 			n.kinds[name] = actorServer
 			known = append(known, name)
+			if i < len(w.Processes) && w.Processes[i] != nil && w.Processes[i].Clock() != nil {
+				n.clocks[name] = w.Processes[i].Clock()
+			}
 		}
 	}
 	storage := w.Net.Name(w.Storage.Endpoint())
@@ -494,7 +499,7 @@ func (n *Narrator) localAt(actor string, at sim.Time) string {
 	switch n.kinds[actor] {
 	case actorClient:
 		return n.mono(ck.Mono(at))
-	case actorNode, actorGroup:
+	case actorNode, actorGroup, actorServer:
 		return "[wall " + n.clock(ck.Wall(at)) + "]"
 	}
 	return ""
@@ -548,6 +553,11 @@ func (n *Narrator) describe(r *sim.Record, l *line) (bool, error) {
 		}
 	case actorClient:
 		return n.describeClient(r, l)
+	case actorServer:
+		l.local = n.localAt(r.Actor, r.At)
+		if _, ok := model.FaultByRecord(r.Kind); ok {
+			l.marker, l.kind = "!!", lineFault
+		}
 	}
 	if l.text == "" {
 		l.text = r.Kind + n.fields(r, "mono")
@@ -749,6 +759,7 @@ func (n *Narrator) describeDeliver(from, to string, m *model.Message, text strin
 		return false
 	case actorServer:
 		l.actor, l.peers = to, [2]string{from}
+		l.local = n.localAt(to, l.at)
 		l.text = "← " + from + ": " + text
 		return true
 	case actorClient:

@@ -97,13 +97,13 @@ type State struct {
 	Tokens []int64 `json:"tokens"`
 }
 
-// NodeState is one redis-server at an instant.
+// NodeState is one redis-server, or one server of another lock service, at an instant.
 type NodeState struct {
 	Status string `json:"status"` // "up", "down" or "paused"
 	// WallNs is the node's wall clock, on which its keys expire, from its reading at the
-	// start of the run.
+	// start of the run (0 for another service's server without a process).
 	WallNs int64      `json:"wall_ns"`
-	Keys   []KeyState `json:"keys"` // the lock keys it holds, in resource order
+	Keys   []KeyState `json:"keys"` // the lock keys it holds, in resource order (none for another service's server)
 }
 
 // KeyState is one lock key a node holds.
@@ -193,6 +193,7 @@ func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) 
 	for _, e := range w.Servers { // a lock service's servers that are not Redis's
 		if name := w.Net.Name(e); c.kinds[name] == "" {
 			c.kinds[name] = "node"
+			c.perState++
 		}
 	}
 	c.kinds[w.Net.Name(w.Storage.Endpoint())] = "storage"
@@ -402,6 +403,12 @@ func (c *ReplayCollector) state(now sim.Time) State {
 			s.Nodes = append(s.Nodes, ns)
 		}
 	}
+	for i := range w.Servers { // another service's servers, as their processes say
+		if w.Algorithm.Service == nil {
+			break
+		}
+		s.Nodes = append(s.Nodes, processState(w.Processes[i], now))
+	}
 	for j, cl := range w.Clients {
 		b := &c.cl[j]
 		mono := cl.Clock().Mono(now)
@@ -420,6 +427,25 @@ func (c *ReplayCollector) state(now sim.Time) State {
 		s.Tokens = append(s.Tokens, t)
 	}
 	return s
+}
+
+// processState is another service's server at now, as its process says (nil: it has
+// none, and is up as far as anyone knows).
+func processState(p model.ServerProcess, now sim.Time) NodeState {
+	ns := NodeState{Status: "up"}
+	if p == nil {
+		return ns
+	}
+	if ck := p.Clock(); ck != nil {
+		ns.WallNs = ck.Wall(now).Nanoseconds()
+	}
+	switch {
+	case !p.Up():
+		ns.Status = "down"
+	case p.Paused():
+		ns.Status = "paused"
+	}
+	return ns
 }
 
 // Undecoded returns the error of the first record the replay, its narration or its

@@ -18,10 +18,11 @@ import (
 // timeline stops recording new items and says so (Timeline.Truncated).
 const MaxTimelineItems = 1 << 20
 
-// Timeline is one run drawn as data for a space-time diagram: what each Redis node held and
-// each client did, in true time. Package plots draws it. It exists for teaching, so it is
-// collected only when asked for (Options.Timeline) and costs nothing otherwise; collecting
-// it reads trace records and client events and never changes the run.
+// Timeline is one run drawn as data for a space-time diagram: what each Redis node held
+// (or when another service's server was down or stalled) and each client did, in true
+// time. Package plots draws it. It exists for teaching, so it is collected only when asked
+// for (Options.Timeline) and costs nothing otherwise; collecting it reads trace records
+// and client events and never changes the run.
 //
 // Every time is true time from the start of the run. Spans still open at the end of the
 // run end at Duration.
@@ -31,8 +32,10 @@ type Timeline struct {
 	Duration time.Duration `json:"duration_ns"` // the run's simulated length
 	TTL      time.Duration `json:"ttl_ns"`
 	Quorum   int           `json:"quorum"`
-	Nodes    []NodeLane    `json:"nodes"`   // Redlock nodes in order; with replicas, every node of each group
-	Clients  []ClientLane  `json:"clients"` // in client order; a client's index is its colour
+	// Nodes are the Redlock nodes in order, with replicas every node of each group; or
+	// another service's servers, in order.
+	Nodes   []NodeLane   `json:"nodes"`
+	Clients []ClientLane `json:"clients"` // in client order; a client's index is its colour
 	// NetFaults are the network's partitions and clogs, with the endpoints they cut.
 	NetFaults []NetFault `json:"net_faults"`
 	// Violations are the run's violations (and fenced writes rejected), as in its Record.
@@ -85,10 +88,11 @@ type KeySpan struct {
 	Ended    string `json:"ended"`  // one of the Key* constants
 }
 
-// NodeLane is one redis-server process.
+// NodeLane is one redis-server process, or one server of another lock service (whose keys
+// the timeline does not know: its lane shows its process faults and clock jumps).
 type NodeLane struct {
-	Name   string    `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas
-	Group  string    `json:"group"` // "redis3", "redis1"
+	Name   string    `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas; "lease1"
+	Group  string    `json:"group"` // "redis3", "redis1"; another service's server's own name
 	Keys   []KeySpan `json:"keys"`
 	Down   []Span    `json:"down"`   // crashed, killed or shut down, until restart
 	Paused []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
@@ -150,15 +154,16 @@ type TimelineCollector struct {
 	// maxItems lowers MaxTimelineItems for one run (ReplayLimits); 0 keeps it.
 	maxItems int
 
-	lanes  []*redis.Node    // node lane i
-	actors map[string][]int // a node's or a group's trace name → its node lanes
-	epoch  []int64          // per lane: the node's wall clock's Unix ms at wall reading 0
-	open   [][]openKey      // per lane, per resource: the key being drawn
-	values map[string]int   // lock value → client index
-	resIdx map[string]int   // resource → index
-	epCl   []int            // network endpoint → client index, -1 for others
-	cl     []clientOpen     // per client: what is open
-	writes map[writeKey]int // (client, write id) → index in its lane's Writes
+	lanes  []*redis.Node         // node lane i's Redis node, nil for another service's server
+	procs  []model.ServerProcess // node lane i's process: a Redis node, a service's server's, or nil when it has none
+	actors map[string][]int      // a node's, a group's or a server's trace name → its node lanes
+	epoch  []int64               // per lane: the node's wall clock's Unix ms at wall reading 0
+	open   [][]openKey           // per lane, per resource: the key being drawn
+	values map[string]int        // lock value → client index
+	resIdx map[string]int        // resource → index
+	epCl   []int                 // network endpoint → client index, -1 for others
+	cl     []clientOpen          // per client: what is open
+	writes map[writeKey]int      // (client, write id) → index in its lane's Writes
 	obs    model.StorageObserver
 	bad    error // the first record that did not decode
 }
@@ -197,7 +202,7 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		for i := range g.Len() {
 			n := g.Node(i)
 			lane := len(c.lanes)
-			c.lanes = append(c.lanes, n)
+			c.lanes, c.procs = append(c.lanes, n), append(c.procs, n)
 			c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: n.Name(), Group: g.Name()})
 			c.actors[n.Name()] = append(c.actors[n.Name()], lane)
 			if g.Name() != n.Name() {
@@ -207,6 +212,20 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 			c.epoch = append(c.epoch, n.WallMs(now)-floorMs(n.Clock().Wall(now)))
 			c.open = append(c.open, make([]openKey, len(w.Resources)))
 		}
+	}
+	for i, e := range w.Servers { // another service's servers: a lane each, for its faults
+		if w.Algorithm.Service == nil {
+			break
+		}
+		p, name := w.Processes[i], w.Net.Name(e)
+		if p != nil {
+			name = p.Name()
+		}
+		c.actors[name] = append(c.actors[name], len(c.lanes))
+		c.lanes, c.procs = append(c.lanes, nil), append(c.procs, p)
+		c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: name, Group: name})
+		c.epoch = append(c.epoch, 0)
+		c.open = append(c.open, nil)
 	}
 	c.epCl = make([]int, w.Net.Endpoints())
 	for i := range c.epCl {
@@ -260,27 +279,39 @@ func (c *TimelineCollector) Record(r *sim.Record) {
 }
 
 func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
+	if c.lanes[l] == nil { // another service's server: its faults, by model's descriptors
+		if fault, ok := model.FaultByRecord(r.Kind); ok {
+			c.nodeFault(r, &c.tl.Nodes[l], fault.Effect, false)
+		}
+		return
+	}
 	fault, ok := redis.FaultByRecord(r.Kind)
 	if ok {
-		c.nodeFault(r, &c.tl.Nodes[l], fault.Effect)
+		c.nodeFault(r, &c.tl.Nodes[l], fault.Effect, true)
 	}
 	c.peek(l, r.At, ok && fault.Effect == redis.EffectStop)
 }
 
 // nodeFault draws a process fault's record on node lane nl by what the fault does (its
-// model.FaultEffect), never by its name, so a new kind with a known effect is drawn.
-func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect redis.FaultEffect) {
+// model.FaultEffect), never by its name, so a new kind with a known effect is drawn; isRedis
+// says the lane is a Redis node's, whose restart record says how many keys it loaded.
+func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect model.FaultEffect, isRedis bool) {
 	now := r.At
 	switch effect {
-	case redis.EffectStop:
+	case model.EffectStop:
+		closeOpen(nl.Paused, now) // a stopped process is no longer stalled
 		if c.room() {
 			nl.Down = append(nl.Down, Span{From: now.Duration(), To: -1})
 		}
 		c.mark(&nl.Marks, now, MarkCrash, r.Kind)
-	case redis.EffectStart:
+	case model.EffectStart:
+		closeOpen(nl.Down, now)
+		if !isRedis {
+			c.mark(&nl.Marks, now, MarkRestart, "restart")
+			return
+		}
 		x, err := redis.DecodeRestart(r)
 		c.fail(err)
-		closeOpen(nl.Down, now)
 		keys := "keys"
 		if x.Keys == 1 {
 			keys = "key"
@@ -288,13 +319,13 @@ func (c *TimelineCollector) nodeFault(r *sim.Record, nl *NodeLane, effect redis.
 		if err == nil {
 			c.mark(&nl.Marks, now, MarkRestart, "restart, "+strconv.Itoa(x.Keys)+" "+keys)
 		}
-	case redis.EffectStall:
+	case model.EffectStall:
 		if c.room() {
 			nl.Paused = append(nl.Paused, Span{From: now.Duration(), To: -1})
 		}
-	case redis.EffectThaw:
+	case model.EffectThaw:
 		closeOpen(nl.Paused, now)
-	case redis.EffectPromote:
+	case model.EffectPromote:
 		x, err := redis.DecodeFailover(r)
 		c.fail(err)
 		if err == nil && x.To == nl.Name {
@@ -502,8 +533,10 @@ func (c *TimelineCollector) Finish(scenario string, seed uint64) *Timeline {
 				nl.Keys[i].Client = j
 			}
 		}
-		for _, s := range c.lanes[l].Clock().Steps() {
-			c.mark(&nl.Marks, s.At, MarkClockJump, "clock "+signed(s.By))
+		if p := c.procs[l]; p != nil && p.Clock() != nil {
+			for _, s := range p.Clock().Steps() {
+				c.mark(&nl.Marks, s.At, MarkClockJump, "clock "+signed(s.By))
+			}
 		}
 	}
 	for j := range tl.Clients {

@@ -107,7 +107,7 @@ type Step struct {
 type Action struct {
 	Kind     string
 	Client   string     // pause_client, crash_client
-	Node     string     // the node faults, outside_lock, the clock actions: a group (redis3), or a client for a clock
+	Node     string     // the node faults, outside_lock, the clock actions: a group (redis3), another service's server (lease1) for a node fault, or a client for a clock
 	From, To []string   // block, clog: endpoint names
 	BothWays bool       // block
 	For      Value      // pause_client, a node fault that stalls (pause_node), isolate, block, clog, partition, slow_link: how long (unset: until the end)
@@ -151,7 +151,9 @@ var actions = slices.Concat([]actionSpec{
 // nodeFaultActions returns the action of each process fault that has one, in kind order.
 // Its fields follow from what the fault does: one that stops the node may restart it
 // after restart_after (a duration, or never: the default), one that stalls it lasts for,
-// any other acts at an instant. Each acts on the master of the group node names.
+// any other acts at an instant. Each acts on the master of the Redis group node names, or
+// on the server node names in a world of another service (a server-neutral kind only:
+// model.FaultKinds).
 func nodeFaultActions() []actionSpec {
 	var out []actionSpec
 	for _, d := range redis.FaultKinds() {

@@ -3,7 +3,11 @@
 // a client's event), with named parameters that are knobs of the scenario, a source for
 // the story, and the outcome its golden trace for seed 1 shows. The built-in stories are
 // files embedded in the binary (builtin/*.yaml); a user's file reads and runs the same
-// way (LoadFile). Knobs a user sets override a scenario's own.
+// way (LoadFile). Knobs a user sets override a scenario's own. A step's node field names
+// a server of whatever lock service the world runs, by its name (redis3, or lease1 for
+// another service's), or last: a process fault's action (crash_node, pause_node, ...)
+// stops or stalls a Redis group's master or the named server's process alike; what only
+// Redis has (failover, outside_lock) is refused on another service's server.
 package scenarios
 
 import (

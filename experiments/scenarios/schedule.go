@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -258,7 +259,12 @@ func (sc *Scenario) hook(w *world.World, v Values, t *trigger) {
 func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool) error {
 	a := st.Action
 	if d, ok := a.NodeFault(); ok {
-		return w.NodeFault(group(w, a.Node), at, nodeFault(v, a, d))
+		if g := group(w, a.Node); g != nil {
+			return w.NodeFault(g, at, nodeFault(v, a, d))
+		}
+		f := model.Fault{Kind: d.Process}
+		f.For, f.Forever = faultLength(v, a, d.Effect)
+		return w.ServerFault(serverIndex(w, a.Node), at, f)
 	}
 	switch a.Kind {
 	case "pause_client", "crash_client":
@@ -360,21 +366,27 @@ func (sc *Scenario) act(w *world.World, v Values, st Step, at sim.Time, now bool
 }
 
 // nodeFault is the process fault a node fault's action (its kind's descriptor d) schedules
-// on the master: one that stops the node restarts after restart_after or stays down (never,
-// or unset), one that stalls it lasts for.
+// on a Redis group's master.
 func nodeFault(v Values, a Action, d redis.FaultDesc) redis.Fault {
 	f := redis.Fault{Kind: d.Kind, Node: redis.CurrentMaster}
-	switch d.Effect {
-	case redis.EffectStop:
-		if !a.Restart.Set || a.Restart.Never {
-			f.Forever = true
-		} else {
-			f.For = v.dur(a.Restart)
-		}
-	case redis.EffectStall:
-		f.For = v.dur(a.For)
-	}
+	f.For, f.Forever = faultLength(v, a, d.Effect)
 	return f
+}
+
+// faultLength is how long a node fault's action's fault lasts, by its effect: one that
+// stops the server restarts it after restart_after or keeps it down (never, or unset:
+// forever), one that stalls it lasts for; any other is an instant.
+func faultLength(v Values, a Action, effect model.FaultEffect) (time.Duration, bool) {
+	switch effect {
+	case model.EffectStop:
+		if !a.Restart.Set || a.Restart.Never {
+			return 0, true
+		}
+		return v.dur(a.Restart), false
+	case model.EffectStall:
+		return v.dur(a.For), false
+	}
+	return 0, false
 }
 
 // OutsideValue is the value an outside_lock step's client writes: no client of the world
@@ -395,12 +407,19 @@ func (sc *Scenario) check(w *world.World, st Step) error {
 			err = fmt.Errorf("%s: %w", a.Kind, noClient(w, a.Client))
 		}
 	case isFault || a.Kind == "outside_lock":
-		switch g := group(w, a.Node); {
+		g, i := group(w, a.Node), serverIndex(w, a.Node)
+		switch svc := w.Algorithm.Service; {
 		case a.Kind == "outside_lock" && a.Resource != "" && !slices.Contains(w.Resources, a.Resource):
 			err = fmt.Errorf("outside_lock: no resource %q in this world; it has %s", a.Resource, strings.Join(w.Resources, ", "))
-		case g == nil:
+		case g == nil && i >= 0 && a.Kind == "outside_lock":
+			err = fmt.Errorf("outside_lock: node %s is a server of the %s service, and outside_lock writes a Redis key (SET NX): it needs a Redis node", a.Node, svc.Name)
+		case g == nil && i >= 0 && fault.Process == 0:
+			err = fmt.Errorf("%s: node %s is a server of the %s service, and only a Redis group with replicas takes a %s", a.Kind, a.Node, svc.Name, fault.Name)
+		case g == nil && i >= 0 && w.Processes[i] == nil:
+			err = fmt.Errorf("%s: node %s is a server of the %s service, whose servers suffer no process faults", a.Kind, a.Node, svc.Name)
+		case g == nil && i < 0:
 			err = fmt.Errorf("%s: %w", a.Kind, noNode(w, a.Node))
-		case fault.NeedsReplica && g.Len() < 2:
+		case g != nil && fault.NeedsReplica && g.Len() < 2:
 			err = fmt.Errorf("%s: node %s has no replica to promote (set the replicas knob)", a.Kind, a.Node)
 		}
 	case slices.Contains([]string{"isolate", "block", "clog", "partition", "slow_link", "drop"}, a.Kind):
@@ -450,7 +469,17 @@ func noNode(w *world.World, name string) error {
 	for i, g := range w.GroupCfgs {
 		names[i] = g.Name
 	}
-	return sim.BadParam("node", name, fmt.Sprintf("one of this world's %d nodes: %s (the nodes knob sets how many), or last", len(names), strings.Join(names, ", ")))
+	if w.Algorithm.Service != nil { // another service's servers, by their endpoints' names
+		names = names[:0]
+		for _, e := range w.Servers {
+			names = append(names, w.Net.Name(e))
+		}
+	}
+	hint := " (the nodes knob sets how many)"
+	if w.Algorithm.Masters > 0 {
+		hint = " (algorithm " + w.Algorithm.Name + " addresses " + strconv.Itoa(w.Algorithm.Masters) + ")"
+	}
+	return sim.BadParam("node", name, fmt.Sprintf("one of this world's %d nodes: %s%s, or last", len(names), strings.Join(names, ", "), hint))
 }
 
 func endpointNames(w *world.World) []string {
@@ -465,12 +494,23 @@ func endpointNames(w *world.World) []string {
 // story about "one node down" keeps working at every N.
 const LastNode = "last"
 
-// group is the node a node field names: redisN, or LastNode.
+// group is the Redis node a node field names: redisN, or LastNode; nil in a world of
+// another service.
 func group(w *world.World, name string) *redis.Group {
 	if name == LastNode && len(w.Groups) > 0 {
 		return w.Groups[len(w.Groups)-1]
 	}
 	return w.Group(name)
+}
+
+// serverIndex is the index of another service's server a node field names: its endpoint's
+// name (lease1), or LastNode; -1 in a Redis world, or for a name no server has. A node
+// field names a server of any service the same way: by its name, numbered from 1.
+func serverIndex(w *world.World, name string) int {
+	if name == LastNode && w.Algorithm.Service != nil && len(w.Servers) > 0 {
+		return len(w.Servers) - 1
+	}
+	return w.ServerIndex(name)
 }
 
 // processClock is the planned clock of a node (its first process: the master at the

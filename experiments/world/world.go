@@ -40,9 +40,13 @@ type World struct {
 	// Servers are the endpoints of the servers the clients address, whatever the service.
 	Groups  []*redis.Group
 	Servers []network.Endpoint
-	Storage *model.Storage
-	Clients []*model.Client
-	Oracle  *oracle.Oracle
+	// Processes are the processes of another service's servers, in Servers' order (nil
+	// for a server that has none: it suffers no process faults); empty with Redis, whose
+	// processes are its Groups' nodes.
+	Processes []model.ServerProcess
+	Storage   *model.Storage
+	Clients   []*model.Client
+	Oracle    *oracle.Oracle
 
 	// Resources are the lock keys: "lock", or "lock1".."lockK".
 	Resources []string
@@ -53,6 +57,7 @@ type World struct {
 	hooks   []func(now sim.Time, e *model.ClientEvent)
 	actions []func(now sim.Time)
 	notes   []faultNote // process faults scheduled by the world and its scenario
+	faults  *model.ServerFaults
 	built   bool
 }
 
@@ -278,30 +283,34 @@ func (w *World) buildService() error {
 		return nil
 	}
 	n := w.nodes()
-	eps, err := svc.Servers(knobs.ServiceEnv{Sim: w.Sim, Net: w.Net, Config: &w.Config, Servers: n,
+	servers, err := svc.Servers(knobs.ServiceEnv{Sim: w.Sim, Net: w.Net, Config: &w.Config, Servers: n,
 		Clock: func(name string) (clock.Config, error) {
 			return w.processClock(name, w.Config.NodeDriftPPM, w.Config.NodeOffset, true)
 		}})
 	if err != nil {
 		return fmt.Errorf("world: service %s: %w", svc.Name, err)
 	}
-	if len(eps) != n {
-		return fmt.Errorf("world: service %s made %d servers, the clients address %d", svc.Name, len(eps), n)
+	if len(servers) != n {
+		return fmt.Errorf("world: service %s made %d servers, the clients address %d", svc.Name, len(servers), n)
 	}
-	for i, e := range eps {
-		if e != network.Endpoint(i) {
-			return fmt.Errorf("world: service %s: server %d got endpoint %d, planned %d", svc.Name, i, e, i)
+	w.Servers = make([]network.Endpoint, n)
+	w.Processes = make([]model.ServerProcess, n)
+	for i, sv := range servers {
+		if sv.Endpoint != network.Endpoint(i) {
+			return fmt.Errorf("world: service %s: server %d got endpoint %d, planned %d", svc.Name, i, sv.Endpoint, i)
 		}
+		w.Servers[i], w.Processes[i] = sv.Endpoint, sv.Process
 	}
-	w.Servers = eps
+	w.faults = model.NewServerFaults(w.Sim, w.Processes)
 	return nil
 }
 
-// scheduleCrashes draws each group's random process faults (knobs.RandomNodeFaults): its
-// power losses (node_crash_rate) from the stream "<group>/crashes", each hitting the master
-// of the moment for node_down, and its stalls (node_pause_rate) from "<group>/pauses", each
-// lasting node_pause_len (a stall that begins while the node is stalled already is
-// absorbed by it).
+// scheduleCrashes draws each server's random process faults (knobs.RandomNodeFaults): a
+// Redis group's power losses (node_crash_rate) from the stream "<group>/crashes", each
+// hitting the master of the moment for node_down, and its stalls (node_pause_rate) from
+// "<group>/pauses", each lasting node_pause_len (a stall that begins while the node is
+// stalled already is absorbed by it); another service's servers' the same way, from
+// "<server>/crashes" and "<server>/pauses", each server that has a process.
 func (w *World) scheduleCrashes() error {
 	for _, r := range knobs.RandomNodeFaults() {
 		if r.RateOf(&w.Config) == 0 {
@@ -311,11 +320,24 @@ func (w *World) scheduleCrashes() error {
 		if err != nil {
 			return err
 		}
+		kind, _ := redis.KindOf(r.Kind)
 		for _, g := range w.Groups {
 			rng := w.Sim.Rand(g.Name() + r.Stream)
 			for _, at := range poisson(rng, r.RateOf(&w.Config), w.Config.Duration, knobs.MaxCrashes) {
-				f := redis.Fault{Kind: r.Kind, Node: redis.CurrentMaster, For: min(length.Draw(rng), redis.MaxDowntime)}
+				f := redis.Fault{Kind: kind, Node: redis.CurrentMaster, For: min(length.Draw(rng), redis.MaxDowntime)}
 				if err := w.NodeFault(g, at, f); err != nil {
+					return err
+				}
+			}
+		}
+		for i, p := range w.Processes {
+			if p == nil {
+				continue
+			}
+			rng := w.Sim.Rand(p.Name() + r.Stream)
+			for _, at := range poisson(rng, r.RateOf(&w.Config), w.Config.Duration, knobs.MaxCrashes) {
+				f := model.Fault{Kind: r.Kind, For: min(length.Draw(rng), model.MaxDowntime)}
+				if err := w.ServerFault(i, at, f); err != nil {
 					return err
 				}
 			}
@@ -371,6 +393,42 @@ func (w *World) NodeFault(g *redis.Group, at sim.Time, f redis.Fault) error {
 	return nil
 }
 
+// ServerFault schedules process fault f on server i of another service than Redis (one
+// with a process: Processes[i]) at true time at, and notes it for violation reports. It
+// is NodeFault for a service's server: applied by its effect, as a group applies a node's.
+func (w *World) ServerFault(i int, at sim.Time, f model.Fault) error {
+	if w.faults == nil {
+		return sim.BadParam("fault_server", i, "a server of a lock service other than Redis (Redis's take NodeFault)")
+	}
+	if err := w.faults.At(at, i, f); err != nil {
+		return err
+	}
+	d, _ := f.Kind.Desc() // At has refused a kind without a descriptor
+	until := at
+	switch {
+	case d.Lasts() && f.Forever:
+		until = sim.Never
+	case d.Lasts():
+		until = at.Add(f.For)
+	}
+	w.notes = append(w.notes, faultNote{at: at, until: until, what: w.Processes[i].Name() + " " + f.Kind.String()})
+	return nil
+}
+
+// ServerIndex returns the index in Servers of the service's server called name, or -1
+// (always -1 with Redis: its servers are Groups).
+func (w *World) ServerIndex(name string) int {
+	if w.Algorithm.Service == nil {
+		return -1
+	}
+	for i, e := range w.Servers {
+		if w.Net.Name(e) == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // Protocol returns the protocol the clients and servers speak: the service's, or RESP.
 func (w *World) Protocol() lock.Protocol {
 	if svc := w.Algorithm.Service; svc != nil {
@@ -390,7 +448,8 @@ func (w *World) Group(name string) *redis.Group {
 }
 
 // describeFaults lists what was wrong with the world during [since, now], for a
-// violation's report: network faults, process faults, failovers and clock jumps.
+// violation's report: network faults, process faults (of Redis's nodes or another
+// service's servers), failovers and clock jumps.
 func (w *World) describeFaults(since, now sim.Time) []string {
 	var fs []string
 	spans := w.Net.Faults()
@@ -428,6 +487,16 @@ func (w *World) describeFaults(since, now sim.Time) []string {
 				if s.At <= now && s.At >= since-sim.Time(w.Config.Lock.TTL) {
 					fs = append(fs, fmt.Sprintf("%s wall clock jumped %+v at %s", n.Name(), s.By, oracle.FmtTime(s.At)))
 				}
+			}
+		}
+	}
+	for _, p := range w.Processes {
+		if p == nil || p.Clock() == nil {
+			continue
+		}
+		for _, s := range p.Clock().Steps() {
+			if s.At <= now && s.At >= since-sim.Time(w.Config.Lock.TTL) {
+				fs = append(fs, fmt.Sprintf("%s wall clock jumped %+v at %s", p.Name(), s.By, oracle.FmtTime(s.At)))
 			}
 		}
 	}

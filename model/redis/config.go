@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
+	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -135,7 +136,7 @@ const (
 	// MaxScheduledFaults bounds the faults scheduled on one group with At.
 	MaxScheduledFaults = 1 << 16
 	// MaxDowntime bounds how long a fault keeps a node down or paused.
-	MaxDowntime = 24 * time.Hour
+	MaxDowntime = model.MaxDowntime
 )
 
 // GroupConfig configures a Group: one logical Redis endpoint made of a master and its

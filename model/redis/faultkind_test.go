@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
@@ -20,7 +21,7 @@ func TestEveryFaultKindHasADescriptor(t *testing.T) {
 		assert.Equal(t, k, d.Kind)
 		require.NotEmpty(t, d.Name, "kind %d has no descriptor in faultKinds", k)
 		assert.NotEmpty(t, d.Record, "%s: no record", d.Name)
-		assert.True(t, d.Effect >= EffectStop && d.Effect < effectEnd, "%s: effect %d", d.Name, d.Effect)
+		assert.True(t, d.Effect.Valid(), "%s: effect %d", d.Name, d.Effect)
 		assert.Equal(t, d.Name, k.String())
 		assert.False(t, names[d.Name], "%s: two kinds of one name", d.Name)
 		assert.False(t, records[d.Record], "%s: record %q is another kind's", d.Name, d.Record)
@@ -99,4 +100,50 @@ func TestGroupAppliesEveryFaultKindByItsEffect(t *testing.T) {
 	w := newWorld(t, 1, fast)
 	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{}}})
 	assert.ErrorContains(t, g.At(0, Fault{Kind: faultEnd}), "{crash, kill, shutdown, restart, pause, resume, failover", "every kind's name")
+}
+
+// TestEveryServerNeutralKindIsARedisKind holds Redis's table to model's: every kind any
+// server can suffer is a Redis kind whose descriptor copies model's, and Redis's own kinds
+// (a failover) name no neutral kind. A kind added to model.FaultKinds without its row here
+// fails.
+func TestEveryServerNeutralKindIsARedisKind(t *testing.T) {
+	for _, m := range model.FaultKinds() {
+		k, ok := KindOf(m.Kind)
+		require.True(t, ok, "%s has no Redis kind: give it a row in faultKinds", m.Name)
+		d, _ := k.Desc()
+		assert.Equal(t, FaultDesc{Kind: k, Name: m.Name, Record: m.Record, Effect: m.Effect, HostDown: m.HostDown,
+			Action: m.Action, Process: m.Kind}, d)
+		byRecord, ok := model.FaultByRecord(d.Record)
+		assert.True(t, ok && byRecord == m, "%s: model.FaultByRecord(%q)", d.Name, d.Record)
+	}
+	d, _ := FaultFailover.Desc()
+	assert.Zero(t, d.Process, "a failover is Redis's own")
+	_, ok := KindOf(0)
+	assert.False(t, ok)
+	_, ok = model.FaultByRecord(RecFailover)
+	assert.False(t, ok, "no server but a Redis group fails over")
+}
+
+// TestNodeIsAServerProcess drives a node through model.ServerProcess, as the world drives
+// any service's server: each method does what its Redis namesake does, and a stop of
+// another kind than a stop does nothing.
+func TestNodeIsAServerProcess(t *testing.T) {
+	w := newWorld(t, 1, fast)
+	g := w.group(GroupConfig{Name: "r", Nodes: []NodeConfig{{}}})
+	var p model.ServerProcess = g.Node(0)
+	p.Stop(0, model.FaultPause)
+	assert.True(t, p.Up(), "a pause is no stop")
+	p.Stop(0, model.FaultKill)
+	assert.False(t, p.Up())
+	assert.True(t, g.Node(0).refusing, "a kill leaves the host up")
+	p.Start(0)
+	assert.True(t, p.Up())
+	p.Stall(0)
+	assert.True(t, p.Paused())
+	p.Thaw(0)
+	assert.False(t, p.Paused())
+	assert.Len(t, w.grep(" kill "), 1)
+	assert.Len(t, w.grep(" "+RecRestart+" "), 1)
+	assert.Len(t, w.grep(" "+RecPause+" "), 1)
+	assert.Len(t, w.grep(" "+RecResume+" "), 1)
 }

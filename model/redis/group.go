@@ -393,9 +393,11 @@ func (g *Group) answerWait(now sim.Time, i int) {
 	g.reply(w.from, w.id, reply, w.master.boot)
 }
 
-// FaultKind names a process fault. Each kind has one descriptor in faultKinds, which
-// every reader above model (the world's fault notes, the scenario actions, the timeline,
-// the narration, the random draws) reads instead of naming kinds; FaultKinds lists them.
+// FaultKind names a process fault of a Redis node: every kind any server can suffer
+// (model.FaultKinds: crash, kill, shutdown, restart, pause, resume), and Redis's own
+// (failover). Each kind has one descriptor in faultKinds, which every reader above model
+// (the world's fault notes, the scenario actions, the timeline, the narration, the random
+// draws) reads instead of naming kinds; FaultKinds lists them.
 type FaultKind uint8
 
 // The process faults.
@@ -413,36 +415,31 @@ const (
 	faultEnd // one past the last kind; TestEveryFaultKindHasADescriptor holds each below it to a descriptor
 )
 
-// FaultEffect is what a process fault does to its node, in the terms the layers above
-// need: how long the world notes it, which lane of the timeline it fills, which arguments
-// its scenario action takes. The group applies a fault by its effect, so a new kind with
-// an existing effect needs no code outside its descriptor.
-type FaultEffect uint8
+// FaultEffect is what a process fault does to its node (model.FaultEffect: the effects
+// are the same for every service). The group applies a fault by its effect, so a new kind
+// with an existing effect needs no code outside its descriptor.
+type FaultEffect = model.FaultEffect
 
-// The effects of process faults.
+// The effects of process faults (model's), as a Redis node suffers them.
 const (
-	// EffectStop ends the process: the node is down until it restarts, by itself
-	// Fault.For later, or (Forever) at a FaultRestart. Its record carries keys, dropped
-	// and lost_writes; the timeline draws a down span and marks its start.
-	EffectStop FaultEffect = iota + 1
-	// EffectStart starts a stopped process from what its persistence kept: an instant
-	// that ends a stop. Its record carries keys; the timeline marks it.
-	EffectStart
-	// EffectStall freezes the process with its queue (SIGSTOP): the node is paused until
-	// it resumes, Fault.For later or (Forever) at a FaultResume. The timeline draws a
-	// paused span.
-	EffectStall
-	// EffectThaw ends a stall: an instant that ends the paused span.
-	EffectThaw
-	// EffectPromote promotes the group's most up-to-date running replica: an instant.
-	// Its record carries from and to; the timeline marks the promoted node.
-	EffectPromote
-	effectEnd
+	// EffectStop ends the process: the node is down until it restarts. Its record
+	// carries keys, dropped and lost_writes.
+	EffectStop = model.EffectStop
+	// EffectStart restarts a stopped node from what its persistence kept. Its record
+	// carries keys.
+	EffectStart = model.EffectStart
+	// EffectStall freezes the process with its queue (SIGSTOP).
+	EffectStall = model.EffectStall
+	// EffectThaw ends a stall.
+	EffectThaw = model.EffectThaw
+	// EffectPromote promotes the group's most up-to-date running replica. Its record
+	// carries from and to.
+	EffectPromote = model.EffectPromote
 )
 
-// FaultDesc describes one kind of process fault, as plain data the layers above model
-// interpret: it is where a kind is registered, once, so that none of them switches on
-// kinds or their names.
+// FaultDesc describes one kind of a Redis node's process fault: a server-neutral kind's
+// descriptor (model.FaultDesc, which it copies) or one of Redis's own, with what only
+// Redis has (a replica to promote).
 type FaultDesc struct {
 	Kind   FaultKind
 	Name   string // how the kind prints ("crash")
@@ -459,21 +456,31 @@ type FaultDesc struct {
 	// its arguments follow from Effect), or "" when a scenario cannot ask for it (a
 	// restart or resume comes as the end of a stop or a stall).
 	Action string
+	// Process is the server-neutral kind this is (model.FaultKind), which any lock
+	// service's server can suffer; 0 for Redis's own (a failover).
+	Process model.FaultKind
 }
 
 // Lasts reports whether a fault of this kind lasts (Fault.For, or Forever) rather than
 // happening at an instant.
 func (d FaultDesc) Lasts() bool { return d.Effect == EffectStop || d.Effect == EffectStall }
 
-// faultKinds is every kind's descriptor, indexed by kind.
+// faultKinds is every kind's descriptor, indexed by kind: the server-neutral kinds as
+// model describes them, and Redis's own.
 var faultKinds = [faultEnd]FaultDesc{
-	FaultCrash:    {Name: "crash", Record: "crash", Effect: EffectStop, HostDown: true, Action: "crash_node"},
-	FaultKill:     {Name: "kill", Record: "kill", Effect: EffectStop, Action: "kill_node"},
-	FaultShutdown: {Name: "shutdown", Record: "shutdown", Effect: EffectStop, Action: "shutdown_node"},
-	FaultRestart:  {Name: "restart", Record: RecRestart, Effect: EffectStart},
-	FaultPause:    {Name: "pause", Record: RecPause, Effect: EffectStall, Action: "pause_node"},
-	FaultResume:   {Name: "resume", Record: RecResume, Effect: EffectThaw},
+	FaultCrash:    neutral(model.FaultCrash),
+	FaultKill:     neutral(model.FaultKill),
+	FaultShutdown: neutral(model.FaultShutdown),
+	FaultRestart:  neutral(model.FaultRestart),
+	FaultPause:    neutral(model.FaultPause),
+	FaultResume:   neutral(model.FaultResume),
 	FaultFailover: {Name: "failover", Record: RecFailover, Effect: EffectPromote, NeedsReplica: true, Action: "failover"},
+}
+
+// neutral is the descriptor of server-neutral kind k, as a Redis node's.
+func neutral(k model.FaultKind) FaultDesc {
+	d, _ := k.Desc()
+	return FaultDesc{Name: d.Name, Record: d.Record, Effect: d.Effect, HostDown: d.HostDown, Action: d.Action, Process: k}
 }
 
 // FaultKinds returns the descriptor of every process fault kind, in kind order.
@@ -495,6 +502,17 @@ func (k FaultKind) Desc() (FaultDesc, bool) {
 	d := faultKinds[k]
 	d.Kind = k
 	return d, true
+}
+
+// KindOf returns the Redis kind of server-neutral kind p, and false for a value that
+// names none.
+func KindOf(p model.FaultKind) (FaultKind, bool) {
+	for k := FaultCrash; k < faultEnd; k++ {
+		if p != 0 && faultKinds[k].Process == p {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // FaultByRecord returns the descriptor of the kind whose record is called kind, and

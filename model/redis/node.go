@@ -196,6 +196,26 @@ func (n *Node) Pause() { n.pause(n.s.Now()) }
 // Resume ends a pause; the queue is served from where it stopped.
 func (n *Node) Resume() { n.resume(n.s.Now()) }
 
+// Stop ends the process at now as how does (model.ServerProcess): a crash, a kill or a
+// shutdown, each as its namesake above; a kind that is no stop does nothing.
+func (n *Node) Stop(now sim.Time, how model.FaultKind) {
+	if k, ok := KindOf(how); ok && faultKinds[k].Effect == EffectStop {
+		n.stop(now, k)
+	}
+}
+
+// Start starts a stopped process at now, as Restart does (model.ServerProcess).
+func (n *Node) Start(now sim.Time) { n.restart(now) }
+
+// Stall stalls the process at now, as Pause does (model.ServerProcess).
+func (n *Node) Stall(now sim.Time) { n.pause(now) }
+
+// Thaw ends a stall at now, as Resume does (model.ServerProcess).
+func (n *Node) Thaw(now sim.Time) { n.resume(now) }
+
+// A Redis node is a server process the world's faults reach like any service's.
+var _ model.ServerProcess = (*Node)(nil)
+
 // HandleEvent runs the node's kernel events.
 func (n *Node) HandleEvent(now sim.Time, kind int, _ uint64) {
 	switch kind {

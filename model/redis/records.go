@@ -17,17 +17,17 @@ import (
 // a renamed record cannot silently fall out of a picture. A node's crash, kill and shutdown
 // records are named by their kind's descriptor (FaultDesc.Record).
 const (
-	RecExec         = "exec"          // a command ran: fields cmd (and reply when it did not fit; see DecodeExec)
-	RecDrop         = "drop"          // a command was not run: fields reason, cmd
-	RecExpire       = "expire"        // a key expired: field key
-	RecFsync        = "fsync"         // the AOF reached the disk: field writes
-	RecRestart      = "restart"       // the process started again: field keys
-	RecPause        = "pause"         // the process froze (SIGSTOP): field queued
-	RecResume       = "resume"        // the process thawed: field queued
-	RecReplOverflow = "repl-overflow" // a replica's backlog overflowed: field backlog
-	RecApply        = "apply"         // a replica applied a write: fields key, offset
-	RecSync         = "sync"          // a replica resynchronised from its master: fields from, keys
-	RecFailover     = "failover"      // a group promoted a replica: fields from, to, lost_writes
+	RecExec         = "exec"           // a command ran: fields cmd (and reply when it did not fit; see DecodeExec)
+	RecDrop         = "drop"           // a command was not run: fields reason, cmd
+	RecExpire       = "expire"         // a key expired: field key
+	RecFsync        = "fsync"          // the AOF reached the disk: field writes
+	RecRestart      = model.RecRestart // the process started again: field keys
+	RecPause        = model.RecPause   // the process froze (SIGSTOP): field queued
+	RecResume       = model.RecResume  // the process thawed: field queued
+	RecReplOverflow = "repl-overflow"  // a replica's backlog overflowed: field backlog
+	RecApply        = "apply"          // a replica applied a write: fields key, offset
+	RecSync         = "sync"           // a replica resynchronised from its master: fields from, keys
+	RecFailover     = "failover"       // a group promoted a replica: fields from, to, lost_writes
 )
 
 // NodeFaultRecords returns the kinds of every fault record a node or group can write, one
