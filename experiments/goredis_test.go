@@ -22,9 +22,15 @@ import (
 // client1 starts at 10ms (its first requests dial every server).
 func goRedisRun(t *testing.T, knobs, schedule string) *report.Replay {
 	t.Helper()
+	return goRedisRunWith(t, "redsync", knobs, schedule)
+}
+
+// goRedisRunWith is goRedisRun with another client profile.
+func goRedisRunWith(t *testing.T, client, knobs, schedule string) *report.Replay {
+	t.Helper()
 	sc, err := scenarios.ParseFile("goredis.yaml", []byte(`name: goredis
 story: client1 locks, holds and unlocks while a server misbehaves
-knobs: {client: redsync, clients: 1, duration: 40s, `+knobs+`}
+knobs: {client: `+client+`, clients: 1, duration: 40s, `+knobs+`}
 start: {client1: 10ms}
 schedule:
 `+schedule))

@@ -150,9 +150,9 @@ func TestDistSyntax(t *testing.T) {
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
 		"algorithm":      {"redlock", "redisson", "redisson-redlock"},
-		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-net", "redisson", "redisson-redlock"},
+		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock"},
 		"dialect":        enumNames(redlock.Dialects()),
-		"connection":     {"queued", "drop", "offline-queue", "go-redis"},
+		"connection":     {"queued", "drop", "offline-queue", "go-redis", "redis-py-8"},
 		"validity_clock": {"monotonic", "wall"},
 		"variant":        enumNames(redlock.Variants()),
 		"mode":           enumNames(redlock.Modes()),

@@ -76,6 +76,16 @@ var profileTable = []Profile{
 			"timeout", "1h", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "redlock-py",
 			"connection", "queued", "extend_every", "0s", "validity_clock", "wall")},
+	{Name: "redlock-py-redis8", Library: "redlock-py 1.0.8 (github.com/SPSCommerce/redlock-py, master 42ef491) over redis-py 8.1, what pip installs on Python 3.10 and later (docs/clients.md: which redis-py)",
+		Help: "redlock-py as the redlock-py profile, over redis-py 8's defaults: no wait of its own (1h here), but " +
+			"redis-py's: a 5s socket timeout, a failed or timed-out command retried up to 10 times on a new " +
+			"connection and each connect up to 10 times, with a jittered backoff from 10ms to 1s; a dead " +
+			"connection found as the pool hands it out is reconnected, and a connect that still fails raises",
+		Sets: kvs("algorithm", "redlock", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
+			"retry_delay", "200ms", "retry_jitter", "0s", "tries", "3", "mode", "sequential",
+			"timeout", "1h", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "redlock-py",
+			"connection", "redis-py-8", "extend_every", "0s", "validity_clock", "wall")},
 	{Name: "redlock-net", Library: "RedLock.net 2.3.2 (github.com/samcook/RedLock.net) over StackExchange.Redis, connections it manages itself",
 		Help: "no default expiry (the spec's 10s here); drift 0.01 × ttl + 2ms; 3 attempts, each after a random " +
 			"wait in [0, 400ms); a 1s per-node timeout (its connections' SyncTimeout); the lock extends itself every " +

@@ -177,7 +177,7 @@ func (l Library) rendered(r Recommendation) rendering {
 // order. It is built afresh on each call, so no caller can change another's rules.
 func libraryTable() []Library {
 	return []Library{specLibrary(), redsyncLibrary(), nodeRedlockLibrary(false),
-		nodeRedlockLibrary(true), redlockPyLibrary(), redlockNetLibrary(),
+		nodeRedlockLibrary(true), redlockPyLibrary(false), redlockPyLibrary(true), redlockNetLibrary(),
 		redissonLibrary(false), redissonLibrary(true)}
 }
 
@@ -308,10 +308,21 @@ func nodeRedlockLibrary(v5 bool) Library {
 	}
 }
 
-func redlockPyLibrary() Library {
+// redlockPyLibrary is redlock-py over redis-py 3.1 to 6.x, or (redis8) over redis-py 8,
+// whose retries the snippet turns off so that the recommended socket_timeout is each
+// node's whole wait.
+func redlockPyLibrary(redis8 bool) Library {
 	src := srcRedlockPy
+	profile, name := "redlock-py", "redlock-py 1.0.8 over redis-py 3.1 to 6.x"
+	timeoutWhy := "redlock-py has no timeout and redis-py's socket_timeout is None by default (1h in the profile); "
+	if redis8 {
+		profile, name = "redlock-py-redis8", "redlock-py 1.0.8 over redis-py 8.1"
+		timeoutWhy = "redlock-py has no timeout; redis-py 8's socket_timeout is 5 s, and a timed-out or failed command is retried " +
+			"up to 10 times on a new connection (1h in the profile: the driver decides), so the snippet passes retry=Retry(NoBackoff(), 0) " +
+			"with the recommended socket_timeout, which then bounds each node's wait; "
+	}
 	return Library{
-		Profile: "redlock-py", Name: "redlock-py 1.0.8 over redis-py 3.1 to 6.x", Language: "python",
+		Profile: profile, Name: name, Language: "python",
 		Rules: []KnobRule{
 			{Knob: "ttl", Access: Settable, Option: "dlm.lock(resource, ttl)", Unit: "ms", Fixed: "10s",
 				Why: "the keys' PX, which must be an int; the library has no default", Source: src + "Redlock.lock, lock_instance"},
@@ -320,7 +331,7 @@ func redlockPyLibrary() Library {
 			{Knob: "drift_pad", Access: Fixed, Fixed: "2ms",
 				Why: "drift = int(ttl × clock_drift_factor) + 2: the 2 ms is a constant of the code", Source: src + "Redlock.lock"},
 			{Knob: "timeout", Access: Driver, Option: "socket_timeout in each connection dict (redis-py)", Unit: "s", Fixed: "1h",
-				Why: "redlock-py has no timeout and redis-py's socket_timeout is None by default (1h in the profile); " +
+				Why: timeoutWhy +
 					"a timed-out SET raises redis-py's TimeoutError, a RedisError, so an attempt that won despite it raises MultipleRedlockException without unlocking, " +
 					"and the servers are asked one after another, so an attempt may last N × socket_timeout",
 				Source: src + "Redlock.__init__ (StrictRedis(**connection_info)), Redlock.lock"},
@@ -335,7 +346,7 @@ func redlockPyLibrary() Library {
 			{Knob: "max_extensions", Access: Fixed, Fixed: "0",
 				Why: "redlock-py has no extension", Source: src + "class Redlock (lock and unlock only)"},
 		},
-		render: renderRedlockPy,
+		render: func(r Recommendation) rendering { return renderRedlockPy(r, redis8) },
 	}
 }
 

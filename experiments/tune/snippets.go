@@ -454,7 +454,7 @@ async function withLock(resource, work) {
 
 // redlock-py 1.0.8
 
-func renderRedlockPy(r Recommendation) rendering {
+func renderRedlockPy(r Recommendation, redis8 bool) rendering {
 	r.Tries = max(r.Tries, 1)
 	eff := r
 	eff.TTL, eff.DriftPad, eff.Timeout = msDuration(r.TTL), 2*time.Millisecond, msDuration(r.Timeout)
@@ -468,17 +468,27 @@ func renderRedlockPy(r Recommendation) rendering {
 		{"retry_count", strconv.Itoa(r.Tries), attempts(r.Tries) + " in all"},
 		{"retry_delay", seconds(r.RetryDelay), notes(fmt.Sprintf("s, every time: no jitter (the recommendation's ± %v cannot be set)", r.RetryJitter), roundedNote(r.RetryDelay))},
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `# redlock-py 1.0.8 over redis-py 3.1 to 6.x: the settings redlock-sim tune recommended.
+	head, conn := `# redlock-py 1.0.8 over redis-py 3.1 to 6.x: the settings redlock-sim tune recommended.
 # pip install redlock-py==1.0.8 "redis>=3.1,<7"
 from redlock import Redlock
-
+`, `"socket_timeout": %s`
+	if redis8 {
+		opts = append(opts, Option{"retry", "Retry(NoBackoff(), 0)", "in each connection dict: redis-py 8 retries a failed command 10 times, which would multiply the timeout"})
+		head, conn = `# redlock-py 1.0.8 over redis-py 8: the settings redlock-sim tune recommended.
+# pip install redlock-py==1.0.8 "redis>=8,<9"
+from redlock import Redlock
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+`, `"socket_timeout": %s, "retry": Retry(NoBackoff(), 0)`
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, head+`
 # One dict per independent master (your hosts here). redlock-py has no timeout of its
 # own: redis-py's socket_timeout, in seconds, bounds each node's wait. The masters are
 # asked one after another, and a server that timed out makes an attempt that won anyway
 # raise MultipleRedlockException, leaving its keys to expire.
 servers = [
-    {"host": host, "port": 6379, "socket_timeout": %s}
+    {"host": host, "port": 6379, `+conn+`}
     for host in ("redis-1", "redis-2", "redis-3")
 ]
 # %s, %s s apart: redlock-py has no jitter.

@@ -60,9 +60,15 @@ const (
 	// connection, between dials and between retries, never during a read. ConnDrop is
 	// the same driver with its retries off (MaxRetries −1), as redlock/redisdriver runs it.
 	ConnGoRedis
+	// ConnRedisPy8 is redis-py 8 as its defaults run a command (redisPyConn): a 5s socket
+	// timeout, 10 retries of a timed-out or failed command on a new connection and 10 of
+	// each connect, with ExponentialWithJitterBackoff (10ms base, 1s cap); a dead
+	// connection found as the pool hands it out is reconnected, and a connect that still
+	// fails raises without retrying the command.
+	ConnRedisPy8
 )
 
-var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop", ConnOffline: "offline-queue", ConnGoRedis: "go-redis"}
+var connectionNames = [...]string{ConnQueued: "queued", ConnDrop: "drop", ConnOffline: "offline-queue", ConnGoRedis: "go-redis", ConnRedisPy8: "redis-py-8"}
 
 func (c Connection) String() string {
 	if int(c) < len(connectionNames) {
@@ -72,7 +78,9 @@ func (c Connection) String() string {
 }
 
 // Connections returns every connection semantics, in declaration order.
-func Connections() []Connection { return []Connection{ConnQueued, ConnDrop, ConnOffline, ConnGoRedis} }
+func Connections() []Connection {
+	return []Connection{ConnQueued, ConnDrop, ConnOffline, ConnGoRedis, ConnRedisPy8}
+}
 
 // Conn builds connection semantics k for a client of n Redis nodes: a NewConn.
 func (k Connection) Conn(link *model.Link, n int) model.Conn {
@@ -83,6 +91,8 @@ func (k Connection) Conn(link *model.Link, n int) model.Conn {
 		return newOfflineConn(link, n)
 	case ConnGoRedis:
 		return newGoRedisConn(link, n)
+	case ConnRedisPy8:
+		return newRedisPyConn(link, n)
 	}
 	return newQueuedConn(link, n)
 }
