@@ -1,0 +1,398 @@
+package search
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+)
+
+// Case is one world a search drew: the knobs inside the assumptions and a fault schedule,
+// with the choices that generated it and the world seed it runs with.
+type Case struct {
+	Choices  Choices
+	Seed     uint64 // the world's seed (run --seed)
+	Knobs    []knobs.KV
+	Faults   []Fault
+	Duration time.Duration
+	TTL      time.Duration
+	Clients  int
+	Nodes    int
+}
+
+// Fault is one step of a drawn schedule: its action, when it acts, and the words that
+// tell it.
+type Fault struct {
+	Kind string
+	At   time.Duration // when On is nil
+	On   *Trigger
+	// Args is the action's fields as YAML flow-mapping text ("client: client1, for: 1.2s").
+	Args string
+	// Length is how long the fault lasts or how far it moves a clock, for the size of a
+	// schedule: shrinking never grows the sum.
+	Length time.Duration
+	// Text tells what happens, for the story ("client1 pauses for 1.2s").
+	Text string
+}
+
+// Trigger makes a fault wait for a client's nth acquisition, After later.
+type Trigger struct {
+	Client string
+	Nth    int
+	After  time.Duration
+}
+
+// Size is how big a schedule is: its steps, then the sum of their lengths.
+func (c *Case) Size() (steps int, length time.Duration) {
+	for _, f := range c.Faults {
+		length += f.Length
+	}
+	return len(c.Faults), length
+}
+
+// Limits of a drawn world, each a bound on what one choice can ask for.
+const (
+	maxPerKind = 4  // faults of one kind in a schedule
+	lengthStep = 20 // a fault's length is one of this many steps of its range, and 0
+	timeSteps  = 20 // a fault's time is one of this many steps of the run
+)
+
+// generate draws a case from ch: the assumptions' knobs, the world's shape, then the fault
+// schedule, swarm-style (each allowed kind on or off, then how many and how strong). A
+// choice of 0 is always the simplest: the knob's default, off, the shortest, the first.
+func (s *Spec) generate(ch *chooser, seed uint64) *Case {
+	c := &Case{Seed: seed}
+	cfg := knobs.DefaultConfig()
+	set := func(name, value string) bool {
+		trial := cfg
+		if trial.Set(name, value) != nil || trial.Validate() != nil {
+			return false
+		}
+		cfg = trial
+		c.Knobs = append(c.Knobs, knobs.KV{Name: name, Value: value})
+		return true
+	}
+	if s.Client != "" {
+		set("client", s.Client)
+	}
+	assumed := map[string]bool{}
+	for _, a := range s.Assume {
+		assumed[a.Knob] = true
+		if a.Op == OpEq {
+			set(a.Knob, a.Value)
+		}
+	}
+	for _, a := range s.Assume {
+		if _, isLength := lengthKnobs[a.Knob]; a.Op == OpEq || isLength {
+			continue
+		}
+		k := ch.draw(101)
+		if v, ok := a.pick(k, cfg.Get(a.Knob)); !ok || !set(a.Knob, v) {
+			set(a.Knob, a.clamped(cfg.Get(a.Knob)))
+		}
+	}
+	// The world's shape where the user left it open: contenders, how long each holds, and
+	// a run long enough for a few holds.
+	if !assumed["clients"] {
+		set("clients", strconv.Itoa(2+ch.intn(3)))
+	}
+	c.TTL = cfg.Lock.TTL
+	if !assumed["hold"] {
+		if k := ch.intn(11); k > 0 {
+			set("hold", "const("+roundDuration(c.TTL*time.Duration(k)/10).String()+")")
+		}
+	}
+	if !assumed["duration"] {
+		d := min(max(c.TTL<<(1+ch.intn(3)), time.Second), time.Hour)
+		set("duration", d.String())
+	}
+	c.Duration, c.Clients = cfg.Duration, cfg.Clients
+	if alg, err := knobs.LookupAlgorithm(cfg.Algorithm); err == nil {
+		c.Nodes = alg.Servers(&cfg)
+	}
+	w := world{s: s, ch: ch, c: c, replicas: cfg.EffectiveReplicas()}
+	for _, kind := range s.Faults {
+		if !ch.flip() {
+			continue
+		}
+		for n := 1 + ch.intn(maxPerKind); n > 0; n-- {
+			if f, ok := w.fault(kind); ok {
+				c.Faults = append(c.Faults, f)
+			}
+		}
+	}
+	c.Choices = ch.used
+	return c
+}
+
+// pick is the value of choice k of a range: 0 is the knob's current value (its default or
+// its profile's) clamped into the range, k > 0 the k-th hundredth of the range, rounded.
+func (a Assumption) pick(k uint64, current string) (string, bool) {
+	if k == 0 {
+		return a.clamped(current), true
+	}
+	p, err := knobs.LookupParam(a.Knob)
+	if err != nil {
+		return "", false
+	}
+	lo, err1 := number(p.Unit, false, a.Lo)
+	hi, err2 := number(p.Unit, false, a.Hi)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	v, err := format(a.Knob, p.Unit, false, lo+(hi-lo)*float64(k)/100)
+	return v, err == nil
+}
+
+// clamped is current moved into the range.
+func (a Assumption) clamped(current string) string {
+	p, err := knobs.LookupParam(a.Knob)
+	if err != nil {
+		return a.Lo
+	}
+	x, err := number(p.Unit, false, current)
+	lo, _ := number(p.Unit, false, a.Lo)
+	hi, _ := number(p.Unit, false, a.Hi)
+	switch {
+	case err != nil || x < lo:
+		return a.Lo
+	case x > hi:
+		return a.Hi
+	}
+	return current
+}
+
+// world draws the faults of one case.
+type world struct {
+	s        *Spec
+	ch       *chooser
+	c        *Case
+	replicas int
+}
+
+func (w *world) client() string { return fmt.Sprintf("client%d", 1+w.ch.intn(w.c.Clients)) }
+func (w *world) node() string   { return fmt.Sprintf("redis%d", 1+w.ch.intn(w.c.Nodes)) }
+
+// nodes draws a non-empty set of nodes, each in or out.
+func (w *world) nodes() []string {
+	var out []string
+	for i := range w.c.Nodes {
+		if w.ch.flip() {
+			out = append(out, fmt.Sprintf("redis%d", i+1))
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"redis1"}
+	}
+	return out
+}
+
+// length draws a fault's length inside its assumption, or up to the run's length.
+func (w *world) length(kind string) time.Duration {
+	lo, hi := time.Millisecond, w.c.Duration
+	if a, ok := w.s.lengthOf(kind); ok {
+		l, _ := time.ParseDuration(a.Lo)
+		h, _ := time.ParseDuration(a.Hi)
+		lo, hi = max(l, time.Millisecond), max(h, time.Millisecond)
+	}
+	k := time.Duration(w.ch.intn(lengthStep + 1))
+	return min(roundDuration(lo+(hi-lo)*k/lengthStep), hi)
+}
+
+// when draws when a fault acts: at a time of the run, or (1) after a client's nth
+// acquisition, the moment most stories turn on. Clocks are planned before the run and act
+// at a time only.
+func (w *world) when(f *Fault, timed bool) {
+	if !timed && w.ch.flip() {
+		f.On = &Trigger{Client: w.client(), Nth: 1 + w.ch.intn(3),
+			After: roundDuration(w.c.TTL * time.Duration(w.ch.intn(timeSteps+1)) / timeSteps)}
+		if f.On.After == time.Millisecond && w.c.TTL > 0 {
+			f.On.After = 0 // roundDuration's floor: 0 is the simplest delay
+		}
+		return
+	}
+	f.At = roundDuration(w.c.Duration * time.Duration(w.ch.intn(timeSteps)) / timeSteps)
+	if f.At == time.Millisecond {
+		f.At = 0
+	}
+}
+
+// restart draws a stopped process's return: after a length (0), or never (1).
+func (w *world) restart(kind string) (arg, text string, d time.Duration) {
+	if w.ch.flip() {
+		return "restart_after: never", "stays down", 0
+	}
+	d = w.length(kind)
+	return "restart_after: " + d.String(), "restarts " + d.String() + " later", d
+}
+
+// fault draws one fault of kind; false when the world cannot have it (a failover without
+// a replica, a clock drift with no room).
+func (w *world) fault(kind string) (Fault, bool) {
+	f := Fault{Kind: kind}
+	w.when(&f, strings.HasPrefix(kind, "clock_"))
+	switch kind {
+	case "pause_client":
+		c, d := w.client(), w.length(kind)
+		f.Args, f.Length, f.Text = "client: "+c+", for: "+d.String(), d, c+" pauses (stop the world) for "+d.String()
+	case "crash_client":
+		c := w.client()
+		arg, text, d := w.restart(kind)
+		f.Args, f.Length, f.Text = "client: "+c+", "+arg, d, c+" crashes and "+text
+	case "crash_node", "kill_node", "shutdown_node":
+		n := w.node()
+		arg, text, d := w.restart(kind)
+		verb := map[string]string{"crash_node": "loses power", "kill_node": "is killed", "shutdown_node": "shuts down"}[kind]
+		f.Args, f.Length, f.Text = "node: "+n+", "+arg, d, n+" "+verb+" and "+text
+	case "pause_node":
+		n, d := w.node(), w.length(kind)
+		f.Args, f.Length, f.Text = "node: "+n+", for: "+d.String(), d, n+" stalls for "+d.String()
+	case "failover":
+		if w.replicas == 0 {
+			return f, false
+		}
+		n := w.node()
+		f.Args, f.Text = "node: "+n, n+"'s replica is promoted"
+	case "isolate":
+		e, d := w.endpoint(), w.length(kind)
+		f.Args, f.Length, f.Text = "endpoint: "+e+", for: "+d.String(), d, e+" is cut off for "+d.String()
+	case "block":
+		c, ns, both, d := w.client(), w.nodes(), w.ch.flip(), w.length(kind)
+		f.Args = fmt.Sprintf("from: %s, to: [%s], both_ways: %t, for: %s", c, strings.Join(ns, ", "), both, d)
+		way := "cannot reach"
+		if both {
+			way = "and cannot reach one another:"
+		}
+		f.Length, f.Text = d, fmt.Sprintf("%s %s %s for %s", c, way, strings.Join(ns, ", "), d)
+	case "clog", "drop", "slow_link":
+		from, to := w.client(), w.node()
+		if w.ch.flip() {
+			from, to = to, from
+		}
+		switch kind {
+		case "clog":
+			d := w.length(kind)
+			f.Args, f.Length, f.Text = fmt.Sprintf("from: %s, to: %s, for: %s", from, to, d), d,
+				fmt.Sprintf("the link %s→%s holds its messages for %s", from, to, d)
+		case "drop":
+			k := 1 + w.ch.intn(5)
+			f.Args, f.Text = fmt.Sprintf("from: %s, to: %s, count: %d", from, to, k),
+				fmt.Sprintf("the next %d messages %s→%s are lost", k, from, to)
+		default:
+			lat, d := w.length(kind), w.length(kind)
+			f.Args, f.Length, f.Text = fmt.Sprintf("from: %s, to: %s, latency: %s, for: %s", from, to, lat, d), d,
+				fmt.Sprintf("the link %s→%s takes %s a message for %s", from, to, lat, d)
+		}
+	case "partition":
+		side, d := w.side(), w.length(kind)
+		f.Args, f.Length = fmt.Sprintf("sides: [[%s]], for: %s", strings.Join(side, ", "), d), d
+		f.Text = fmt.Sprintf("the network splits %s from the rest for %s", strings.Join(side, ", "), d)
+	case "outside_lock":
+		n, d := w.node(), w.length(kind)
+		f.Args, f.Length, f.Text = "node: "+n+", ttl: "+d.String(), d, "someone outside takes the lock's key on "+n+" for "+d.String()
+	case "clock_step", "clock_slew":
+		n, d := w.clockOwner(), w.length(kind)
+		dir := "forward"
+		if w.ch.flip() {
+			d, dir = -d, "back"
+		}
+		f.Args, f.Length = "node: "+n+", by: "+d.String(), d.Abs()
+		f.Text = fmt.Sprintf("%s's wall clock steps %s by %s", n, dir, d.Abs())
+		if kind == "clock_slew" {
+			f.Text = fmt.Sprintf("%s's wall clock is slewed %s by %s", n, dir, d.Abs())
+		}
+	case "clock_drift":
+		n, bound := w.clockOwner(), w.s.driftBound()
+		if bound <= 0 {
+			return f, false
+		}
+		ppm := roundSig(bound*float64(1+w.ch.intn(lengthStep))/lengthStep, 2)
+		if w.ch.flip() {
+			ppm = -ppm
+		}
+		v := strconv.FormatFloat(ppm, 'g', -1, 64)
+		f.Args, f.Text = "node: "+n+", ppm: "+v, n+"'s clock rate changes by "+v+" ppm"
+	default:
+		return f, false
+	}
+	return f, true
+}
+
+// endpoint draws a client or a node.
+func (w *world) endpoint() string {
+	if w.ch.flip() {
+		return w.client()
+	}
+	return w.node()
+}
+
+// clockOwner draws the process whose clock a clock fault moves: a node (0) or a client.
+func (w *world) clockOwner() string { return w.endpoint() }
+
+// side draws one side of a partition: a non-empty set of endpoints, not all of them.
+func (w *world) side() []string {
+	var all, out []string
+	for i := range w.c.Clients {
+		all = append(all, fmt.Sprintf("client%d", i+1))
+	}
+	for i := range w.c.Nodes {
+		all = append(all, fmt.Sprintf("redis%d", i+1))
+	}
+	for _, e := range all {
+		if w.ch.flip() {
+			out = append(out, e)
+		}
+	}
+	switch len(out) {
+	case 0:
+		out = all[:1]
+	case len(all):
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// lengthOf returns the assumption that bounds the length of faults of kind, if any.
+func (s *Spec) lengthOf(kind string) (Assumption, bool) {
+	for _, a := range s.Assume {
+		for _, k := range lengthKnobs[a.Knob] {
+			if k != kind {
+				continue
+			}
+			if a.Op == OpEq {
+				a.Lo, a.Hi = a.Value, a.Value
+			}
+			return a, true
+		}
+	}
+	return Assumption{}, false
+}
+
+// driftBound is the largest rate change a clock_drift fault may make, in ppm: the drift
+// assumptions' upper ends, else a tenth (clocks far worse than any quartz).
+func (s *Spec) driftBound() float64 {
+	bound, given := 0.0, false
+	for _, a := range s.Assume {
+		if a.Knob != "node_clock_drift_ppm" && a.Knob != "client_clock_drift_ppm" {
+			continue
+		}
+		hi := a.Hi
+		if a.Op == OpEq {
+			hi = a.Value
+		}
+		if v, err := number("ppm", false, hi); err == nil {
+			bound, given = max(bound, v), true
+		}
+	}
+	if !given {
+		return 100_000
+	}
+	return bound
+}
+
+// generators are the fault kinds generate can draw; ParseFaults refuses a scenario action
+// missing here, and a test holds it to the scenario language.
+var generators = []string{"pause_client", "crash_client", "crash_node", "kill_node", "shutdown_node", "pause_node",
+	"failover", "isolate", "block", "clog", "drop", "partition", "outside_lock", "slow_link", "clock_step", "clock_slew", "clock_drift"}
