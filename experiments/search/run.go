@@ -9,8 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/metric"
@@ -131,9 +131,8 @@ func Run(ctx context.Context, s *Spec, opt Options) (*Result, error) {
 			return res, err
 		}
 		if opt.Log != nil {
-			before, _ := f.FaultsBefore, 0
 			after, _ := f.Case.Size()
-			fmt.Fprintf(opt.Log, "search: %s shrunk in %d runs, %d faults → %d: %s\n", f.Kind, f.ShrinkRuns, before, after, f.File)
+			fmt.Fprintf(opt.Log, "search: %s shrunk in %d runs, %d faults → %d: %s\n", f.Kind, f.ShrinkRuns, f.FaultsBefore, after, f.File)
 		}
 		if err := res.writeFindings(opt.Dir); err != nil {
 			return res, err

@@ -192,7 +192,9 @@ func (c *Case) Story(kind string, rec *experiments.Record) string {
 
 // outcome says what broke, from the first violation of kind in the record.
 func outcome(kind string, rec *experiments.Record) string {
-	at := func(sec float64) time.Duration { return time.Duration(sec * float64(time.Second)).Round(time.Millisecond) }
+	at := func(sec float64) time.Duration {
+		return time.Duration(sec * float64(time.Second)).Round(time.Millisecond)
+	}
 	for _, v := range rec.Violations {
 		if v.Kind != kind {
 			continue
