@@ -35,6 +35,7 @@ type Fault struct {
 	Length time.Duration
 	// Text tells what happens, for the story ("client1 pauses for 1.2s").
 	Text string
+	span span
 }
 
 // Trigger makes a fault wait for a client's nth acquisition, After later.
@@ -99,6 +100,12 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 		set("clients", strconv.Itoa(2+ch.intn(3)))
 	}
 	c.TTL = cfg.Lock.TTL
+	// A client that works past its own validity breaks the lock by itself (the
+	// careless-client scenario): a search's clients are careful unless assumed otherwise,
+	// so that what it finds is the lock's doing, or a pause's, not the workload's.
+	if !assumed["stop_at_deadline"] {
+		set("stop_at_deadline", "true")
+	}
 	if !assumed["hold"] {
 		if k := ch.intn(11); k > 0 {
 			set("hold", "const("+roundDuration(c.TTL*time.Duration(k)/10).String()+")")
@@ -114,18 +121,34 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 	}
 	w := world{s: s, ch: ch, c: c, replicas: cfg.EffectiveReplicas()}
 	for _, kind := range s.Faults {
+		on := len(ch.used)
 		if !ch.flip() {
 			continue
 		}
-		for n := 1 + ch.intn(maxPerKind); n > 0; n-- {
-			if f, ok := w.fault(kind); ok {
+		// Each fault of a kind is its own choices, then "another?" (0: no), so that a
+		// fault is a span of choices that shrinking can cut out whole (dropFault).
+		prev := -1
+		for n := 0; n < maxPerKind; n++ {
+			start := len(ch.used)
+			f, ok := w.fault(kind)
+			more := ch.flip()
+			if ok {
+				f.span = span{start: start, end: len(ch.used), on: on, prev: prev}
+				prev = len(c.Faults)
 				c.Faults = append(c.Faults, f)
+			}
+			if !more {
+				break
 			}
 		}
 	}
 	c.Choices = ch.used
 	return c
 }
+
+// span is where a fault's choices lie in its case's choices: [start, end), its "another?"
+// choice last; on is its kind's on/off choice, prev the kind's fault before it (-1: none).
+type span struct{ start, end, on, prev int }
 
 // pick is the value of choice k of a range: 0 is the knob's current value (its default or
 // its profile's) clamped into the range, k > 0 the k-th hundredth of the range, rounded.

@@ -45,7 +45,7 @@ func (sh *shrinker) loop(ctx context.Context) error {
 	}
 	for improved := true; improved && sh.runs < sh.budget; {
 		improved = false
-		for _, pass := range []func(context.Context) (bool, error){sh.deleteBlocks, sh.zero, sh.lower} {
+		for _, pass := range []func(context.Context) (bool, error){sh.dropFaults, sh.deleteBlocks, sh.zero, sh.lower} {
 			ok, err := pass(ctx)
 			if err != nil {
 				return err
@@ -54,6 +54,38 @@ func (sh *shrinker) loop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dropFaults tries the case without each of its faults, from the last: the fault's
+// choices cut out, and the choice that led to it (its kind on, or "another?") set to 0
+// when it was its kind's last.
+func (sh *shrinker) dropFaults(ctx context.Context) (bool, error) {
+	any := false
+	for i := len(sh.cur.Faults) - 1; i >= 0 && sh.runs < sh.budget; i-- {
+		if i >= len(sh.cur.Faults) {
+			continue
+		}
+		ok, err := sh.try(ctx, sh.cur.withoutFault(i), sh.cur.Seed)
+		if err != nil {
+			return any, err
+		}
+		any = any || ok
+	}
+	return any, nil
+}
+
+// withoutFault returns the choices of c without its fault i.
+func (c *Case) withoutFault(i int) Choices {
+	sp := c.Faults[i].span
+	out := slices.Clone(c.Choices)
+	last := out[sp.end-1] == 0
+	switch {
+	case last && sp.prev < 0:
+		out[sp.on] = 0
+	case last:
+		out[c.Faults[sp.prev].span.end-1] = 0
+	}
+	return slices.Delete(out, sp.start, sp.end)
 }
 
 // deleteBlocks tries the choices without each block of 8, 4, 2 and 1, from the end.
