@@ -131,8 +131,12 @@ func runSearchCtx(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	logw := stderr
+	if *quiet {
+		logw = io.Discard
+	}
 	for _, f := range res.Findings {
-		if err := replayFinding(f, stderr); err != nil {
+		if err := replayFinding(f, logw); err != nil {
 			return err
 		}
 	}
@@ -156,7 +160,10 @@ func checkSearchFolder(out string, overwrite bool) error {
 			}
 		}
 	}
-	return os.Remove(path)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // replayFinding runs a shrunk finding's scenario file as `run --scenario-file FILE --seed
