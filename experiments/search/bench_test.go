@@ -23,7 +23,7 @@ func benchSpec(b *testing.B) *Spec {
 }
 
 // BenchmarkSearchRun is one search run as the sweep engine's worker does it: draw the
-// world from its seed, write it as a scenario file, parse it, run it, classify it.
+// world from its seed, build its scenario, run it, classify it.
 // BenchmarkSameWorldParsed runs the same 64 worlds already drawn and parsed, as a sweep of
 // them would: the difference is what search adds to a run (docs/BENCHMARKS.md).
 func BenchmarkSearchRun(b *testing.B) {
@@ -54,13 +54,11 @@ func BenchmarkSameWorldParsed(b *testing.B) {
 	}
 }
 
-// BenchmarkDrawAndParse is what search adds to each run: the draw, the file, its parse.
-func BenchmarkDrawAndParse(b *testing.B) {
+// BenchmarkDraw is what search adds to each run: the draw and the scenario built from it.
+func BenchmarkDraw(b *testing.B) {
 	s := benchSpec(b)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if _, err := s.Draw(uint64(i%64)+1).scenario("search-run", "", "", ""); err != nil {
-			b.Fatal(err)
-		}
+		_ = s.Draw(uint64(i%64) + 1).Scenario("search-run")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 )
 
 // Case is one world a search drew: the knobs inside the assumptions and a fault schedule,
@@ -28,8 +29,8 @@ type Fault struct {
 	Kind string
 	At   time.Duration // when On is nil
 	On   *Trigger
-	// Args is the action's fields as YAML flow-mapping text ("client: client1, for: 1.2s").
-	Args string
+	// Action is the step's action, as a scenario file's parser would return it.
+	Action scenarios.Action
 	// Length is how long the fault lasts or how far it moves a clock, for the size of a
 	// schedule: shrinking never grows the sum.
 	Length time.Duration
@@ -66,14 +67,21 @@ const (
 func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 	c := &Case{Seed: seed}
 	cfg := knobs.DefaultConfig()
+	// set sets a knob the world may take (Spec.Check validated the fixed ones, the shape's
+	// are inside every limit); setChecked a drawn one, which must leave the world valid.
 	set := func(name, value string) bool {
+		if cfg.Set(name, value) != nil {
+			return false
+		}
+		c.Knobs = append(c.Knobs, knobs.KV{Name: name, Value: value})
+		return true
+	}
+	setChecked := func(name, value string) bool {
 		trial := cfg
 		if trial.Set(name, value) != nil || trial.Validate() != nil {
 			return false
 		}
-		cfg = trial
-		c.Knobs = append(c.Knobs, knobs.KV{Name: name, Value: value})
-		return true
+		return set(name, value)
 	}
 	if s.Client != "" {
 		set("client", s.Client)
@@ -90,8 +98,8 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 			continue
 		}
 		k := ch.draw(101)
-		if v, ok := a.pick(k, cfg.Get(a.Knob)); !ok || !set(a.Knob, v) {
-			set(a.Knob, a.clamped(cfg.Get(a.Knob)))
+		if v, ok := a.pick(k, cfg.Get(a.Knob)); !ok || !setChecked(a.Knob, v) {
+			setChecked(a.Knob, a.clamped(cfg.Get(a.Knob)))
 		}
 	}
 	// The world's shape where the user left it open: contenders, how long each holds, and
@@ -119,7 +127,7 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 	if alg, err := knobs.LookupAlgorithm(cfg.Algorithm); err == nil {
 		c.Nodes = alg.Servers(&cfg)
 	}
-	w := world{s: s, ch: ch, c: c, replicas: cfg.EffectiveReplicas()}
+	w := world{s: s, ch: ch, c: c, replicas: cfg.EffectiveReplicas(), slewed: map[string]bool{}}
 	for _, kind := range s.Faults {
 		on := len(ch.used)
 		if !ch.flip() {
@@ -193,6 +201,7 @@ type world struct {
 	ch       *chooser
 	c        *Case
 	replicas int
+	slewed   map[string]bool // the clocks a clock_slew or clock_drift already moves
 }
 
 func (w *world) client() string { return fmt.Sprintf("client%d", 1+w.ch.intn(w.c.Clients)) }
@@ -242,106 +251,136 @@ func (w *world) when(f *Fault, timed bool) {
 	}
 }
 
-// restart draws a stopped process's return: after a length (0), or never (1).
-func (w *world) restart(kind string) (arg, text string, d time.Duration) {
+// restart draws a stopped process's return: after a length (0), or never (1). It sets the
+// action's restart_after and the fault's length, and returns the words for the story.
+func (w *world) restart(kind string, f *Fault) string {
 	if w.ch.flip() {
-		return "restart_after: never", "stays down", 0
+		f.Action.Restart = scenarios.Value{Never: true, Set: true}
+		return "stays down"
 	}
-	d = w.length(kind)
-	return "restart_after: " + d.String(), "restarts " + d.String() + " later", d
+	f.Length = w.length(kind)
+	f.Action.Restart = dur(f.Length)
+	return "restarts " + f.Length.String() + " later"
 }
 
 // fault draws one fault of kind; false when the world cannot have it (a failover without
 // a replica, a clock drift with no room).
 func (w *world) fault(kind string) (Fault, bool) {
-	f := Fault{Kind: kind}
+	f := Fault{Kind: kind, Action: scenarios.Action{Kind: kind}}
+	a := &f.Action
 	w.when(&f, strings.HasPrefix(kind, "clock_"))
 	switch kind {
 	case "pause_client":
-		c, d := w.client(), w.length(kind)
-		f.Args, f.Length, f.Text = "client: "+c+", for: "+d.String(), d, c+" pauses (stop the world) for "+d.String()
+		a.Client, f.Length = w.client(), w.length(kind)
+		a.For = dur(f.Length)
+		f.Text = fmt.Sprintf("%s pauses (stop the world) for %s", a.Client, f.Length)
 	case "crash_client":
-		c := w.client()
-		arg, text, d := w.restart(kind)
-		f.Args, f.Length, f.Text = "client: "+c+", "+arg, d, c+" crashes and "+text
+		a.Client = w.client()
+		text := w.restart(kind, &f)
+		f.Text = a.Client + " crashes and " + text
 	case "crash_node", "kill_node", "shutdown_node":
-		n := w.node()
-		arg, text, d := w.restart(kind)
+		a.Node = w.node()
+		text := w.restart(kind, &f)
 		verb := map[string]string{"crash_node": "loses power", "kill_node": "is killed", "shutdown_node": "shuts down"}[kind]
-		f.Args, f.Length, f.Text = "node: "+n+", "+arg, d, n+" "+verb+" and "+text
+		f.Text = a.Node + " " + verb + " and " + text
 	case "pause_node":
-		n, d := w.node(), w.length(kind)
-		f.Args, f.Length, f.Text = "node: "+n+", for: "+d.String(), d, n+" stalls for "+d.String()
+		a.Node, f.Length = w.node(), w.length(kind)
+		a.For = dur(f.Length)
+		f.Text = fmt.Sprintf("%s stalls for %s", a.Node, f.Length)
 	case "failover":
 		if w.replicas == 0 {
 			return f, false
 		}
-		n := w.node()
-		f.Args, f.Text = "node: "+n, n+"'s replica is promoted"
+		a.Node = w.node()
+		f.Text = a.Node + "'s replica is promoted"
 	case "isolate":
-		e, d := w.endpoint(), w.length(kind)
-		f.Args, f.Length, f.Text = "endpoint: "+e+", for: "+d.String(), d, e+" is cut off for "+d.String()
+		a.Endpoint, f.Length = w.endpoint(), w.length(kind)
+		a.For = dur(f.Length)
+		f.Text = fmt.Sprintf("%s is cut off for %s", a.Endpoint, f.Length)
 	case "block":
-		c, ns, both, d := w.client(), w.nodes(), w.ch.flip(), w.length(kind)
-		f.Args = fmt.Sprintf("from: %s, to: [%s], both_ways: %t, for: %s", c, strings.Join(ns, ", "), both, d)
+		a.From, a.To, a.BothWays, f.Length = []string{w.client()}, w.nodes(), w.ch.flip(), w.length(kind)
+		a.For = dur(f.Length)
 		way := "cannot reach"
-		if both {
+		if a.BothWays {
 			way = "and cannot reach one another:"
 		}
-		f.Length, f.Text = d, fmt.Sprintf("%s %s %s for %s", c, way, strings.Join(ns, ", "), d)
+		f.Text = fmt.Sprintf("%s %s %s for %s", a.From[0], way, strings.Join(a.To, ", "), f.Length)
 	case "clog", "drop", "slow_link":
 		from, to := w.client(), w.node()
 		if w.ch.flip() {
 			from, to = to, from
 		}
+		a.From, a.To = []string{from}, []string{to}
 		switch kind {
 		case "clog":
-			d := w.length(kind)
-			f.Args, f.Length, f.Text = fmt.Sprintf("from: %s, to: %s, for: %s", from, to, d), d,
-				fmt.Sprintf("the link %s→%s holds its messages for %s", from, to, d)
+			f.Length = w.length(kind)
+			a.For = dur(f.Length)
+			f.Text = fmt.Sprintf("the link %s→%s holds its messages for %s", from, to, f.Length)
 		case "drop":
 			k := 1 + w.ch.intn(5)
-			f.Args, f.Text = fmt.Sprintf("from: %s, to: %s, count: %d", from, to, k),
-				fmt.Sprintf("the next %d messages %s→%s are lost", k, from, to)
+			a.Count = scenarios.Value{N: k, Set: true}
+			f.Text = fmt.Sprintf("the next %d messages %s→%s are lost", k, from, to)
 		default:
-			lat, d := w.length(kind), w.length(kind)
-			f.Args, f.Length, f.Text = fmt.Sprintf("from: %s, to: %s, latency: %s, for: %s", from, to, lat, d), d,
-				fmt.Sprintf("the link %s→%s takes %s a message for %s", from, to, lat, d)
+			lat := w.length(kind)
+			f.Length = w.length(kind)
+			a.Latency, a.For = lat.String(), dur(f.Length)
+			f.Text = fmt.Sprintf("the link %s→%s takes %s a message for %s", from, to, lat, f.Length)
 		}
 	case "partition":
-		side, d := w.side(), w.length(kind)
-		f.Args, f.Length = fmt.Sprintf("sides: [[%s]], for: %s", strings.Join(side, ", "), d), d
-		f.Text = fmt.Sprintf("the network splits %s from the rest for %s", strings.Join(side, ", "), d)
+		a.Sides, f.Length = [][]string{w.side()}, w.length(kind)
+		a.For = dur(f.Length)
+		f.Text = fmt.Sprintf("the network splits %s from the rest for %s", strings.Join(a.Sides[0], ", "), f.Length)
 	case "outside_lock":
-		n, d := w.node(), w.length(kind)
-		f.Args, f.Length, f.Text = "node: "+n+", ttl: "+d.String(), d, "someone outside takes the lock's key on "+n+" for "+d.String()
+		a.Node, f.Length = w.node(), w.length(kind)
+		a.TTL = dur(f.Length)
+		f.Text = fmt.Sprintf("someone outside takes the lock's key on %s for %s", a.Node, f.Length)
 	case "clock_step", "clock_slew":
-		n, d := w.clockOwner(), w.length(kind)
-		dir := "forward"
-		if w.ch.flip() {
-			d, dir = -d, "back"
+		a.Node, f.Length = w.clockOwner(), w.length(kind)
+		if kind == "clock_slew" && !w.slew(a.Node) {
+			return f, false
 		}
-		f.Args, f.Length = "node: "+n+", by: "+d.String(), d.Abs()
-		f.Text = fmt.Sprintf("%s's wall clock steps %s by %s", n, dir, d.Abs())
+		by, dir := f.Length, "forward"
+		if w.ch.flip() {
+			by, dir = -by, "back"
+		}
+		a.By = dur(by)
+		f.Text = fmt.Sprintf("%s's wall clock steps %s by %s", a.Node, dir, f.Length)
 		if kind == "clock_slew" {
-			f.Text = fmt.Sprintf("%s's wall clock is slewed %s by %s", n, dir, d.Abs())
+			f.Text = fmt.Sprintf("%s's wall clock is slewed %s by %s", a.Node, dir, f.Length)
 		}
 	case "clock_drift":
-		n, bound := w.clockOwner(), w.s.driftBound()
+		bound := w.s.driftBound()
 		if bound <= 0 {
 			return f, false
 		}
-		ppm := roundSig(bound*float64(1+w.ch.intn(lengthStep))/lengthStep, 2)
-		if w.ch.flip() {
-			ppm = -ppm
+		a.Node = w.clockOwner()
+		if !w.slew(a.Node) {
+			return f, false
 		}
-		v := strconv.FormatFloat(ppm, 'g', -1, 64)
-		f.Args, f.Text = "node: "+n+", ppm: "+v, n+"'s clock rate changes by "+v+" ppm"
+		a.RatePPM = roundSig(bound*float64(1+w.ch.intn(lengthStep))/lengthStep, 2)
+		if w.ch.flip() {
+			a.RatePPM = -a.RatePPM
+		}
+		f.Text = fmt.Sprintf("%s's clock rate changes by %s ppm", a.Node, strconv.FormatFloat(a.RatePPM, 'g', -1, 64))
 	default:
 		return f, false
 	}
 	return f, true
 }
+
+// slew claims owner's clock for a slew: a clock_slew corrects at ntpd's 500 ppm, 2000
+// times its size, and a clock_drift is a slew to the end of the run, so two on one clock
+// would overlap, which a clock refuses. One per clock; false when it has one.
+func (w *world) slew(owner string) bool {
+	if w.slewed[owner] {
+		return false
+	}
+	w.slewed[owner] = true
+	return true
+}
+
+// dur is a duration as a schedule's value, written out.
+func dur(d time.Duration) scenarios.Value { return scenarios.Value{Dur: d, Set: true} }
 
 // endpoint draws a client or a node.
 func (w *world) endpoint() string {

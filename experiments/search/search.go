@@ -120,9 +120,12 @@ func (s *Spec) classify(f figures) []string {
 }
 
 // recordFigures reads a record's metrics.
-func recordFigures(rec *experiments.Record) figures {
-	f := figures{}
-	for _, m := range rec.Metrics() {
+func recordFigures(rec *experiments.Record) figures { return metricFigures(rec.Metrics()) }
+
+// metricFigures reads metrics by name.
+func metricFigures(ms []experiments.Metric) figures {
+	f := make(figures, len(ms))
+	for _, m := range ms {
 		if !m.Missing && m.Kind != experiments.MetricText {
 			f[m.Name] = m.Value
 		}
@@ -178,8 +181,9 @@ func (r *runner) Run(ctx context.Context, _ []sweep.KV, seed uint64) ([]sweep.Va
 	if err != nil {
 		return nil, err
 	}
+	ms := rec.Metrics()
 	r.runs.Add(1)
-	for _, k := range r.s.classify(recordFigures(rec)) {
+	for _, k := range r.s.classify(metricFigures(ms)) {
 		r.found[kindIndex(k)].Add(1)
 	}
 	var kinds []string
@@ -189,7 +193,7 @@ func (r *runner) Run(ctx context.Context, _ []sweep.KV, seed uint64) ([]sweep.Va
 		}
 	}
 	out := []sweep.Value{sweep.StringValue(joinOr(kinds, "+", "none")), sweep.IntValue(int64(len(c.Faults)))}
-	for _, m := range rec.Metrics() {
+	for _, m := range ms {
 		out = append(out, sweepValue(m))
 	}
 	return out, nil

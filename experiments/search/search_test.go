@@ -57,6 +57,25 @@ func TestEveryFaultKindCanBeDrawn(t *testing.T) {
 	}
 }
 
+// TestBuiltScenarioIsItsFile: the scenario a search run builds directly runs exactly as its
+// file parsed by `run --scenario-file` (the same trace hash), for worlds drawing every fault
+// kind, so a run's verdict is its file's.
+func TestBuiltScenarioIsItsFile(t *testing.T) {
+	for _, s := range []*Spec{spec(t, "all"), spec(t, "all", "variant=single-instance-failover", "ttl=1s")} {
+		for seed := uint64(1); seed <= 150; seed++ {
+			c := s.Draw(seed)
+			built, err := experiments.RunScenario(context.Background(), c.Scenario("search-run"), nil, seed, experiments.Options{})
+			require.NoError(t, err)
+			sc, err := c.scenario("search-run", "", "", "")
+			require.NoError(t, err)
+			parsed, err := experiments.RunScenario(context.Background(), sc, nil, seed, experiments.Options{})
+			require.NoError(t, err)
+			assert.Equal(t, parsed.TraceHash, built.TraceHash, "seed %d:\n%s", seed, c.YAML("x", "", "", ""))
+			assert.Equal(t, parsed.Safety, built.Safety)
+		}
+	}
+}
+
 func TestParseAssumption(t *testing.T) {
 	a, err := ParseAssumption("client_clock_drift_ppm<=200")
 	require.NoError(t, err)
