@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -204,7 +205,21 @@ func (c *Case) Story(kind string, rec *experiments.Record) string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(set, ", "))
 	}
 	b.WriteString(". ")
-	for i, f := range c.Faults {
+	// The faults at a time in time order, then those that wait for an acquisition.
+	faults := slices.Clone(c.Faults)
+	slices.SortStableFunc(faults, func(x, y Fault) int {
+		switch {
+		case (x.On == nil) != (y.On == nil):
+			if x.On == nil {
+				return -1
+			}
+			return 1
+		case x.On == nil:
+			return cmp.Compare(x.At, y.At)
+		}
+		return 0
+	})
+	for i, f := range faults {
 		if i > 0 {
 			b.WriteString("; ")
 		}
