@@ -47,19 +47,18 @@ func (s *Spec) Check() error {
 		return &InputError{Flag: "--max-unavailable", Value: s.MaxUnavailable.String(), Msg: "want a duration above 0s, e.g. 30s"}
 	}
 	cfg := knobs.DefaultConfig()
-	var fixed []knobs.KV
 	if s.Client != "" {
-		fixed = append(fixed, knobs.KV{Name: "client", Value: s.Client})
-	}
-	for _, a := range s.Assume {
-		if a.Op == OpEq {
-			if _, isLength := lengthKnobs[a.Knob]; !isLength {
-				fixed = append(fixed, knobs.KV{Name: a.Knob, Value: a.Value})
-			}
+		if err := cfg.Set("client", s.Client); err != nil {
+			return &InputError{Flag: "--client", Value: s.Client, Msg: "not a client profile", Err: err}
 		}
 	}
-	if err := cfg.Apply(fixed); err != nil {
-		return &InputError{Flag: "--client", Value: s.Client, Msg: "not a client profile", Err: err}
+	for _, a := range s.Assume {
+		if _, isLength := lengthKnobs[a.Knob]; a.Op != OpEq || isLength {
+			continue
+		}
+		if err := cfg.Set(a.Knob, a.Value); err != nil {
+			return &InputError{Flag: "--assume", Value: a.Text, Msg: "the knob refuses the value", Err: err}
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return &InputError{Flag: "--assume", Value: "(the fixed assumptions together)", Msg: "the simulator refuses this world", Err: err}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,6 +88,12 @@ func TestParseAssumption(t *testing.T) {
 	a, err = ParseAssumption("pause_len<=500ms")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"1ms", "500ms"}, []string{a.Lo, a.Hi})
+	a, err = ParseAssumption("nodes>=3")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"3", "6"}, []string{a.Lo, a.Hi}, "up to twice the bound")
+	a, err = ParseAssumption("ttl>=2s")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"2s", "10s"}, []string{a.Lo, a.Hi}, "up to the default when it is larger")
 	a, err = ParseAssumption("persistence=aof-everysec")
 	require.NoError(t, err)
 	assert.Equal(t, Assumption{Knob: "persistence", Op: OpEq, Value: "aof-everysec", Text: "persistence=aof-everysec"}, a)
@@ -108,6 +115,17 @@ func TestParseAssumption(t *testing.T) {
 	_, err = ParseAssumption("pause_length<=1s")
 	assert.ErrorAs(t, err, &ue, "an unknown knob keeps its suggestions")
 	assert.Contains(t, err.Error(), "pause_len")
+}
+
+// TestRoundNumbers: drawn lengths read as a person would write them.
+func TestRoundNumbers(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{
+		1234 * time.Millisecond: 1200 * time.Millisecond, 57300 * time.Microsecond: 57 * time.Millisecond,
+		0: time.Millisecond, 99 * time.Millisecond: 99 * time.Millisecond, 1051 * time.Millisecond: 1100 * time.Millisecond,
+	} {
+		assert.Equal(t, want, roundDuration(in), "%s", in)
+	}
+	assert.Equal(t, 0.012, roundSig(0.01234, 2))
 }
 
 func TestParseFaults(t *testing.T) {

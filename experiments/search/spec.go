@@ -145,13 +145,17 @@ func ParseAssumption(text string) (Assumption, error) {
 		if a.Lo, err = check(value); err != nil {
 			return bad("the knob refuses the bound", err)
 		}
+		// Up to twice the bound, or the default when it is larger: a range to draw from
+		// that the bound alone does not give.
 		a.Hi = a.Lo
 		if up, err := scale(a.Knob, p.Unit, isLength, a.Lo, 2); err == nil {
 			a.Hi = up
 		}
-		if def, err := number(p.Unit, isLength, p.Default); err == nil && !isLength {
-			if hi, _ := number(p.Unit, isLength, a.Hi); def > hi {
-				a.Hi = p.Default
+		if def, err := knobs.Canonical(a.Knob, p.Default); err == nil && !isLength {
+			d, err1 := number(p.Unit, false, def)
+			hi, err2 := number(p.Unit, false, a.Hi)
+			if err1 == nil && err2 == nil && d > hi {
+				a.Hi = def
 			}
 		}
 	}
