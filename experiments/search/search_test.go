@@ -236,3 +236,25 @@ func TestInterruptKeepsFindings(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(b), "kind,runs,count,first_run"), string(b))
 }
+
+// TestLivenessBoundsAreFindings: a liveness bound the user sets is a kind of finding, found
+// and shrunk like a violation; unset, it is not looked for.
+func TestLivenessBoundsAreFindings(t *testing.T) {
+	// Holders that crash keep the lock from the others until its ttl (10s): longer than 2s.
+	s := spec(t, "crash_client")
+	s.MaxUnavailable = 2 * time.Second
+	res, _ := run(t, s, 30, 2)
+	f := res.Finding("unavailable")
+	require.NotNil(t, f)
+	assert.Contains(t, res.Checked, "unavailable")
+	require.NotNil(t, f.Case)
+	assert.Contains(t, f.Story, "crashes")
+
+	// Nodes that go down for good leave acquires without a majority.
+	s = spec(t, "crash_node", "tries=1")
+	s.MinSuccess = 0.99
+	res, _ = run(t, s, 30, 2)
+	require.NotNil(t, res.Finding("low_success"))
+	assert.Nil(t, res.Finding("unavailable"), "not bounded, not looked for")
+	assert.NotContains(t, res.Checked, "split_brain")
+}

@@ -258,7 +258,9 @@ func outcome(kind string, rec *experiments.Record) string {
 	l := rec.Liveness
 	switch kind {
 	case "unavailable":
-		return fmt.Sprintf("Then an acquire waits longer than allowed (%d of %d attempts failed).", l.Failed, l.Attempts)
+		if m := l.ReacquireAfterCrashMs.Max; m != nil {
+			return fmt.Sprintf("Then a holder's crash keeps the lock from the others for %s.", time.Duration(*m*float64(time.Millisecond)).Round(time.Millisecond))
+		}
 	case "low_success":
 		return fmt.Sprintf("Then only %d of %d acquires succeed.", l.Acquired, l.Acquired+l.Failed)
 	case "split_brain":
