@@ -153,7 +153,7 @@ func checkSearchFolder(out string, overwrite bool) error {
 	if !overwrite {
 		return nil
 	}
-	for _, k := range search.Kinds {
+	for _, k := range search.Kinds() {
 		for _, ext := range []string{".yaml", ".trace.txt", ".png"} {
 			if err := os.Remove(filepath.Join(out, k.Name+ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -236,10 +236,11 @@ func (p *searchProgress) print(t time.Time, done int) {
 		rate = float64(done-p.start) / s
 	}
 	_, found := p.counts()
+	kinds := search.Kinds()
 	var parts []string
 	for i, n := range found {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %d", search.Kinds[i].Name, n))
+			parts = append(parts, fmt.Sprintf("%s in %d", kinds[i].Name, n))
 		}
 	}
 	total := fmt.Sprint(p.total)

@@ -27,7 +27,7 @@ func benchSpec(b *testing.B) *Spec {
 // BenchmarkSameWorldParsed runs the same 64 worlds already drawn and parsed, as a sweep of
 // them would: the difference is what search adds to a run (docs/BENCHMARKS.md).
 func BenchmarkSearchRun(b *testing.B) {
-	r := &runner{s: benchSpec(b), found: make([]atomic.Int64, len(Kinds))}
+	r := &runner{s: benchSpec(b), found: make([]atomic.Int64, len(kindTable))}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if _, err := r.Run(context.Background(), nil, uint64(i%64)+1); err != nil {

@@ -88,7 +88,7 @@ func Run(ctx context.Context, s *Spec, opt Options) (*Result, error) {
 	if opt.Runs < 1 || opt.Runs > sweep.MaxRuns {
 		return nil, &InputError{Flag: "--runs", Value: strconv.Itoa(opt.Runs), Msg: fmt.Sprintf("want a number of runs in [1, %d]", sweep.MaxRuns)}
 	}
-	r := &runner{s: s, found: make([]atomic.Int64, len(Kinds))}
+	r := &runner{s: s, found: make([]atomic.Int64, len(kindTable))}
 	spec := &sweep.Spec{Combine: sweep.Grid, Replicates: opt.Runs, Seed: s.Seed,
 		Notes: []string{"redlock-sim search: one drawn world per run (findings.csv beside this folder)"}}
 	so := sweep.Options{Dir: filepath.Join(opt.Dir, RunsDir), Workers: opt.Workers, Overwrite: opt.Overwrite, Tool: opt.Tool}
@@ -217,11 +217,11 @@ func (s *Spec) collect(path string) (*Result, error) {
 			if k == "unavailable" || k == "low_success" {
 				fd.Count++
 			} else {
-				fd.Count += int64(fig[Kinds[kindIndex(k)].Metric])
+				fd.Count += int64(fig[kindTable[kindIndex(k)].Metric])
 			}
 		}
 	}
-	for _, k := range Kinds {
+	for _, k := range kindTable {
 		if fd := byKind[k.Name]; fd != nil {
 			res.Findings = append(res.Findings, fd)
 		}

@@ -81,8 +81,11 @@ type Kind struct {
 	Metric string
 }
 
-// Kinds are the kinds of finding, in findings.csv's order.
-var Kinds = []Kind{
+// Kinds returns the kinds of finding, in findings.csv's order.
+func Kinds() []Kind { return slices.Clone(kindTable) }
+
+// kindTable is every kind of finding; read-only.
+var kindTable = []Kind{
 	{"validity_overlap", "two clients believed they held the lock at once: the algorithm broke its promise", metric.ValidityOverlaps},
 	{"usage_overlap", "two clients worked on the resource at once", metric.UsageOverlaps},
 	{"stale_write", "the resource accepted a write from a client that no longer held the lock", metric.StaleWritesAccepted},
@@ -209,7 +212,7 @@ func (r *runner) Found() (runs int64, found []int64) {
 }
 
 func kindIndex(name string) int {
-	return slices.IndexFunc(Kinds, func(k Kind) bool { return k.Name == name })
+	return slices.IndexFunc(kindTable, func(k Kind) bool { return k.Name == name })
 }
 
 // sweepValue converts one metric as the sweep runner does; the zero sweep.Value is

@@ -185,7 +185,7 @@ func (s *Spec) shrinkFinding(ctx context.Context, f *Finding, budget int, dir st
 	f.File = filepath.Join(dir, f.Kind+".yaml")
 	source := fmt.Sprintf("redlock-sim search --seed %d, run %d (world seed %d), shrunk in %d runs; replay: redlock-sim run --scenario-file %s --seed %d",
 		s.Seed, f.FirstRun, f.FirstSeed, runs, f.File, c.Seed)
-	return os.WriteFile(f.File, c.YAML("search-"+strings.ReplaceAll(f.Kind, "_", "-"), f.Story, source, f.Kind+": "+Kinds[kindIndex(f.Kind)].Help), 0o644)
+	return os.WriteFile(f.File, c.YAML("search-"+strings.ReplaceAll(f.Kind, "_", "-"), f.Story, source, f.Kind+": "+kindTable[kindIndex(f.Kind)].Help), 0o644)
 }
 
 // Story tells the case in one paragraph: the world, each fault in time order as drawn,
