@@ -41,7 +41,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 func runSearchCtx(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	assume := fs.StringArray("assume", nil, "bound the worlds: `NAME=VALUE`, NAME<=VALUE, NAME>=VALUE or NAME=LO..HI, a knob (redlock-sim params)\nor a fault length (pause_len, node_down, node_pause_len, client_down, partition_len, clog_len,\nnode_clock_jump bound the scheduled faults of their kind); repeatable")
-	faults := fs.StringSlice("faults", nil, "the fault `KINDS` a world may draw, comma-separated scenario actions (docs/scenarios.md), or all (the default)")
+	faults := fs.StringSlice("faults", nil, "the fault `KINDS` a world may draw, comma-separated scenario actions (docs/scenarios.md), all (the default) or none")
 	client := fs.String("client", "", "the lock library, a client profile `NAME` (redlock-sim params --client NAME)")
 	runs := fs.Int("runs", 1000, "draw `N` worlds")
 	forDur := fs.Duration("for", 0, "draw worlds for this machine `DURATION` instead, up to --runs (the findings then depend on the machine's speed)")
