@@ -32,6 +32,7 @@ func commands() []command {
 		{"run", "run one scenario and report safety and liveness", runRun},
 		{"scenarios", "list the scenarios with their stories, or print one's file", runScenarios},
 		{"check", "run a scenario's expectations over its seeds (every built-in scenario by default)", runCheck},
+		{"search", "find how the lock breaks under stated assumptions by swarm testing, and shrink each counterexample to a replayable story", runSearch},
 		{"tune", "recommend ttl, drift, retries and timeout for an environment, with the arithmetic, checked by simulation", runTune},
 		{"params", "list every knob with its unit, default and range, or show the knobs named in full", runParams},
 		{"plot", "draw the figures of a sweep folder (safety and liveness per knob, heatmaps)", runPlot},

@@ -183,6 +183,10 @@ func (a Action) NodeFault() (redis.FaultDesc, bool) {
 	return redis.FaultDesc{}, false
 }
 
+// ActionNames returns every action a schedule step can take, in the order docs/scenarios.md
+// lists them: the fault kinds a search may draw (experiments/search) are these names.
+func ActionNames() []string { return actionNames() }
+
 func actionNames() []string {
 	out := make([]string, len(actions))
 	for i, a := range actions {

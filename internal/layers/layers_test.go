@@ -56,6 +56,9 @@ var layer = map[string]int{
 	// world planned, run, judged and turned into a record's metric columns) and the metric
 	// names, which are the parent's own job; moving them down would empty the parent.
 	"experiments/tune": 16,
+	// search, like tune, runs worlds through the parent's engine (experiments.RunScenario on a
+	// scenario file it writes, experiments.SweepRunner's columns) and the sweep engine's workers.
+	"experiments/search": 16,
 	// Presentation and the command line.
 	"plots": 17, "cmd/redlock-sim/viewer": 17, "scripts/baselinemillion": 17,
 	"cmd/redlock-sim": 18,
