@@ -188,6 +188,8 @@ func TestRunAPIBadInput(t *testing.T) {
 		{path: "/api/run?scenario=gc-pause&set=ttl", want: `setting "ttl": want name=value`},
 		{path: "/api/run?scenario=gc-pause&seed=-1", want: `seed "-1": want a whole number`},
 		{path: "/api/run?scenario=gc-pause&set=node_crash_rate%3D0", want: ""},
+		// issue 38: failover-race locks on one master, so nodes=5 would be the same run
+		{path: "/api/run?scenario=failover-race&set=nodes%3D5", want: "nodes = 5 cannot change this run: it is N"},
 		{body: `{"scenario":"gc-pause","file":"name: x"}`, want: "not both"},
 		{body: `{"scenario":"gc-pause","seeds":2}`, want: `unknown field "seeds"`},
 		{body: `{"file":"name: x\nstory: [unclosed"}`, want: "your file"},
