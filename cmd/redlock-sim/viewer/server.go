@@ -34,6 +34,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+	"github.com/redlock-sim/redlock-sim/plots"
 )
 
 //go:embed web
@@ -134,9 +135,6 @@ type ScenarioInfo struct {
 	Expect string      `json:"expect"`
 	File   string      `json:"file"` // builtin/NAME.yaml, or the user's path
 	Params []ParamInfo `json:"params"`
-	// WindowNs is the part of the run the story's golden trace and pictures show, [from,
-	// to] in nanoseconds of true time (to 0: to the run's end): the viewer's crop.
-	WindowNs [2]int64 `json:"window_ns"`
 }
 
 // ParamInfo is one of a scenario's named parameters.
@@ -158,7 +156,7 @@ type KnobInfo struct {
 
 func info(sc *scenarios.Scenario) ScenarioInfo {
 	in := ScenarioInfo{Name: sc.Name, Story: sc.Story, Source: sc.Source, Expect: sc.Expect, File: sc.File,
-		Params: []ParamInfo{}, WindowNs: [2]int64{sc.Window[0].Nanoseconds(), sc.Window[1].Nanoseconds()}}
+		Params: []ParamInfo{}}
 	for _, p := range sc.Params {
 		in.Params = append(in.Params, ParamInfo{Name: p.Name, Default: p.Default, Help: p.Help, Kind: p.Kind.String()})
 	}
@@ -233,6 +231,10 @@ type RunResponse struct {
 	// Inert names each knob that cannot change this run (knobs.Config.Inert, as `run --set`
 	// refuses it) and says why: the what-if panel does not offer it.
 	Inert map[string]string `json:"inert"`
+	// CropNs is the part of the run worth looking at first, [from, to) in nanoseconds of
+	// true time: the window `run --timeline` draws (plots.DefaultWindow), the viewer's
+	// first zoom.
+	CropNs [2]int64 `json:"crop_ns"`
 }
 
 // CheckResult is one rule of a scenario's check judged on one run.
@@ -399,6 +401,8 @@ func (s *Server) run(ctx context.Context, sc *scenarios.Scenario, settings []kno
 	resp := &RunResponse{Scenario: info(sc), Seed: req.Seed, Set: slices.Clip(append([]string{}, req.Set...)),
 		Record: rec, LockVerdict: rec.Safety.LockVerdict(), ResourceVerdict: rec.Safety.ResourceVerdict(),
 		Replay: rp, ReplayNote: replayNote(rp), Inert: inertKnobs(sc, settings, rec)}
+	crop := plots.DefaultWindow(rp.Timeline)
+	resp.CropNs = [2]int64{crop.From.Nanoseconds(), crop.To.Nanoseconds()}
 	if sc.Check != nil {
 		results, err := sc.Check.Evaluate([]scenarios.Figures{rec.Figures()})
 		if err != nil {
