@@ -95,6 +95,12 @@ func NewWithOptions(files []*scenarios.Scenario, opts Options) (*Server, error) 
 		return nil, err
 	}
 	s.mux.Handle("GET /", http.FileServerFS(static))
+	// A browser asks for /favicon.ico whatever the page links: the same icon, not a 404
+	// in the console.
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		http.ServeFileFS(w, r, static, "favicon.svg")
+	})
 	s.mux.HandleFunc("GET /api/scenarios", s.handleScenarios)
 	s.mux.HandleFunc("GET /api/run", s.handleRun)
 	s.mux.HandleFunc("POST /api/run", s.handleRun)

@@ -252,7 +252,8 @@ func TestRunAPIBadInput(t *testing.T) {
 // sent compressed to a browser that accepts it.
 func TestStaticAndGzip(t *testing.T) {
 	hs := server(t)
-	for path, want := range map[string]string{"/": `<script src="app.js">`, "/app.js": "function setCursor", "/app.css": "--red"} {
+	for path, want := range map[string]string{"/": `<script src="app.js">`, "/app.js": "function setCursor", "/app.css": "--red",
+		"/favicon.svg": "<svg", "/favicon.ico": "<svg"} { // issue 38: no 404 for the icon in the console
 		res, err := http.Get(hs.URL + path)
 		require.NoError(t, err)
 		b, err := io.ReadAll(res.Body)
