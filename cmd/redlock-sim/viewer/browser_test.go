@@ -153,6 +153,7 @@ func TestViewerInChromium(t *testing.T) {
 	assert.Contains(t, v, "usage overlap: client1 and client2")
 	assert.Contains(t, text(ctx, t, "#clients"), "expired", "client1 still believes in a lock whose deadline passed")
 	violationAt := eval[int](ctx, t, `Number(document.body.dataset.cursor)`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("right").scrollTop = 0`)))
 	shot(t, ctx, "viewer-gc-pause-violation.png")
 
 	// What if the pause were shorter than the validity? The run is safe, and the cursor,

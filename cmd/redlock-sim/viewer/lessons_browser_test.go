@@ -92,6 +92,7 @@ func TestLesson1GCPause(t *testing.T) {
 	}
 	assert.Contains(t, p.text("#diagram .validity-end-label"), "validity ends 0.988 s", "the validity's end under the pause is marked")
 	assert.Equal(t, 2, p.int(`document.querySelectorAll("#diagram .write.stale").length`), "two stale writes draw as two")
+	assert.True(t, p.bool(`[...document.querySelectorAll("#diagram .mark-label")].some((e) => e.textContent === "6 attempts lost")`), "client2's lost attempts are counted")
 	assert.Contains(t, p.text("#expect"), "This run shows it")
 
 	p.set("pause", "500ms")

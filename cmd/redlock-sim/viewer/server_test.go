@@ -578,3 +578,27 @@ func TestServeWithinLimits(t *testing.T) {
 	assert.Equal(t, runs, st.PeakRunning, "never more than %d runs at once", runs)
 	assert.Zero(t, st.Running+st.Waiting)
 }
+
+// TestExercisesAreTheDocs: every question and answer the page shows is docs/teaching.md's,
+// word for word, so the exercises on screen and in the docs cannot drift apart.
+func TestExercisesAreTheDocs(t *testing.T) {
+	js, err := os.ReadFile("web/app.js")
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../../docs/teaching.md")
+	require.NoError(t, err)
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "`", "")), " ")
+	n := 0
+	for _, line := range strings.Split(string(js), "\n") {
+		for _, key := range []string{`{ q: "`, `a: "`} {
+			i := strings.Index(line, key)
+			if i < 0 {
+				continue
+			}
+			text := line[i+len(key):]
+			text = text[:strings.Index(text, `"`)]
+			assert.True(t, strings.Contains(flat, text), "docs/teaching.md's exercises lack %q", text)
+			n++
+		}
+	}
+	assert.Equal(t, 10, n, "five questions and their answers")
+}
