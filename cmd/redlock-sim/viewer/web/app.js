@@ -352,13 +352,12 @@ function renderStory() {
     const check = run.check || [];
     const missed = check.filter((c) => !c.held);
     const exp = el("span", { class: "expect", id: "expect" });
-    if (!check.length) exp.textContent = "Expected: " + run.scenario.expect + ".";
-    else if (!missed.length) exp.textContent = "Expected: " + run.scenario.expect + ". This run shows it.";
-    else {
-      const why = view.req.set.length ? "with " + view.req.set.join(", ") : "with seed " + run.seed;
-      exp.textContent = "Expected with the story's own settings: " + run.scenario.expect + ". ";
-      exp.append(el("b", { class: "departs" }, "This run, " + why + ", departs from it (" + missed.map((c) => c.rule).join("; ") + ": not so here)."));
-    }
+    const own = !view.req.set.length;
+    const why = own ? "with seed " + run.seed : "with " + view.req.set.join(", ");
+    exp.textContent = (own ? "Expected: " : "Expected with the story's own settings: ") + run.scenario.expect + ". ";
+    if (!check.length) { if (!own) exp.append("Your settings depart from the story's: " + view.req.set.join(", ") + "."); }
+    else if (!missed.length) exp.append(own ? "This run shows it." : "This run, " + why + ", still shows it.");
+    else exp.append(el("b", { class: "departs" }, "This run, " + why + ", departs from it (" + missed.map((c) => c.rule).join("; ") + ": not so here)."));
     story.append(exp);
   }
   if (run.replay_note) story.append(" ", el("span", { class: "expect", id: "replay-note" }, run.replay_note));
