@@ -820,9 +820,9 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
   }
   sv("text", { x: W - MARGIN.right, y: H - 4, "text-anchor": "end" }, axis).textContent = "true time — only the simulator knows it";
   // network faults: a band on the lanes they cut
-  // network faults: a band on the lanes they cut, saying from whom
-  const cutLabels = new Map(); // lane → labels already placed, so that they stack
-  view.cutLabels = []; // drawn over the lanes, once they are drawn
+  // network faults: a band on the lanes they cut, saying from whom (the cuts of one lane
+  // that start together in one label: "cut from redis4, redis5")
+  const cuts = new Map(); // lane and start → the label's words
   for (const f of tl.net_faults || []) {
     if (!inView(f.from_ns, f.to_ns)) continue;
     if (f.text === undefined) f.text = f.Text || f.kind; // the timeline's field has no JSON name of its own
@@ -831,14 +831,23 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
       const x0 = clampX(f.from_ns), w = Math.max(1, clampX(f.to_ns) - x0);
       title(sv("rect", { class: "cut", x: x0, y: view.lanes[k].y, width: w, height: laneH, fill: "#dfe3f3" }, svg), f.text);
       const other = view.lanes[k].name === f.a ? f.b : f.a;
-      const words = other ? (f.kind === "clog" ? "clogged to " : "cut from ") + other : f.kind === "isolate" ? "cut from everyone" : f.text || f.kind || "network fault";
-      const row = cutLabels.get(k) || [];
-      const slot = row.filter((r) => r > x0 - 4).length;
-      if (w > 90 && laneH >= 16 && slot < 2) {
-        view.cutLabels.push({ x: x0 + 3, y: view.lanes[k].y + 11 + slot * 11, words });
-        row.push(x0 + words.length * 6.5);
-        cutLabels.set(k, row);
-      }
+      const key = k + "|" + Math.round(x0) + "|" + (f.kind === "clog" ? "clog" : "cut");
+      const c = cuts.get(key) || { k, x0, w, others: [], kind: f.kind, text: f.text };
+      if (other && !c.others.includes(other)) c.others.push(other);
+      c.w = Math.max(c.w, w);
+      cuts.set(key, c);
+    }
+  }
+  view.cutLabels = []; // drawn over the lanes, once they are drawn
+  const rows = new Map(); // lane → the right ends of its labels, so that they stack
+  for (const c of cuts.values()) {
+    const words = c.others.length ? (c.kind === "clog" ? "clogged to " : "cut from ") + c.others.join(", ") : c.kind === "isolate" ? "cut from everyone" : c.text || "network fault";
+    const row = rows.get(c.k) || [];
+    const slot = row.filter((r) => r > c.x0 - 4).length;
+    if (c.w > 60 && laneH >= 16 && (slot === 0 || (slot === 1 && laneH >= 30))) {
+      view.cutLabels.push({ x: c.x0 + 3, y: view.lanes[c.k].y + 11 + slot * 11, words });
+      row.push(c.x0 + words.length * 6.5);
+      rows.set(c.k, row);
     }
   }
   // violations: red bands over every lane
