@@ -437,6 +437,9 @@ func inertKnobs(sc *scenarios.Scenario, settings []knobs.KV, rec *experiments.Re
 		var ie *knobs.InertError
 		if err := experiments.CheckInert(sc, append(slices.Clip(settings), kv)); errors.As(err, &ie) {
 			out[kv.Name] = ie.Why
+			if ie.Hint != "" {
+				out[kv.Name] += "; " + ie.Hint
+			}
 		}
 	}
 	return out
