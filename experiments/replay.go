@@ -42,7 +42,12 @@ func ReplayWorld(ctx context.Context, w *world.World, scenario string, lim repor
 	teeSink{rc, tc}.install(w.Sim)
 	end := sim.Time(w.Config.Duration)
 	for n := 1; ; n++ {
-		if at, ok := w.Sim.NextAt(); !ok || at > end || !w.Sim.Step() {
+		at, ok := w.Sim.NextAt()
+		if !ok || at > end {
+			break
+		}
+		rc.Until(at) // the clock jumps before it: a line each, though no event
+		if !w.Sim.Step() {
 			break
 		}
 		if err := w.Sim.Err(); err != nil {

@@ -45,6 +45,13 @@ func (c *Config) Inert(name string) string {
 	}
 	lock := c.Lock.Effective()
 	switch name {
+	case "nodes":
+		if a, err := LookupAlgorithm(c.Algorithm); err == nil && a.Masters > 0 {
+			return fmt.Sprintf("it is N, the masters Redlock addresses, and algorithm %s locks on %d whatever nodes says", a.Name, a.Masters)
+		}
+		if c.Lock.Variant.SingleInstance() && c.Algorithm == "redlock" {
+			return fmt.Sprintf("it is N, the masters Redlock addresses, and variant %s talks to one node whatever nodes says (replicas adds servers behind it)", c.Lock.Variant)
+		}
 	case "pause_len":
 		if c.PauseRate == 0 {
 			return rate("it is the length of random pauses", "pause_rate")

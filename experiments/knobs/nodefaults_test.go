@@ -44,3 +44,19 @@ func TestEveryRandomNodeFaultIsKnobsInertAndBounded(t *testing.T) {
 		assert.Equal(t, r.Counted, le.What)
 	}
 }
+
+// TestNodesInertOnOneMaster: nodes cannot change a run whose clients lock on one master
+// (a single-instance variant, or an algorithm with its own number of masters), and says
+// which knob decides; with Redlock's own variant it is N and tunes the run.
+func TestNodesInertOnOneMaster(t *testing.T) {
+	c := DefaultConfig()
+	assert.Empty(t, c.Inert("nodes"))
+	require.NoError(t, c.Apply([]KV{{Name: "variant", Value: "single-instance-failover"}}))
+	assert.Contains(t, c.Inert("nodes"), "variant single-instance-failover talks to one node")
+	c = DefaultConfig()
+	require.NoError(t, c.Apply([]KV{{Name: "algorithm", Value: "redisson"}}))
+	assert.Contains(t, c.Inert("nodes"), "algorithm redisson locks on 1")
+	c = DefaultConfig()
+	require.NoError(t, c.Apply([]KV{{Name: "algorithm", Value: "redisson-redlock"}}))
+	assert.Empty(t, c.Inert("nodes"), "RedissonRedLock takes an RLock on each of the nodes masters")
+}

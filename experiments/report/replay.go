@@ -3,8 +3,10 @@ package report
 import (
 	"cmp"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
 	"github.com/redlock-sim/redlock-sim/model/redis"
@@ -87,6 +89,9 @@ type Step struct {
 	Msg   int      `json:"msg"`
 	Notes []string `json:"notes,omitempty"`
 	State int      `json:"state"` // index in States
+	// Clock marks a line the replay adds for a clock step or slew (ReplayCollector.Until):
+	// a fault with no event, so the narrated trace has no line for it.
+	Clock bool `json:"clock,omitempty"`
 }
 
 // State is the world just after an event, as each actor sees it.
@@ -150,6 +155,19 @@ type ReplayCollector struct {
 	// (ReplayLimits); cells counts the states kept, perState the cells of one.
 	maxSteps, maxCells, cells, perState int
 	bad                                 error // the first network record that did not decode
+	// jumps are the clock steps and slews of the world's nodes and clients, in time order,
+	// and next the first not yet told: no event of the run marks one (a clock is a
+	// function of true time), so the replay makes a line of each as the run passes it, for
+	// a viewer's cursor to stop on.
+	jumps []clockJump
+	next  int
+}
+
+// clockJump is one clock step or the start of one slew, on an actor's clock.
+type clockJump struct {
+	at    sim.Time
+	actor string
+	text  string
 }
 
 type reqPair struct {
@@ -197,8 +215,33 @@ func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) 
 		}
 	}
 	c.kinds[w.Net.Name(w.Storage.Endpoint())] = "storage"
+	c.jumps = clockJumps(w)
 	w.OnEvent(c.clientEvent)
 	return c, tc, nil
+}
+
+// clockJumps lists the world's scheduled clock steps and slews, nodes before clients, in
+// time order (a stable sort: the same order on every run).
+func clockJumps(w *world.World) []clockJump {
+	var out []clockJump
+	add := func(actor string, ck *clock.Clock) {
+		for _, s := range ck.Steps() {
+			out = append(out, clockJump{at: s.At, actor: actor, text: "clock-step by=" + signed(s.By) + " (the wall clock jumps)"})
+		}
+		for _, s := range ck.Slews() {
+			out = append(out, clockJump{at: s.At, actor: actor, text: "clock-slew by=" + signed(s.By) + " (the clock starts to slew)"})
+		}
+	}
+	for _, g := range w.Groups {
+		for i := range g.Len() {
+			add(g.Node(i).Name(), g.Node(i).Clock())
+		}
+	}
+	for _, cl := range w.Clients {
+		add(cl.Name(), cl.Clock())
+	}
+	slices.SortStableFunc(out, func(a, b clockJump) int { return cmp.Compare(a.at, b.at) })
+	return out
 }
 
 // Limit lowers what the replay keeps, and its timeline tc, to l; call it before the run.
@@ -312,6 +355,26 @@ func (c *ReplayCollector) line(l *Line) {
 	c.dirty++
 }
 
+// Until makes a line, with the world's state at its instant, of each clock step or slew at
+// or before next, the time of the run's next event: the driver calls it between events,
+// when the world is still. A jump at an event's instant comes before the event, which
+// already reads the jumped clock.
+func (c *ReplayCollector) Until(next sim.Time) {
+	for c.next < len(c.jumps) && c.jumps[c.next].at <= next && !c.full {
+		j := c.jumps[c.next]
+		if len(c.rp.Steps) >= c.maxSteps || c.cells > c.maxCells-c.perState {
+			c.full, c.rp.Truncated = true, true
+			return
+		}
+		c.next++
+		c.rp.Steps = append(c.rp.Steps, Step{AtNs: j.at.Duration().Nanoseconds(), Actor: j.actor, Marker: "!!",
+			Local: c.nar.localAt(j.actor, j.at), Text: j.text, Kind: "faults", Violation: -1, Msg: -1,
+			State: len(c.rp.States), Clock: true})
+		c.cells += c.perState
+		c.rp.States = append(c.rp.States, c.state(j.at))
+	}
+}
+
 // clientEvent follows what each client believes.
 func (c *ReplayCollector) clientEvent(_ sim.Time, e *model.ClientEvent) {
 	if c.full && c.dirty == 0 {
@@ -395,6 +458,9 @@ func (c *ReplayCollector) state(now sim.Time) State {
 				if j, ok := c.values[val]; ok {
 					k.Client = j
 				}
+				if expMs != redis.NoExpiry && n.WallMs(now) > expMs {
+					continue // expired by now, on the node's clock, as its next read finds it (Until's instants)
+				}
 				if expMs != redis.NoExpiry {
 					k.PTTLMs = max(0, expMs-n.WallMs(now))
 				}
@@ -458,6 +524,7 @@ func (c *ReplayCollector) Undecoded(tc *TimelineCollector) error {
 func (c *ReplayCollector) Finish(tc *TimelineCollector, scenario string, seed uint64) *Replay {
 	c.nar.Finish()
 	c.AfterEvent()
+	c.Until(sim.Time(c.w.Config.Duration))
 	c.rp.Timeline = tc.Finish(scenario, seed)
 	return &c.rp
 }

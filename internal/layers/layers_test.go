@@ -59,9 +59,11 @@ var layer = map[string]int{
 	// search, like tune, runs worlds through the parent's engine (experiments.RunScenario on a
 	// scenario file it writes, experiments.SweepRunner's columns) and the sweep engine's workers.
 	"experiments/search": 16,
-	// Presentation and the command line.
-	"plots": 17, "cmd/redlock-sim/viewer": 17, "scripts/baselinemillion": 17,
-	"cmd/redlock-sim": 18,
+	// Presentation and the command line. The viewer crops its diagram as plots crops the
+	// timeline figure (plots.DefaultWindow), so it sits above plots.
+	"plots": 17, "scripts/baselinemillion": 17,
+	"cmd/redlock-sim/viewer": 18,
+	"cmd/redlock-sim":        19,
 }
 
 // never lists imports the layers would allow but the design forbids: the client process

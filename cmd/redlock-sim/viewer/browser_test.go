@@ -153,11 +153,12 @@ func TestViewerInChromium(t *testing.T) {
 	assert.Contains(t, v, "usage overlap: client1 and client2")
 	assert.Contains(t, text(ctx, t, "#clients"), "expired", "client1 still believes in a lock whose deadline passed")
 	violationAt := eval[int](ctx, t, `Number(document.body.dataset.cursor)`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("right").scrollTop = 0`)))
 	shot(t, ctx, "viewer-gc-pause-violation.png")
 
-	// What if the pause were shorter than the validity? The run is safe, and the cursor
-	// stays at the same time.
-	tBefore := eval[float64](ctx, t, `Number(new URLSearchParams(location.hash.slice(1)).get("t"))`)
+	// What if the pause were shorter than the validity? The run is safe, and the cursor,
+	// whose violation this run lacks, stays at the same time and says so.
+	tBefore := eval[float64](ctx, t, `view.run.replay.steps[view.cursor].at_ns / 1e9`)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`input[data-knob="pause"]`), "500ms"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[data-knob="pause"]').dispatchEvent(new Event("change"))`)))
@@ -169,6 +170,7 @@ func TestViewerInChromium(t *testing.T) {
 	assert.True(t, eval[bool](ctx, t, `(() => { const s = view.run.replay.steps, T = `+strconv.FormatFloat(tBefore*1e9, 'f', 0, 64)+`;
 		return s[view.cursor].at_ns <= T && (view.cursor + 1 >= s.length || s[view.cursor + 1].at_ns > T); })()`),
 		"the cursor is on the last event at or before the time it was at")
+	assert.Contains(t, text(ctx, t, "#status"), "is not in this run: the cursor is at the nearest time")
 	shot(t, ctx, "viewer-gc-pause-whatif.png")
 
 	// The shared link reproduces the same state in a fresh page.

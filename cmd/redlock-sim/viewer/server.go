@@ -34,6 +34,7 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
+	"github.com/redlock-sim/redlock-sim/plots"
 )
 
 //go:embed web
@@ -42,8 +43,9 @@ var web embed.FS
 // MaxFileBytes bounds a scenario file sent by the browser; the built-in ones are under 2 kB.
 const MaxFileBytes = 64 << 10
 
-// CommonKnobs are the knobs the what-if panel offers for every scenario, besides the
-// scenario's own parameters: the ones the stories turn on.
+// CommonKnobs are the knobs the what-if panel lists first, besides the scenario's own
+// parameters: the ones the stories turn on. It offers every other knob of the registry
+// too, grouped, below them (KnobInfo.Common).
 var CommonKnobs = []string{"client", "ttl", "drift_factor", "fencing", "persistence", "nodes", "clients",
 	"latency", "variant", "stop_at_deadline", "preload_scripts"}
 
@@ -93,6 +95,12 @@ func NewWithOptions(files []*scenarios.Scenario, opts Options) (*Server, error) 
 		return nil, err
 	}
 	s.mux.Handle("GET /", http.FileServerFS(static))
+	// A browser asks for /favicon.ico whatever the page links: the same icon, not a 404
+	// in the console.
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		http.ServeFileFS(w, r, static, "favicon.svg")
+	})
 	s.mux.HandleFunc("GET /api/scenarios", s.handleScenarios)
 	s.mux.HandleFunc("GET /api/run", s.handleRun)
 	s.mux.HandleFunc("POST /api/run", s.handleRun)
@@ -143,11 +151,13 @@ type ParamInfo struct {
 	Kind    string `json:"kind"` // "duration" or "whole number"
 }
 
-// KnobInfo is one common knob: the registry's description, and its choices when it has
-// a fixed set.
+// KnobInfo is one knob of the registry as the what-if panel offers it: the registry's
+// description, its choices when it has a fixed set, and whether the stories turn it on
+// (CommonKnobs).
 type KnobInfo struct {
 	knobs.Param
 	Choices []string `json:"choices,omitempty"`
+	Common  bool     `json:"common,omitempty"`
 }
 
 func info(sc *scenarios.Scenario) ScenarioInfo {
@@ -170,22 +180,32 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 	for _, f := range s.files {
 		out.Scenarios = append(out.Scenarios, info(f))
 	}
-	for _, name := range CommonKnobs {
-		p, err := knobs.LookupParam(name)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, err)
-			return
-		}
-		k := KnobInfo{Param: p}
-		if rest, ok := strings.CutPrefix(p.Allowed, "one of "); ok {
-			k.Choices = strings.Split(rest, ", ")
+	out.Knobs = knobCatalogue()
+	writeJSON(w, r, &out)
+}
+
+// knobCatalogue is every knob of the registry, the common ones first, then the others in
+// registry order (which groups them).
+func knobCatalogue() []KnobInfo {
+	var common, rest []KnobInfo
+	for _, p := range knobs.Params() {
+		k := KnobInfo{Param: p, Common: slices.Contains(CommonKnobs, p.Name)}
+		if choices, ok := strings.CutPrefix(p.Allowed, "one of "); ok {
+			k.Choices = strings.Split(choices, ", ")
 		}
 		if p.Unit == "bool" {
 			k.Choices = []string{"false", "true"}
 		}
-		out.Knobs = append(out.Knobs, k)
+		if k.Common {
+			common = append(common, k)
+		} else {
+			rest = append(rest, k)
+		}
 	}
-	writeJSON(w, r, &out)
+	slices.SortStableFunc(common, func(a, b KnobInfo) int {
+		return slices.Index(CommonKnobs, a.Name) - slices.Index(CommonKnobs, b.Name)
+	})
+	return append(common, rest...)
 }
 
 // RunRequest asks for one run: a scenario by name, or a scenario file's text, with a seed
@@ -210,6 +230,23 @@ type RunResponse struct {
 	// ReplayNote says, when the replay stops before the run's end (the server keeps each
 	// response small), where it stops; empty otherwise.
 	ReplayNote string `json:"replay_note,omitempty"`
+	// Check is the story's expected outcome (its check's rules) judged on this one run, so
+	// the page can say when the settings made the run depart from the story; empty for a
+	// scenario without a check.
+	Check []CheckResult `json:"check,omitempty"`
+	// Inert names each knob that cannot change this run (knobs.Config.Inert, as `run --set`
+	// refuses it) and says why: the what-if panel does not offer it.
+	Inert map[string]string `json:"inert"`
+	// CropNs is the part of the run worth looking at first, [from, to) in nanoseconds of
+	// true time: the window `run --timeline` draws (plots.DefaultWindow), the viewer's
+	// first zoom.
+	CropNs [2]int64 `json:"crop_ns"`
+}
+
+// CheckResult is one rule of a scenario's check judged on one run.
+type CheckResult struct {
+	Rule string `json:"rule"` // as the scenario file writes it: "validity_overlaps: always"
+	Held bool   `json:"held"`
 }
 
 // userError is a request the user can fix: a bad knob, an unknown scenario, a file that
@@ -367,9 +404,45 @@ func (s *Server) run(ctx context.Context, sc *scenarios.Scenario, settings []kno
 	default:
 		return nil, &userError{err}
 	}
-	return &RunResponse{Scenario: info(sc), Seed: req.Seed, Set: slices.Clip(append([]string{}, req.Set...)),
+	resp := &RunResponse{Scenario: info(sc), Seed: req.Seed, Set: slices.Clip(append([]string{}, req.Set...)),
 		Record: rec, LockVerdict: rec.Safety.LockVerdict(), ResourceVerdict: rec.Safety.ResourceVerdict(),
-		Replay: rp, ReplayNote: replayNote(rp)}, nil
+		Replay: rp, ReplayNote: replayNote(rp), Inert: inertKnobs(sc, settings, rec)}
+	crop := plots.DefaultWindow(rp.Timeline)
+	resp.CropNs = [2]int64{crop.From.Nanoseconds(), crop.To.Nanoseconds()}
+	if sc.Check != nil {
+		results, err := sc.Check.Evaluate([]scenarios.Figures{rec.Figures()})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range results {
+			resp.Check = append(resp.Check, CheckResult{Rule: r.Rule.Text, Held: r.Held})
+		}
+	}
+	return resp, nil
+}
+
+// inertKnobs asks experiments.CheckInert, which `run --set` asks, of every knob not set
+// yet: would setting it, to the value it has in this run, change a run of sc with
+// settings? A knob it refuses is one the what-if panel must not offer.
+func inertKnobs(sc *scenarios.Scenario, settings []knobs.KV, rec *experiments.Record) map[string]string {
+	out := map[string]string{}
+	set := map[string]bool{}
+	for _, kv := range settings {
+		set[kv.Name] = true
+	}
+	for _, kv := range rec.Config {
+		if set[kv.Name] {
+			continue
+		}
+		var ie *knobs.InertError
+		if err := experiments.CheckInert(sc, append(slices.Clip(settings), kv)); errors.As(err, &ie) {
+			out[kv.Name] = ie.Why
+			if ie.Hint != "" {
+				out[kv.Name] += "; " + ie.Hint
+			}
+		}
+	}
+	return out
 }
 
 // replayNote says where a replay cut short stops, and that the verdicts do not.

@@ -77,15 +77,53 @@ func TestScenariosAPI(t *testing.T) {
 	}
 	require.Len(t, gc.Params, 2)
 	assert.Equal(t, viewer.ParamInfo{Name: "pause", Default: "1500ms", Help: "how long client1's stop-the-world pause lasts (the TTL is 1s)", Kind: "duration"}, gc.Params[0])
-	require.Len(t, out.Knobs, len(viewer.CommonKnobs))
+	require.Len(t, out.Knobs, len(knobs.Params()), "every knob of the registry is offered")
 	byName := map[string]viewer.KnobInfo{}
-	for _, k := range out.Knobs {
+	for i, k := range out.Knobs {
 		byName[k.Name] = k
+		assert.Equal(t, i < len(viewer.CommonKnobs), k.Common, "%s: the common knobs come first", k.Name)
+		assert.NotEmpty(t, k.Group, k.Name)
+	}
+	for _, name := range []string{"retry_jitter", "timeout", "extend_every", "hold"} { // lessons 4 and 5, "Going further"
+		assert.Contains(t, byName, name)
 	}
 	assert.Equal(t, []string{"none", "one", "majority"}, byName["fencing"].Choices)
 	assert.Equal(t, []string{"false", "true"}, byName["stop_at_deadline"].Choices)
 	assert.Nil(t, byName["ttl"].Choices)
 	assert.Equal(t, "duration", byName["ttl"].Unit)
+}
+
+// TestRunAPIInertAndCheck: a run says which knobs cannot change it (the panel leaves them
+// out, as run --set refuses them) and judges the story's check on itself, so the page can
+// say when a what-if made the run depart from the story.
+func TestRunAPIInertAndCheck(t *testing.T) {
+	hs := server(t)
+	var gc viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=gc-pause", &gc))
+	assert.Contains(t, gc.Inert["pause_len"], "pause_rate is 0")
+	assert.Contains(t, gc.Inert, "replication_delay", "no replicas")
+	assert.NotContains(t, gc.Inert, "ttl")
+	assert.NotContains(t, gc.Inert, "pause_rate")
+	require.NotEmpty(t, gc.Check)
+	for _, c := range gc.Check {
+		assert.True(t, c.Held, "the story's own run keeps its promise: %s", c.Rule)
+	}
+	var short viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=gc-pause&set=pause%3D500ms", &short))
+	held := true
+	for _, c := range short.Check {
+		held = held && c.Held
+	}
+	assert.False(t, held, "with a 500 ms pause the run no longer shows the story's overlap")
+
+	var fo viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=failover-race", &fo))
+	assert.Contains(t, fo.Inert["nodes"], "talks to one node")
+	assert.NotContains(t, fo.Inert, "replication_delay", "failover-race has a replica")
+	var sb viewer.RunResponse
+	require.Equal(t, 200, get(t, hs, "/api/run?scenario=split-brain-no-jitter", &sb))
+	assert.NotContains(t, sb.Inert, "retry_jitter", "lesson 4's what-if")
+	assert.NotContains(t, sb.Inert, "timeout")
 }
 
 // TestRunAPIWithAClientProfile: the what-if panel's client knob tells the story with a
@@ -188,6 +226,8 @@ func TestRunAPIBadInput(t *testing.T) {
 		{path: "/api/run?scenario=gc-pause&set=ttl", want: `setting "ttl": want name=value`},
 		{path: "/api/run?scenario=gc-pause&seed=-1", want: `seed "-1": want a whole number`},
 		{path: "/api/run?scenario=gc-pause&set=node_crash_rate%3D0", want: ""},
+		// issue 38: failover-race locks on one master, so nodes=5 would be the same run
+		{path: "/api/run?scenario=failover-race&set=nodes%3D5", want: "nodes = 5 cannot change this run: it is N"},
 		{body: `{"scenario":"gc-pause","file":"name: x"}`, want: "not both"},
 		{body: `{"scenario":"gc-pause","seeds":2}`, want: `unknown field "seeds"`},
 		{body: `{"file":"name: x\nstory: [unclosed"}`, want: "your file"},
@@ -212,7 +252,8 @@ func TestRunAPIBadInput(t *testing.T) {
 // sent compressed to a browser that accepts it.
 func TestStaticAndGzip(t *testing.T) {
 	hs := server(t)
-	for path, want := range map[string]string{"/": `<script src="app.js">`, "/app.js": "function setCursor", "/app.css": "--red"} {
+	for path, want := range map[string]string{"/": `<script src="app.js">`, "/app.js": "function setCursor", "/app.css": "--red",
+		"/favicon.svg": "<svg", "/favicon.ico": "<svg"} { // issue 38: no 404 for the icon in the console
 		res, err := http.Get(hs.URL + path)
 		require.NoError(t, err)
 		b, err := io.ReadAll(res.Body)
@@ -536,4 +577,28 @@ func TestServeWithinLimits(t *testing.T) {
 	st := srv.Stats()
 	assert.Equal(t, runs, st.PeakRunning, "never more than %d runs at once", runs)
 	assert.Zero(t, st.Running+st.Waiting)
+}
+
+// TestExercisesAreTheDocs: every question and answer the page shows is docs/teaching.md's,
+// word for word, so the exercises on screen and in the docs cannot drift apart.
+func TestExercisesAreTheDocs(t *testing.T) {
+	js, err := os.ReadFile("web/app.js")
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../../docs/teaching.md")
+	require.NoError(t, err)
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "`", "")), " ")
+	n := 0
+	for _, line := range strings.Split(string(js), "\n") {
+		for _, key := range []string{`{ q: "`, `a: "`} {
+			i := strings.Index(line, key)
+			if i < 0 {
+				continue
+			}
+			text := line[i+len(key):]
+			text = text[:strings.Index(text, `"`)]
+			assert.True(t, strings.Contains(flat, text), "docs/teaching.md's exercises lack %q", text)
+			n++
+		}
+	}
+	assert.Equal(t, 10, n, "five questions and their answers")
 }

@@ -18,9 +18,28 @@ const view = {
   laneOf: new Map(),    // actor name -> lane index
   lanes: [],            // {name, kind, y, h}
   inflight: null,       // the AbortController of the run request in flight
+  openGroups: new Set(), // the what-if panel's knob groups the user opened
+  anchor: null,         // the logical moment the cursor is at (anchorOf), kept over what-if reruns
+  playT: null,          // while playing in proportional time: the true time shown
 };
 
-function clientColor(j) { return j < 0 ? "#969696" : CLIENT_COLORS[j % CLIENT_COLORS.length]; }
+// clientColor gives client j its colour: the Okabe–Ito palette for the first eight, then
+// hues a golden angle apart at alternating lightness, so that no two clients of any number
+// share a colour and neighbours differ in greyscale too.
+function clientColor(j) {
+  if (j < 0) return "#969696";
+  if (j < CLIENT_COLORS.length) return CLIENT_COLORS[j];
+  const h = (j * 137.508) % 360, l = j % 2 ? 0.32 : 0.62;
+  return hslHex(h, 0.7, l);
+}
+function hslHex(h, s, l) {
+  const f = (n) => {
+    const k = (n + h / 30) % 12, a = s * Math.min(l, 1 - l);
+    const c = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return Math.round(c * 255).toString(16).padStart(2, "0");
+  };
+  return "#" + f(0) + f(8) + f(4);
+}
 function inkOn(hex) {
   const r = parseInt(hex.slice(1, 3), 16), g = parseInt(hex.slice(3, 5), 16), b = parseInt(hex.slice(5, 7), 16);
   return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000" : "#fff";
@@ -64,8 +83,12 @@ function readHash() {
   if (p.get("file")) req.file = b64decode(p.get("file")); else req.scenario = p.get("scenario") || "gc-pause";
   const seed = Number(p.get("seed"));
   if (p.get("seed") !== null && Number.isInteger(seed) && seed >= 0) req.seed = seed;
-  const t = p.get("t");
-  return { req, t: t === null ? null : Math.round(Number(t) * 1e9), zoom: p.get("zoom") };
+  const t = p.get("t"), e = p.get("e"), msg = p.get("msg");
+  const pos = {};
+  if (e !== null && Number.isInteger(Number(e))) pos.e = Number(e);
+  else if (t !== null) pos.t = Math.round(Number(t) * 1e9); // a link from before events were named
+  if (msg !== null && Number.isInteger(Number(msg))) pos.msg = Number(msg);
+  return { req, pos, zoom: p.get("zoom"), compare: p.get("compare") };
 }
 function writeHash() {
   if (!view.req) return;
@@ -73,8 +96,10 @@ function writeHash() {
   if (view.req.file !== undefined) p.set("file", b64encode(view.req.file)); else p.set("scenario", view.req.scenario);
   p.set("seed", String(view.req.seed));
   for (const s of view.req.set) p.append("set", s);
-  if (view.run && view.run.replay.steps.length) p.set("t", (view.run.replay.steps[view.cursor].at_ns / 1e9).toFixed(9).replace(/0+$/, "").replace(/\.$/, ""));
-  if ($("zoom").value !== "0") p.set("zoom", $("zoom").value);
+  if (view.run && view.run.replay.steps.length) p.set("e", String(view.cursor));
+  if (view.selected >= 0) p.set("msg", String(view.selected));
+  if ($("zoom").value !== "auto") p.set("zoom", $("zoom").value);
+  if (view.compare) p.set("compare", view.compare);
   history.replaceState(null, "", "#" + p.toString());
 }
 
@@ -88,11 +113,11 @@ async function api(path, body, signal) {
   return data;
 }
 
-// load asks the server for a run and shows it, the cursor at time keepT (by default the
-// cursor's time now). A newer request cancels an older one still in flight (the server
-// stops simulating it), so quick what-ifs never show an outdated run.
-async function load(req, keepT) {
-  const t = keepT !== undefined ? keepT : (view.run && view.run.replay.steps.length ? view.run.replay.steps[view.cursor].at_ns : null);
+// load asks the server for a run and shows it, the cursor at pos ({e: event index, t: a
+// time, msg: a selected message}), or by default at the same logical moment as now (the
+// anchor). A newer request cancels an older one still in flight (the server stops
+// simulating it), so quick what-ifs never show an outdated run.
+async function load(req, pos) {
   if (view.inflight) view.inflight.abort();
   const ctl = new AbortController();
   view.inflight = ctl;
@@ -104,7 +129,8 @@ async function load(req, keepT) {
     view.req = req;
     view.run = run;
     showError(null);
-    setup(t);
+    setup(pos);
+    loadCompare();
   } catch (err) {
     if (view.inflight !== ctl) return;
     showError(err.message);
@@ -114,6 +140,7 @@ async function load(req, keepT) {
       view.inflight = null;
       delete document.body.dataset.loading;
       $("status").textContent = view.run ? view.run.replay.steps.length + " events · trace " + view.run.record.trace_hash : "";
+      if (view.run && view.cursorNote) $("status").textContent = view.cursorNote;
     }
   }
 }
@@ -126,10 +153,11 @@ function showError(msg) {
 
 // ---- a run arrives ----
 
-function setup(t) {
+function setup(pos) {
   const run = view.run, rp = run.replay, tl = rp.timeline;
   stop();
   view.selected = -1;
+  view.unfinished = unfinishedAttempts();
   view.runNo = (view.runNo || 0) + 1;
   // lanes: the nodes, then the clients
   view.lanes = [];
@@ -154,30 +182,36 @@ function setup(t) {
     sel.value = run.scenario.name;
   }
   $("seed").value = run.seed;
-  const story = $("story");
-  story.textContent = "";
-  story.append(el("b", {}, run.scenario.name + ": "), run.scenario.story + " ");
-  if (run.scenario.expect) story.append(el("span", { class: "expect" }, "Expected: " + run.scenario.expect + "."));
-  if (run.replay_note) story.append(" ", el("span", { class: "expect", id: "replay-note" }, run.replay_note));
+  renderStory();
   const scrub = $("scrub");
   scrub.max = Math.max(0, rp.steps.length - 1);
+  const zoomOpt = $("zoom").querySelector('option[value="auto"]');
+  zoomOpt.textContent = run.crop_ns[0] > 0 || run.crop_ns[1] < tl.duration_ns ? "crop " + secs(run.crop_ns[0], 2) + "–" + secs(run.crop_ns[1], 2) : "whole run";
+  view.cursorNote = "";
   let c = 0;
-  if (t !== null && t !== undefined) {
-    for (let i = 0; i < rp.steps.length && rp.steps[i].at_ns <= t; i++) c = i;
-  }
+  if (pos && pos.e !== undefined) c = Math.max(0, Math.min(rp.steps.length - 1, pos.e));
+  else if (pos && pos.t !== undefined && pos.t !== null) c = stepAtOrBefore(pos.t);
+  else if (view.anchor) c = findAnchor(view.anchor);
   renderVerdict();
   renderWhatIf();
+  renderLegend();
+  renderExercise();
   view.cursor = -1;
-  setCursor(c);
+  setCursor(c, !pos);
+  if (pos && pos.msg !== undefined && rp.messages[pos.msg]) { view.selected = pos.msg; renderMessage(); draw(); writeHash(); }
   document.body.dataset.ready = String((Number(document.body.dataset.ready) || 0) + 1);
 }
 
-function setCursor(i) {
+// setCursor moves the cursor to step i. keepAnchor (a what-if's rerun) leaves the logical
+// moment it was asked for as it was, so that undoing the what-if finds it again even when
+// this run lacks it; any other move makes step i the moment to keep.
+function setCursor(i, keepAnchor) {
   const steps = view.run.replay.steps;
   if (!steps.length) { draw(); return; }
   i = Math.max(0, Math.min(steps.length - 1, i));
   const changed = i !== view.cursor;
   view.cursor = i;
+  if (!keepAnchor || !view.anchor) { view.anchor = anchorOf(i); if (!keepAnchor) view.cursorNote = ""; }
   $("scrub").value = i;
   const st = steps[i];
   $("clock").textContent = "t = " + secs(st.at_ns) + "  ·  " + (i + 1) + "/" + steps.length;
@@ -192,22 +226,163 @@ function setCursor(i) {
 }
 
 function stop() {
-  if (view.playing) clearInterval(view.playing);
+  if (view.playing && view.playing.interval) clearInterval(view.playing.interval);
+  if (view.playing && view.playing.frame) cancelAnimationFrame(view.playing.frame);
+  const was = view.playing;
   view.playing = null;
+  view.playT = null;
   $("play").textContent = "▶ play";
+  if (was && was.frame !== undefined && view.run) draw();
 }
+
+// togglePlay plays the run in proportional time (the speed is simulated seconds per
+// second: a 1.5 s pause takes as long as 1.5 s of traffic), messages in flight drawn as
+// they travel; or one event at a time, at the speed "event by event".
 function togglePlay() {
   if (view.playing) { stop(); return; }
   if (!view.run) return;
-  if (view.cursor >= view.run.replay.steps.length - 1) setCursor(0);
+  const steps = view.run.replay.steps;
+  if (view.cursor >= steps.length - 1) setCursor(0);
   $("play").textContent = "⏸ pause";
-  view.playing = setInterval(() => {
-    if (view.cursor >= view.run.replay.steps.length - 1) { stop(); return; }
-    setCursor(view.cursor + 1);
-  }, Number($("speed").value));
+  const speed = $("speed").value;
+  if (speed.startsWith("ev")) {
+    view.playing = { interval: setInterval(() => {
+      if (view.cursor >= steps.length - 1) { stop(); return; }
+      setCursor(view.cursor + 1);
+    }, Number(speed.slice(2))) };
+    return;
+  }
+  const rate = Number(speed), end = view.run.replay.timeline.duration_ns;
+  view.playT = steps[view.cursor].at_ns;
+  let last = null;
+  const frame = (now) => {
+    if (!view.playing) return;
+    if (last !== null) view.playT += (now - last) * 1e6 * rate;
+    last = now;
+    const lastStep = steps[steps.length - 1].at_ns;
+    if (view.playT >= Math.min(end, lastStep)) { view.playT = null; setCursor(steps.length - 1); stop(); return; }
+    const c = stepAtOrBefore(view.playT);
+    if (c !== view.cursor) setCursor(c); else draw();
+    view.playing.frame = requestAnimationFrame(frame);
+  };
+  view.playing = { frame: requestAnimationFrame(frame) };
 }
 
-// ---- the verdict panel ----
+// stepAtOrBefore returns the last step at or before true time t (the first step before them all).
+function stepAtOrBefore(t) {
+  const steps = view.run.replay.steps;
+  let lo = 0, hi = steps.length - 1;
+  if (!steps.length || steps[0].at_ns > t) return 0;
+  while (lo < hi) {
+    const m = (lo + hi + 1) >> 1;
+    if (steps[m].at_ns <= t) lo = m; else hi = m - 1;
+  }
+  return lo;
+}
+
+// ---- the cursor's logical moment, kept over what-if reruns ----
+
+// stepKey names what a step is about, independently of when it happens: a violation by
+// its kind and clients, any other line by its actor and its first words ("client2
+// acquired", "redis3 crash", "client1 ← redis3:").
+function stepKey(st) {
+  if (st.violation >= 0) {
+    const v = view.run.replay.timeline.violations[st.violation];
+    return "violation " + v.kind + " " + v.first + " " + v.second;
+  }
+  return st.actor + " " + st.text.split(" ").slice(0, 2).join(" ");
+}
+
+// anchorOf is the logical moment of step i: its key, which of the steps with that key it
+// is (the n-th), its time, and the step's words for a note.
+function anchorOf(i) {
+  const steps = view.run.replay.steps, key = stepKey(steps[i]);
+  let n = 0;
+  for (let j = 0; j < i; j++) if (stepKey(steps[j]) === key) n++;
+  const st = steps[i];
+  const what = st.violation >= 0 ? violationText(view.run.replay.timeline.violations[st.violation]) : st.actor + " " + st.text.split(" ")[0];
+  return { key, n, t: st.at_ns, what };
+}
+
+// findAnchor finds anchor a in the run shown: the same violation or the same actor's n-th
+// such event, or else the last step at or before its time, and says so (view.cursorNote).
+function findAnchor(a) {
+  const steps = view.run.replay.steps;
+  let n = 0;
+  for (let j = 0; j < steps.length; j++) {
+    if (stepKey(steps[j]) !== a.key) continue;
+    if (n === a.n) { view.cursorNote = ""; return j; }
+    n++;
+  }
+  const c = stepAtOrBefore(a.t);
+  view.cursorNote = "the cursor's event (" + a.what + ") is not in this run: the cursor is at the nearest time, " + secs(steps[c].at_ns);
+  return c;
+}
+
+// jump moves the cursor to the next (dir 1) or previous (dir -1) step that is a fault, a
+// violation or an acquisition.
+function jump(what, dir) {
+  const steps = view.run.replay.steps;
+  const is = {
+    fault: (s) => s.marker === "!!",
+    violation: (s) => s.violation >= 0 && !isFenced(s.violation),
+    acquire: (s) => /^acquired\b/.test(s.text) && view.laneOf.has(s.actor),
+  }[what];
+  for (let i = view.cursor + dir; i >= 0 && i < steps.length; i += dir) {
+    if (is(steps[i])) { stop(); setCursor(i); return true; }
+  }
+  $("status").textContent = "no " + (dir > 0 ? "later " : "earlier ") + what;
+  return false;
+}
+
+function isFenced(k) {
+  const v = view.run.replay.timeline.violations[k];
+  return !!v && v.kind === "fenced_write_rejected";
+}
+
+// ---- the story and the verdict panel ----
+
+// renderStory shows the story, its expected outcome, and whether this run keeps to it: a
+// what-if can make a run depart from the story, and the page must not claim otherwise.
+function renderStory() {
+  const run = view.run, story = $("story");
+  story.textContent = "";
+  story.append(el("b", {}, run.scenario.name + ": "), run.scenario.story + " ");
+  if (run.scenario.expect) {
+    const check = run.check || [];
+    const missed = check.filter((c) => !c.held);
+    const exp = el("span", { class: "expect", id: "expect" });
+    const own = !view.req.set.length;
+    const why = own ? "with seed " + run.seed : "with " + view.req.set.join(", ");
+    exp.textContent = (own ? "Expected: " : "Expected with the story's own settings: ") + run.scenario.expect + ". ";
+    if (!check.length) { if (!own) exp.append("Your settings depart from the story's: " + view.req.set.join(", ") + "."); }
+    else if (!missed.length) exp.append(own ? "This run shows it." : "This run, " + why + ", still shows it.");
+    else exp.append(el("b", { class: "departs" }, "This run, " + why + ", departs from it (" + missed.map((c) => c.rule).join("; ") + ": not so here)."));
+    story.append(exp);
+  }
+  if (run.replay_note) story.append(" ", el("span", { class: "expect", id: "replay-note" }, run.replay_note));
+}
+
+// unfinishedAttempts lists the acquire attempts still going on at the run's end, which the
+// record's liveness figures (finished attempts) and the timeline leave out: for each, the
+// client, when it began and the OKs it has.
+function unfinishedAttempts() {
+  const rp = view.run.replay, out = [];
+  if (rp.truncated || !rp.steps.length) return out;
+  const last = rp.states[rp.steps[rp.steps.length - 1].state];
+  rp.timeline.clients.forEach((c, j) => {
+    const cs = last.clients[j];
+    if (!cs || cs.status !== "acquiring") return;
+    let from = -1, oks = 0;
+    rp.steps.forEach((s, i) => {
+      if (s.actor !== c.name) return;
+      if (/^acquire-start\b/.test(s.text) || /^attempt-ended\b/.test(s.text)) { from = i; oks = 0; }
+      else if (/^← \S+: OK$/.test(s.text)) oks++;
+    });
+    if (from >= 0) out.push({ client: j, name: c.name, from_ns: rp.steps[from].at_ns, oks });
+  });
+  return out;
+}
 
 function renderVerdict() {
   const run = view.run, box = $("verdict");
@@ -217,12 +392,17 @@ function renderVerdict() {
   box.append(el("div", { class: "v " + (lockSafe ? "safe" : "unsafe"), id: "lock-verdict" }, "lock: " + run.lock_verdict));
   box.append(el("div", { class: "v " + (resSafe ? "safe" : "unsafe"), id: "resource-verdict" }, "resource: " + run.resource_verdict));
   const lv = run.record.liveness;
-  const live = [lv.acquired + " acquired in " + lv.attempts + " attempt" + (lv.attempts === 1 ? "" : "s")];
+  const live = [lv.acquired + " acquired in " + lv.attempts + " finished attempt" + (lv.attempts === 1 ? "" : "s")];
   if (lv.acquire_latency_ms && lv.acquire_latency_ms.max !== null) live.push("slowest acquire " + ms(lv.acquire_latency_ms.max * 1e6));
   live.push(lv.split_brain_rounds + " split-brain round" + (lv.split_brain_rounds === 1 ? "" : "s"));
-  box.append(el("div", { id: "liveness", class: "live" }, "liveness: " + live.join(" · ")));
+  const lvBox = el("div", { id: "liveness", class: "live" }, "liveness: " + live.join(" · "));
+  for (const u of view.unfinished) {
+    lvBox.append(el("div", { class: "unfinished" }, u.name + "'s attempt from " + secs(u.from_ns) + " is unfinished at the run's end, with " +
+      u.oks + " OK" + (u.oks === 1 ? "" : "s") + " of " + run.replay.timeline.nodes.length + " so far (it waits for replies that never come)"));
+  }
+  box.append(lvBox);
   const vs = run.replay.timeline.violations || [];
-  const ul = el("ul", { id: "violations" });
+  const ul = el("ul", { id: "violations" }), fenced = el("ul", { id: "fenced" });
   vs.forEach((v, k) => {
     const step = run.replay.steps.findIndex((s) => s.violation === k);
     const label = violationText(v) + " at " + v.start_s.toFixed(3) + " s";
@@ -230,10 +410,14 @@ function renderVerdict() {
     b.addEventListener("click", () => { stop(); if (step >= 0) setCursor(step); });
     const li = el("li");
     li.append(b);
-    ul.append(li);
+    (v.kind === "fenced_write_rejected" ? fenced : ul).append(li);
   });
-  if (!vs.length) ul.append(el("li", {}, "No violation in this run."));
+  if (!ul.children.length) ul.append(el("li", {}, "No violation in this run."));
   box.append(ul);
+  if (fenced.children.length) {
+    box.append(el("h3", {}, "Fencing at work (not violations: the storage refused the stale writes)"));
+    box.append(fenced);
+  }
 }
 
 // violationText says a violation in words: who overlapped with whom, or whose write was
@@ -241,14 +425,14 @@ function renderVerdict() {
 function violationText(v) {
   switch (v.kind) {
     case "stale_write": return "stale write by " + v.first + " (" + v.second + " held the lock)";
-    case "fenced_write_rejected": return "fencing rejected " + v.first + "'s write (" + v.second + " held the lock)";
+    case "fenced_write_rejected": return "the storage rejected " + v.first + "'s stale write (" + v.second + " held the lock)";
     default: return v.kind.replace(/_/g, " ") + ": " + v.first + " and " + v.second;
   }
 }
 
 function markActiveViolation() {
   const st = view.run.replay.steps[view.cursor];
-  document.querySelectorAll("#violations button").forEach((b) => b.classList.toggle("active", st && Number(b.dataset.violation) === st.violation));
+  document.querySelectorAll("#verdict button[data-violation]").forEach((b) => b.classList.toggle("active", st && Number(b.dataset.violation) === st.violation));
 }
 
 // ---- the narrated trace ----
@@ -270,9 +454,10 @@ function renderTrace() {
   ol.textContent = "";
   for (let i = from; i < to; i++) {
     const s = steps[i];
-    const cls = [s.kind === "violations" ? "violation" : s.kind === "faults" ? "fault" : "", s.cleanup ? "cleanup" : "", i === view.cursor ? "current" : ""].filter(Boolean).join(" ");
+    const cls = [s.violation >= 0 && isFenced(s.violation) ? "fenced" : s.kind === "violations" ? "violation" : s.kind === "faults" ? "fault" : "",
+      s.cleanup ? "cleanup" : "", i === view.cursor ? "current" : ""].filter(Boolean).join(" ");
     const text = (s.at_ns / 1e9).toFixed(3).padStart(8) + "s " + (s.marker || "  ") + " " + s.actor.padEnd(9) + " " + (s.local || "").padEnd(16) + " " + s.text;
-    const li = el("li", { class: cls, "data-step": String(i) }, text);
+    const li = el("li", { class: cls, "data-step": String(i), title: s.clock ? "no event marks a clock jump: the viewer adds this line where it happens (run --trace has none)" : "" }, text);
     li.addEventListener("click", () => { stop(); setCursor(i); });
     ol.append(li);
     if (s.notes) for (const n of s.notes) ol.append(el("li", { class: "note" }, n));
@@ -310,28 +495,6 @@ function renderState() {
   const box = $("state");
   box.textContent = "";
   box.append(el("h2", {}, "At " + secs(st.at_ns)));
-  const nt = el("table", { id: "nodes" });
-  nt.append(row("th", ["node", "state", "key held by", "PTTL", "clock"]));
-  tl.nodes.forEach((n, i) => {
-    const ns = s.nodes[i];
-    const tr = el("tr", { "data-node": n.name });
-    tr.append(el("td", {}, n.name));
-    tr.append(el("td", { class: ns.status === "up" ? "" : "down" }, ns.status));
-    const keys = ns.keys || [];
-    const held = el("td");
-    if (!keys.length) held.textContent = "—";
-    for (const k of keys) {
-      const who = k.client >= 0 ? tl.clients[k.client].name : "?";
-      const chip = clientChip(k.client, (keys.length > 1 ? k.resource + ": " : "") + who);
-      chip.title = "GET " + k.resource + " → " + k.value;
-      held.append(chip, el("span", { class: "value", title: k.value }, " " + k.value.slice(0, 6) + "…"));
-    }
-    tr.append(held);
-    tr.append(el("td", { class: "num" }, keys.map((k) => (k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms")).join(" ") || ""));
-    tr.append(skew(ns.wall_ns - st.at_ns - rp.states[0].nodes[i].wall_ns + rp.steps[0].at_ns));
-    nt.append(tr);
-  });
-  box.append(nt);
   const ct = el("table", { id: "clients" });
   ct.append(row("th", ["client", "state", "believes valid for", "token", "clock"]));
   tl.clients.forEach((c, j) => {
@@ -354,6 +517,29 @@ function renderState() {
   const tokens = s.tokens || [];
   const highest = tokens.some((t) => t > 0) ? tokens.join(", ") : "none yet";
   box.append(el("p", { id: "storage" }, "Storage: highest fencing token accepted: " + highest));
+  // the clients first: what they believe and their tokens stay above the fold at 720p
+  const nt = el("table", { id: "nodes" });
+  nt.append(row("th", ["node", "state", "key held by", "PTTL", "clock"]));
+  tl.nodes.forEach((n, i) => {
+    const ns = s.nodes[i];
+    const tr = el("tr", { "data-node": n.name });
+    tr.append(el("td", {}, n.name));
+    tr.append(el("td", { class: ns.status === "up" ? "" : "down" }, ns.status));
+    const keys = ns.keys || [];
+    const held = el("td");
+    if (!keys.length) held.textContent = "—";
+    for (const k of keys) {
+      const who = k.client >= 0 ? tl.clients[k.client].name : "?";
+      const chip = clientChip(k.client, (keys.length > 1 ? k.resource + ": " : "") + who);
+      chip.title = "GET " + k.resource + " → " + k.value;
+      held.append(chip, " ");
+    }
+    tr.append(held);
+    tr.append(el("td", { class: "num" }, keys.map((k) => (k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms")).join(" ") || ""));
+    tr.append(skew(ns.wall_ns - st.at_ns - rp.states[0].nodes[i].wall_ns + rp.steps[0].at_ns));
+    nt.append(tr);
+  });
+  box.append(nt);
 }
 
 // skew is a cell saying how far an actor's clock has run ahead of (or behind) true time
@@ -414,31 +600,87 @@ function currentSets() {
   return m;
 }
 
+// renderWhatIf shows the settings in effect (from the panel or the link alike), the story's
+// own parameters, and every knob that can change this run: searchable, grouped as the
+// registry groups them, the stories' common ones first. A knob that cannot change the run
+// (the server asks experiments.CheckInert, as run --set does) is left out, and listed.
 function renderWhatIf() {
   const run = view.run, sets = currentSets();
-  const pbox = $("params"), kbox = $("knobs");
+  const pbox = $("params"), kbox = $("knobs"), effect = $("in-effect");
   pbox.textContent = "";
   kbox.textContent = "";
-  if (!run.scenario.params.length) pbox.append(el("p", { class: "help" }, "This story has no parameters of its own; try the knobs."));
+  effect.textContent = "";
+  effect.append(el("span", { class: "label" }, "In effect: "));
+  if (!view.req.set.length) effect.append(el("span", { class: "none" }, "the story's own settings"));
+  for (const [name, value] of sets) {
+    const p = run.scenario.params.find((q) => q.name === name);
+    const was = p ? p.default : undefined;
+    const chip = el("span", { class: "setting", "data-setting": name }, name + " = " + value + (was !== undefined ? " (story: " + was + ")" : ""));
+    const x = el("button", { type: "button", class: "unset", title: "back to the story's value", "aria-label": "unset " + name }, "×");
+    x.addEventListener("click", () => whatIf(name, ""));
+    chip.append(x);
+    effect.append(chip);
+  }
   for (const p of run.scenario.params) {
     const value = sets.has(p.name) ? sets.get(p.name) : p.default;
     pbox.append(control(p.name, value, p.default, null, p.help, sets.has(p.name)));
   }
-  const details = el("details", { id: "more-knobs" });
-  const changed = view.catalogue.knobs.some((k) => sets.has(k.name));
-  if (changed || kbox.dataset.open === "1") details.open = true;
-  details.addEventListener("toggle", () => { kbox.dataset.open = details.open ? "1" : ""; });
-  details.append(el("summary", {}, "Knobs (ttl, fencing, persistence, …)"));
+  if (!run.scenario.params.length) pbox.append(el("p", { class: "help" }, "This story has no parameters of its own; every knob below can change it."));
+  const search = el("input", { id: "knob-search", type: "search", placeholder: "find a knob: jitter, timeout, hold…", "aria-label": "find a knob", spellcheck: "false" });
+  search.value = view.knobQuery || "";
+  kbox.append(search);
+  const groups = new Map();
+  const inert = run.inert || {};
+  let left = [];
   for (const k of view.catalogue.knobs) {
-    const value = sets.has(k.name) ? sets.get(k.name) : run.record.config[k.name];
-    details.append(control(k.name, value, run.record.config[k.name], k.choices, k.help + " (" + k.allowed + ")", sets.has(k.name)));
+    if (inert[k.name] && !sets.has(k.name)) { left.push(k.name + ": " + inert[k.name]); continue; }
+    const g = k.common ? "used by the stories" : k.group;
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(k);
   }
-  kbox.append(details);
+  for (const [g, ks] of groups) {
+    const details = el("details", { class: "knob-group", "data-group": g });
+    const key = "open:" + g;
+    if (ks.some((k) => sets.has(k.name)) || view.openGroups.has(key)) details.open = true;
+    details.addEventListener("toggle", () => { if (details.open) view.openGroups.add(key); else view.openGroups.delete(key); });
+    details.append(el("summary", {}, g + " (" + ks.length + ")"));
+    for (const k of ks) {
+      const value = sets.has(k.name) ? sets.get(k.name) : run.record.config[k.name];
+      details.append(control(k.name, value, run.record.config[k.name], k.choices, k.help + " (" + k.allowed + ")", sets.has(k.name)));
+    }
+    kbox.append(details);
+  }
+  if (left.length) {
+    const d = el("details", { id: "inert-knobs" });
+    d.append(el("summary", {}, left.length + " knobs left out: they cannot change this run"));
+    const ul = el("ul");
+    for (const t of left) ul.append(el("li", {}, t));
+    d.append(ul);
+    kbox.append(d);
+  }
+  search.addEventListener("input", () => filterKnobs(search.value));
+  if (search.value) filterKnobs(search.value);
+}
+
+// filterKnobs shows the knobs whose name or help has q, and opens their groups.
+function filterKnobs(q) {
+  view.knobQuery = q;
+  q = q.trim().toLowerCase();
+  for (const d of document.querySelectorAll("#knobs details.knob-group")) {
+    let any = false;
+    for (const label of d.querySelectorAll("label")) {
+      const hit = !q || label.textContent.toLowerCase().includes(q);
+      label.hidden = !hit;
+      any = any || hit;
+    }
+    d.hidden = !any;
+    if (q && any) d.open = true;
+  }
 }
 
 function control(name, value, initial, choices, help, changed) {
   const label = el("label", {}, "");
-  label.append(el("span", {}, name));
+  label.append(el("span", { class: "name" }, name));
   let input;
   if (choices) {
     input = el("select", { name, "data-knob": name });
@@ -465,26 +707,60 @@ function whatIf(name, value) {
 
 const MARGIN = { left: 92, right: 200, top: 30, bottom: 30 };
 
+// shownAt is the true time the diagram shows: the played time, or the cursor's.
+function shownAt() {
+  const rp = view.run.replay;
+  if (view.forceT !== undefined && view.forceT !== null) return view.forceT;
+  if (view.playT !== null) return view.playT;
+  return rp.steps.length ? rp.steps[view.cursor].at_ns : 0;
+}
+
+// window_ is the interval of true time the diagram shows: the crop of `run --timeline`
+// (while the cursor is in it), the whole run, or a zoom around the cursor.
 function window_() {
-  const rp = view.run.replay, dur = rp.timeline.duration_ns;
-  const z = Number($("zoom").value);
+  if (view.forceWindow) return view.forceWindow;
+  const run = view.run, dur = run.replay.timeline.duration_ns, t = shownAt();
+  const zv = $("zoom").value;
+  if (zv === "auto") {
+    const [a, b] = run.crop_ns;
+    if (b > a && t >= a && t <= b) return [a, b];
+    return [0, dur];
+  }
+  const z = Number(zv);
   if (!z || z >= dur) return [0, dur];
-  const t = rp.steps.length ? rp.steps[view.cursor].at_ns : 0;
   let a = t - z * 0.4;
   a = Math.max(0, Math.min(dur - z, a));
   return [a, a + z];
+}
+
+// scale is how much larger than its pixels the diagram draws: more on a large screen, most
+// in presentation mode, so that its words read from the back of a room.
+function scale() {
+  if (document.body.classList.contains("present")) return 1.5;
+  return window.innerWidth >= 1800 ? 1.3 : 1;
 }
 
 // draw draws the diagram. What does not depend on the cursor (lanes, keys, faults,
 // violations, the arrows when there are few enough to show) is drawn once per run, window
 // and size, in #static; the cursor, the state column and the highlighted messages are
 // redrawn in #dynamic on every step, so that stepping through a long run stays quick.
-function draw() {
-  const svg = $("diagram");
-  if (!view.size) view.size = [svg.clientWidth || 800, svg.clientHeight || 300]; // read once: a read forces a layout
-  const [W, H] = view.size;
+function draw(into) {
+  const svg = into || $("diagram");
+  if (!view.size) { // read once per size: a read forces a layout
+    svg.style.height = "";
+    view.size = [svg.clientWidth || 800, svg.clientHeight || 300, scale()];
+  }
+  const [cw, ch, k] = view.size;
   if (!view.run) { svg.textContent = ""; view.staticKey = ""; return; }
   const rp = view.run.replay, tl = rp.timeline;
+  const W = cw / k;
+  MARGIN.right = W < 760 ? 150 : 200;
+  // Lanes never get thinner than 14 px: with many nodes and clients the diagram grows
+  // taller than its box (which scrolls) instead of drawing lanes over one another and
+  // over the axis.
+  const nLanes = view.lanes.length, minLane = 14;
+  const H = Math.max(ch / k, MARGIN.top + MARGIN.bottom + 10 + nLanes * minLane);
+  if (H * k > ch + 1) svg.style.height = Math.ceil(H * k) + "px";
   const [t0, t1] = window_();
   const key = [view.runNo, t0, t1, W, H].join("|");
   const x = (t) => MARGIN.left + ((t - t0) / (t1 - t0)) * (W - MARGIN.left - MARGIN.right);
@@ -492,7 +768,7 @@ function draw() {
   const clampX = (t) => x(Math.max(t0, Math.min(t1, t)));
   const n = view.lanes.length;
   const gap = 10;
-  const laneH = Math.max(14, Math.min(44, (H - MARGIN.top - MARGIN.bottom - gap) / n));
+  const laneH = Math.max(minLane, Math.min(44, (H - MARGIN.top - MARGIN.bottom - gap) / n));
   let y = MARGIN.top;
   view.lanes.forEach((l, k) => {
     if (k === tl.nodes.length) y += gap;
@@ -510,14 +786,18 @@ function draw() {
   let px = 0;
   for (const i of visible) px += x(rp.messages[i].at_ns) - x(rp.messages[i].sent_ns);
   const showAll = visible.length <= 600 && visible.length > 0 && px / visible.length >= 4;
+  // Where they do not fit, arrows are grouped: one per sender, receiver and few pixels of
+  // sending time, as thick as it is many.
   if (key !== view.staticKey) {
     view.staticKey = key;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.textContent = "";
+    view.markRows = new Map();
     drawStatic(sv("g", { id: "static" }, svg), { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visible, showAll });
     sv("g", { id: "dynamic" }, svg);
   }
   drawDynamic(svg, { W, H, t0, t1, x, y, mid, visible, showAll });
+  if (!into && view.other) drawOther();
 }
 
 function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visible, showAll }) {
@@ -540,11 +820,34 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
   }
   sv("text", { x: W - MARGIN.right, y: H - 4, "text-anchor": "end" }, axis).textContent = "true time — only the simulator knows it";
   // network faults: a band on the lanes they cut
+  // network faults: a band on the lanes they cut, saying from whom (the cuts of one lane
+  // that start together in one label: "cut from redis4, redis5")
+  const cuts = new Map(); // lane and start → the label's words
   for (const f of tl.net_faults || []) {
     if (!inView(f.from_ns, f.to_ns)) continue;
+    if (f.text === undefined) f.text = f.Text || f.kind; // the timeline's field has no JSON name of its own
     const ks = [f.a, f.b].map((nm) => view.laneOf.get(nm)).filter((k) => k !== undefined);
     for (const k of ks.length ? ks : view.lanes.map((_, i) => i)) {
-      title(sv("rect", { x: clampX(f.from_ns), y: view.lanes[k].y, width: Math.max(1, clampX(f.to_ns) - clampX(f.from_ns)), height: laneH, fill: "#e8eaf3" }, svg), f.text);
+      const x0 = clampX(f.from_ns), w = Math.max(1, clampX(f.to_ns) - x0);
+      title(sv("rect", { class: "cut", x: x0, y: view.lanes[k].y, width: w, height: laneH, fill: "#dfe3f3" }, svg), f.text);
+      const other = view.lanes[k].name === f.a ? f.b : f.a;
+      const key = k + "|" + Math.round(x0) + "|" + (f.kind === "clog" ? "clog" : "cut");
+      const c = cuts.get(key) || { k, x0, w, others: [], kind: f.kind, text: f.text };
+      if (other && !c.others.includes(other)) c.others.push(other);
+      c.w = Math.max(c.w, w);
+      cuts.set(key, c);
+    }
+  }
+  view.cutLabels = []; // drawn over the lanes, once they are drawn
+  const rows = new Map(); // lane → the right ends of its labels, so that they stack
+  for (const c of cuts.values()) {
+    const words = c.others.length ? (c.kind === "clog" ? "clogged to " : "cut from ") + c.others.join(", ") : c.kind === "isolate" ? "cut from everyone" : c.text || "network fault";
+    const row = rows.get(c.k) || [];
+    const slot = row.filter((r) => r > c.x0 - 4).length;
+    if (c.w > 60 && laneH >= 16 && (slot === 0 || (slot === 1 && laneH >= 30))) {
+      view.cutLabels.push({ x: c.x0 + 3, y: view.lanes[c.k].y + 11 + slot * 11, words });
+      row.push(c.x0 + words.length * 6.5);
+      rows.set(c.k, row);
     }
   }
   // violations: red bands over every lane
@@ -556,6 +859,7 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
     sv("rect", { x: clampX(a), y: MARGIN.top - 14, width: Math.max(3, clampX(b) - clampX(a)), height: 8, fill: RED }, g);
     title(g, violationText(v));
     g.addEventListener("click", () => {
+      if (g.ownerSVGElement.id !== "diagram") return;
       const step = rp.steps.findIndex((s) => s.violation === k);
       if (step >= 0) { stop(); setCursor(step); }
     });
@@ -563,7 +867,9 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
   // lanes
   view.lanes.forEach((l, k) => {
     const ly = l.y, h = l.h;
-    sv("text", { class: "lane-label", x: 6, y: ly + h / 2 + 5 }, svg).textContent = l.name;
+    const lab = sv("text", { class: "lane-label", x: 6, y: ly + h / 2 + Math.min(5, h / 3) }, svg);
+    lab.textContent = l.name;
+    if (h < 18) lab.style.fontSize = Math.max(9, h - 2) + "px"; // thin lanes (many actors): labels that do not overlap
     sv("line", { x1: MARGIN.left, x2: W - MARGIN.right, y1: ly + h / 2, y2: ly + h / 2, stroke: "#ddd" }, svg);
     if (l.kind === "node") {
       const nl = tl.nodes[l.i];
@@ -579,26 +885,71 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
       for (const m of nl.marks || []) drawMark(svg, m, x, inView, ly, h);
     } else {
       const cl = tl.clients[l.i], c = clientColor(l.i);
-      for (const s of cl.validity || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { x: clampX(s.from_ns), y: ly + 2, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h * 0.4, fill: c, "fill-opacity": 0.3, stroke: c }, svg), "believes it holds the lock");
-      for (const s of cl.work || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { x: clampX(s.from_ns), y: ly + h * 0.5, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h * 0.3, fill: c }, svg), "working on the resource");
-      for (const s of cl.pauses || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { x: clampX(s.from_ns), y: ly + 1, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h - 2, fill: "url(#hatch)", "fill-opacity": 0.7, stroke: "#555" }, svg), "stop-the-world pause " + ms(s.to_ns - s.from_ns));
-      for (const a of cl.attempts || []) if (inView(a.from_ns, a.to_ns)) title(sv("rect", { x: clampX(a.from_ns), y: ly + h * 0.84, width: Math.max(2, clampX(a.to_ns) - clampX(a.from_ns)), height: h * 0.14, fill: a.won ? c : "#bbb", stroke: "#666", "stroke-width": 0.5 }, svg), "attempt: " + (a.won ? "won" : a.reason) + " (" + a.oks + "/" + tl.nodes.length + " OK)");
+      // the pause first, as a background: what the client believed and did during it
+      // stays readable on top of the hatching
+      for (const s of cl.pauses || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { class: "pause", x: clampX(s.from_ns), y: ly + 1, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h - 2, fill: "url(#hatch)", "fill-opacity": 0.55, stroke: "#555" }, svg), "stop-the-world pause " + ms(s.to_ns - s.from_ns));
+      for (const s of cl.validity || []) {
+        if (!inView(s.from_ns, s.to_ns)) continue;
+        title(sv("rect", { class: "validity", x: clampX(s.from_ns), y: ly + 2, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h * 0.4, fill: c, "fill-opacity": 0.3, stroke: c }, svg), "believes it holds the lock, " + secs(s.from_ns) + " to " + secs(s.to_ns));
+        // where the validity ends inside a pause or while the client still works, say so:
+        // it is the contrast a class must see
+        const working = (cl.work || []).some((wk) => wk.from_ns < s.to_ns && wk.to_ns > s.to_ns + 1e6);
+        if (working && s.to_ns >= t0 && s.to_ns <= t1) {
+          sv("line", { class: "validity-end", x1: x(s.to_ns), x2: x(s.to_ns), y1: ly, y2: ly + h, stroke: RED, "stroke-width": 2, "stroke-dasharray": "4 2" }, svg);
+          if (h >= 18) sv("text", { class: "mark-label validity-end-label", x: x(s.to_ns) + 3, y: ly + h * 0.4 - 1, fill: RED }, svg).textContent = "validity ends " + secs(s.to_ns);
+        }
+      }
+      for (const s of cl.work || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { class: "work", x: clampX(s.from_ns), y: ly + h * 0.5, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h * 0.3, fill: c }, svg), "working on the resource, " + secs(s.from_ns) + " to " + secs(s.to_ns));
+      for (const a of cl.attempts || []) if (inView(a.from_ns, a.to_ns)) title(sv("rect", { class: "attempt " + (a.won ? "won" : "lost"), x: clampX(a.from_ns), y: ly + h * 0.8, width: Math.max(5, clampX(a.to_ns) - clampX(a.from_ns)), height: Math.max(5, h * 0.2), fill: a.won ? c : "#9a9a9a", stroke: "#333", "stroke-width": 0.8 }, svg), "attempt: " + (a.won ? "won" : "lost, " + a.reason) + " (" + a.oks + "/" + tl.nodes.length + " OK)");
+      for (const u of view.unfinished) if (u.client === l.i && inView(u.from_ns, t1)) title(sv("rect", { class: "attempt unfinished", x: clampX(u.from_ns), y: ly + h * 0.8, width: Math.max(5, clampX(tl.duration_ns) - clampX(u.from_ns)), height: Math.max(5, h * 0.2), fill: "#fff", stroke: "#333", "stroke-width": 1.2, "stroke-dasharray": "4 3" }, svg), "attempt unfinished at the run's end (" + u.oks + "/" + tl.nodes.length + " OK so far)");
+      const lost = (cl.attempts || []).filter((a) => !a.won && inView(a.from_ns, a.to_ns)).length;
+      if (lost >= 3 && h >= 18) {
+        const first = (cl.attempts || []).find((a) => !a.won && inView(a.from_ns, a.to_ns));
+        sv("text", { class: "mark-label", x: clampX(first.from_ns), y: ly + h * 0.8 - 2, fill: "#444" }, svg).textContent = lost + " attempts lost";
+      }
+      // writes: several at one pixel stand side by side, so two stale writes read as two
+      const placed = new Map();
       for (const w of cl.writes || []) {
         const at = w.arrived ? w.at_ns : w.sent_ns;
         if (!inView(at, at)) continue;
-        if (w.stale) title(sv("path", { d: "M " + x(at) + " " + (ly + h * 0.45) + " l 7 12 l -14 0 z", fill: RED, stroke: "#000" }, svg), "stale write accepted (token " + w.token + ")");
-        else title(sv("circle", { cx: x(at), cy: ly + h * 0.65, r: 4.5, fill: w.accepted ? "#333" : "#fff", stroke: "#333" }, svg), "write " + (w.arrived ? (w.accepted ? "accepted" : "rejected") : "lost"));
+        const px0 = Math.round(x(at));
+        const n = placed.get(px0) || 0;
+        placed.set(px0, n + 1);
+        const px = px0 + n * 11, cy = ly + h * 0.62;
+        const tok = w.token ? " (token " + w.token + ")" : "";
+        if (w.stale) title(sv("path", { class: "write stale", d: "M " + px + " " + (cy - 7) + " l 7 12 l -14 0 z", fill: RED, stroke: "#000" }, svg), "stale write accepted" + tok);
+        else if (w.arrived && !w.accepted) title(sv("path", { class: "write rejected", d: "M " + (px - 5) + " " + (cy - 5) + " l 10 10 m 0 -10 l -10 10", stroke: "#000", "stroke-width": 3 }, svg), "write rejected by the storage: its fencing token is old" + tok);
+        else title(sv("circle", { class: "write", cx: px, cy, r: 4.5, fill: w.accepted ? "#333" : "#fff", stroke: "#333" }, svg), "write " + (w.arrived ? "accepted" : "lost") + tok);
+        if (w.token && h >= 22) sv("text", { class: "token", x: px, y: cy + 15, "text-anchor": "middle" }, svg).textContent = "t" + w.token;
       }
       for (const m of cl.marks || []) drawMark(svg, m, x, inView, ly, h);
     }
   });
+  for (const c of view.cutLabels) sv("text", { class: "cut-label", x: c.x, y: c.y }, svg).textContent = c.words;
   if (showAll) {
     const g = sv("g", { id: "messages" }, svg);
     for (const i of visible) drawMessage(g, rp.messages[i], i, x, mid);
+  } else if (visible.length) {
+    const g = sv("g", { id: "message-groups" }, svg), groups = new Map();
+    for (const i of visible) {
+      const m = rp.messages[i], a = view.laneOf.get(m.from), b = view.laneOf.get(m.to);
+      const key = a + "|" + b + "|" + Math.round(x(m.sent_ns) / 6);
+      const gr = groups.get(key);
+      if (gr) { gr.n++; gr.last = i; } else groups.set(key, { i, last: i, n: 1, a, b });
+      if (groups.size > 4000) break;
+    }
+    for (const gr of groups.values()) {
+      const m = rp.messages[gr.i], e = rp.messages[gr.last];
+      const line = sv("line", { class: "msg-group", "data-msg": String(gr.i), x1: x(m.sent_ns), y1: mid(gr.a), x2: Math.max(x(e.at_ns), x(m.sent_ns) + 2), y2: mid(gr.b),
+        stroke: m.kind === "reply" || m.kind === "ack" ? "#999" : "#555", "stroke-width": Math.min(5, 0.8 + Math.log2(gr.n)), "stroke-opacity": 0.6 }, g);
+      title(line, (gr.n > 1 ? gr.n + " messages " : "") + m.from + " → " + m.to + (gr.n > 1 ? " (zoom in to see each)" : ": " + m.text));
+      line.addEventListener("click", (ev) => { ev.stopPropagation(); view.selected = gr.i; renderMessage(); draw(); writeHash(); });
+    }
   }
   // click empty diagram space: move the cursor to that time
+  if (svg.ownerSVGElement.id !== "diagram") return; // the compared run follows the first's cursor
   svg.ownerSVGElement.onclick = (ev) => {
-    if (ev.target.closest(".msg, .viol-band")) return;
+    if (ev.target.closest(".msg, .msg-group, .viol-band")) return;
     const r = svg.ownerSVGElement.getBoundingClientRect();
     const px = ((ev.clientX - r.left) / r.width) * W;
     if (px < MARGIN.left || px > W - MARGIN.right) return;
@@ -632,6 +983,7 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
   // how long on its own clock, what a client believes
   if (st) {
     const s = rp.states[st.state], cx = W - MARGIN.right + 8;
+    const small = view.lanes.length && view.lanes[0].h < 18 ? Math.max(9, view.lanes[0].h - 2) : 0;
     sv("rect", { x: W - MARGIN.right + 2, y: MARGIN.top - 18, width: MARGIN.right - 4, height: y - MARGIN.top + 20, fill: "#f6f6f4" }, svg);
     sv("text", { x: cx, y: MARGIN.top - 5, "font-size": 13, fill: "#555" }, svg).textContent = "at the cursor";
     view.lanes.forEach((l) => {
@@ -639,37 +991,81 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
       const g = sv("g", { class: "lane-state", "data-lane": l.name }, svg);
       if (l.kind === "node") {
         const ns = s.nodes[l.i], k = (ns.keys || [])[0];
-        if (ns.status !== "up") sv("text", { x: cx, y: ty, "font-size": 15, "font-style": "italic", fill: "#666" }, g).textContent = ns.status;
-        else if (!k) sv("text", { x: cx, y: ty, "font-size": 15, fill: "#999" }, g).textContent = "no key";
+        if (ns.status !== "up") sv("text", { x: cx, y: ty, "font-size": small || 15, "font-style": "italic", fill: "#666" }, g).textContent = ns.status;
+        else if (!k) sv("text", { x: cx, y: ty, "font-size": small || 15, fill: "#999" }, g).textContent = "no key";
         if (k) {
           const c = clientColor(k.client), name = k.client >= 0 ? tl.clients[k.client].name : "?";
           const x0 = ns.status === "up" ? cx : cx + 62;
           sv("rect", { x: x0, y: l.y + 3, width: 70, height: l.h - 6, rx: 3, fill: c }, g);
-          sv("text", { x: x0 + 35, y: ty, "text-anchor": "middle", "font-size": 14, "font-weight": "bold", fill: inkOn(c) }, g).textContent = name;
-          sv("text", { x: x0 + 76, y: ty, "font-size": 14 }, g).textContent = k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms";
+          sv("text", { x: x0 + 35, y: ty, "text-anchor": "middle", "font-size": small || 14, "font-weight": "bold", fill: inkOn(c) }, g).textContent = name;
+          sv("text", { x: x0 + 76, y: ty, "font-size": small || 14 }, g).textContent = k.pttl_ms < 0 ? "no TTL" : k.pttl_ms + " ms";
         }
       } else {
         const cs = s.clients[l.i];
         let text = cs.paused ? "PAUSED" : cs.status, warn = false;
         if (cs.valid_ns > 0) text += " · " + ms(cs.valid_ns);
         else if (cs.valid_ns < 0) { text += " · expired"; warn = true; }
-        sv("text", { x: cx, y: ty, "font-size": 14, "font-weight": warn ? "bold" : "normal", fill: warn ? RED : "#1a1a1a" }, g).textContent = text;
+        sv("text", { x: cx, y: ty, "font-size": small || 14, "font-weight": warn ? "bold" : "normal", fill: warn ? RED : "#1a1a1a" }, g).textContent = text;
       }
     });
   }
-  // the cursor
+  // messages in flight at the instant shown, drawn as far as they have travelled
+  const T = shownAt();
+  if (T >= t0 && T <= t1) {
+    const g = sv("g", { id: "in-flight" }, svg);
+    // messages are in the order they end: skip those ended by T, then look a little ahead
+    let lo = 0, hi = rp.messages.length;
+    while (lo < hi) { const k = (lo + hi) >> 1; if (rp.messages[k].at_ns <= T) lo = k + 1; else hi = k; }
+    let n = 0;
+    for (let i = lo; i < rp.messages.length && i < lo + 3000 && n < 300; i++) {
+      const m = rp.messages[i];
+      if (m.sent_ns > T || m.fate === "held" || !view.laneOf.has(m.from) || !view.laneOf.has(m.to)) continue;
+      const f = (T - m.sent_ns) / Math.max(1, m.at_ns - m.sent_ns);
+      const y1 = mid(view.laneOf.get(m.from)), y2 = mid(view.laneOf.get(m.to));
+      const hx = x(m.sent_ns) + (x(m.at_ns) - x(m.sent_ns)) * f, hy = y1 + (y2 - y1) * f;
+      sv("line", { class: "flight", x1: x(m.sent_ns), y1, x2: hx, y2: hy, stroke: "#e69f00", "stroke-width": 2 }, g);
+      title(sv("circle", { class: "flight-head", cx: hx, cy: hy, r: 4, fill: "#e69f00", stroke: "#000" }, g), m.from + " → " + m.to + " in flight: " + m.text);
+      n++;
+    }
+  }
+  // the cursor: at the played time while playing, else at the step's
   if (st) {
-    sv("line", { id: "cursor", x1: x(st.at_ns), x2: x(st.at_ns), y1: MARGIN.top - 16, y2: H - MARGIN.bottom, stroke: "#e69f00", "stroke-width": 2.5 }, svg);
-    sv("text", { x: Math.min(W - 60, x(st.at_ns) + 4), y: 13, "font-size": 13, fill: "#8a5a00" }, svg).textContent = secs(st.at_ns);
+    sv("line", { id: "cursor", x1: x(T), x2: x(T), y1: MARGIN.top - 16, y2: H - MARGIN.bottom, stroke: "#e69f00", "stroke-width": 2.5 }, svg);
+    sv("text", { x: Math.min(W - 60, x(T) + 4), y: 13, "font-size": 13, fill: "#8a5a00" }, svg).textContent = secs(T);
   }
   old.replaceWith(svg);
 }
 
+// MARKS are how the diagram draws an instant on a lane, as the static figure's legend
+// names them: a glyph, its colour, and whether its words go beside it.
+const MARKS = {
+  "clock-jump": { color: "#8e24aa" },
+  crash: { color: "#000" },
+  restart: { color: "#009e73" },
+  failover: { color: "#0072b2" },
+  extend: { color: "#555" },
+  "extend-failed": { color: RED },
+};
+
+// drawMark draws an instant on a lane with its words ("crash", "restart, 0 keys", "clock
+// +2s"); marks whose words would overlap the previous one's on the lane go a row lower.
 function drawMark(svg, m, x, inView, ly, h) {
   if (!inView(m.at_ns, m.at_ns)) return;
-  const colors = { "clock-jump": "#8e24aa", crash: "#000", restart: "#009e73", failover: "#0072b2", extend: "#555", "extend-failed": RED };
+  const k = MARKS[m.kind] || { color: "#333" };
   const px = x(m.at_ns);
-  title(sv("path", { d: "M " + px + " " + (ly + 1) + " l 6 -9 l -12 0 z", fill: colors[m.kind] || "#333" }, svg), m.text);
+  const g = sv("g", { class: "mark", "data-kind": m.kind }, svg);
+  sv("line", { x1: px, x2: px, y1: ly, y2: ly + h, stroke: k.color, "stroke-width": 2 }, g);
+  title(sv("path", { d: "M " + px + " " + (ly + 1) + " l 6 -9 l -12 0 z", fill: k.color }, g), m.text + " at " + secs(m.at_ns));
+  if (m.kind === "extend") return; // frequent and quiet: the tooltip is enough
+  const lane = (view.markRows = view.markRows || new Map()).get(ly) || [];
+  let row = 0;
+  while (lane[row] !== undefined && lane[row] > px - 2) row++;
+  const words = m.text;
+  if (h >= 16 && row < 3) {
+    sv("text", { class: "mark-label", x: px + 3, y: ly + 12 + row * 12, fill: k.color }, g).textContent = words;
+    lane[row] = px + 3 + words.length * 6.6;
+    view.markRows.set(ly, lane);
+  }
 }
 
 function drawMessage(g, m, i, x, mid, related) {
@@ -683,7 +1079,134 @@ function drawMessage(g, m, i, x, mid, related) {
   sv("line", { class: "arrow", x1, y1, x2, y2, stroke: color, "stroke-width": 1.3, "stroke-dasharray": dash, "marker-end": m.fate === "dropped" ? "" : "url(#arrow)" }, mg);
   if (m.fate === "dropped") sv("path", { d: "M " + (x2 - 5) + " " + (y2 - 5) + " l 10 10 m 0 -10 l -10 10", stroke: RED, "stroke-width": 2.5 }, mg);
   title(mg, m.from + " → " + m.to + ": " + m.text);
-  mg.addEventListener("click", (ev) => { ev.stopPropagation(); view.selected = i; renderMessage(); draw(); writeHash(); });
+  mg.addEventListener("click", (ev) => { ev.stopPropagation(); if (mg.ownerSVGElement.id !== "diagram") return; view.selected = i; renderMessage(); draw(); writeHash(); });
+}
+
+// ---- the legend ----
+
+// renderLegend says what each mark of the diagram means, as the static figure's legend
+// does, listing what this run draws.
+function renderLegend() {
+  const tl = view.run.replay.timeline, box = $("legend");
+  box.textContent = "";
+  const clients = tl.clients, any = (f) => clients.some(f), nodes = (f) => tl.nodes.some(f);
+  const items = [];
+  const item = (draw, words, cls) => items.push({ draw, words, cls });
+  const c0 = clientColor(0);
+  item((g) => sv("rect", { x: 1, y: 4, width: 26, height: 10, fill: c0, stroke: "#333", "stroke-width": 0.5 }, g), "a node holds the client's key", "key");
+  item((g) => sv("rect", { x: 1, y: 3, width: 26, height: 8, fill: c0, "fill-opacity": 0.3, stroke: c0 }, g), "validity: the client believes it holds the lock", "validity");
+  item((g) => sv("rect", { x: 1, y: 6, width: 26, height: 6, fill: c0 }, g), "working on the resource", "work");
+  item((g) => { sv("rect", { x: 1, y: 6, width: 11, height: 6, fill: c0, stroke: "#333" }, g); sv("rect", { x: 15, y: 6, width: 11, height: 6, fill: "#9a9a9a", stroke: "#333" }, g); }, "acquire attempt won / lost", "attempt");
+  if (view.unfinished.length) item((g) => sv("rect", { x: 1, y: 6, width: 26, height: 6, fill: "#fff", stroke: "#333", "stroke-dasharray": "4 3" }, g), "attempt unfinished at the run's end", "unfinished");
+  if (any((c) => (c.pauses || []).length) || nodes((n) => (n.paused || []).length)) item((g) => sv("rect", { x: 1, y: 2, width: 26, height: 14, fill: "url(#hatch)", stroke: "#555" }, g), "stop-the-world pause", "pause");
+  if (nodes((n) => (n.down || []).length)) item((g) => sv("rect", { x: 1, y: 2, width: 26, height: 14, fill: "#cdcdcd" }, g), "node down", "down");
+  if ((tl.net_faults || []).length) item((g) => sv("rect", { x: 1, y: 2, width: 26, height: 14, fill: "#dfe3f3" }, g), "network cut (the lane says from whom)", "cut");
+  const kinds = new Set();
+  for (const l of [...tl.nodes, ...clients]) for (const m of l.marks || []) kinds.add(m.kind);
+  const words = { crash: "crash", restart: "restart (its words say the keys it kept)", "clock-jump": "clock step (its words say by how much)", failover: "replica promoted", "extend-failed": "extension failed" };
+  for (const k of ["crash", "restart", "clock-jump", "failover", "extend-failed"]) {
+    if (!kinds.has(k)) continue;
+    item((g) => { sv("line", { x1: 14, x2: 14, y1: 8, y2: 18, stroke: MARKS[k].color, "stroke-width": 2 }, g); sv("path", { d: "M 14 9 l 6 -9 l -12 0 z", fill: MARKS[k].color }, g); }, words[k], "mark-" + k);
+  }
+  const writes = clients.flatMap((c) => c.writes || []);
+  if (writes.length) item((g) => sv("circle", { cx: 14, cy: 9, r: 4.5, fill: "#333" }, g), "write accepted (t1: its fencing token)", "write");
+  if (writes.some((w) => w.stale)) item((g) => sv("path", { d: "M 14 2 l 7 12 l -14 0 z", fill: RED, stroke: "#000" }, g), "stale write accepted", "stale");
+  if (writes.some((w) => w.arrived && !w.accepted)) item((g) => sv("path", { d: "M 9 4 l 10 10 m 0 -10 l -10 10", stroke: "#000", "stroke-width": 3 }, g), "write rejected (old fencing token)", "rejected");
+  if ((tl.violations || []).some((v) => v.kind !== "fenced_write_rejected")) item((g) => sv("rect", { x: 1, y: 2, width: 26, height: 14, fill: RED, "fill-opacity": 0.25 }, g), "violation", "violation");
+  item((g) => { sv("line", { x1: 1, y1: 9, x2: 24, y2: 9, stroke: "#333", "stroke-width": 1.3 }, g); sv("path", { d: "M 20 5 L 27 9 L 20 13 z", fill: "#333" }, g); }, "message (dashed: reply)", "message");
+  for (const it of items) {
+    const span = el("span", { class: "legend-item", "data-legend": it.cls });
+    const svg = document.createElementNS(SVGNS, "svg");
+    svg.setAttribute("width", "28");
+    svg.setAttribute("height", "18");
+    svg.setAttribute("aria-hidden", "true");
+    it.draw(svg);
+    span.append(svg, " " + it.words);
+    box.append(span);
+  }
+}
+
+// ---- exercises ----
+
+// EXERCISES are docs/teaching.md's exercises: a question on screen for each lesson's
+// story, its answer revealed on request.
+const EXERCISES = {
+  "gc-pause": { q: "Step to the first violation. Where does client1 believe it holds the lock after its keys expired, and why can't it know better?",
+    a: "Under the pause: its validity ended at 0.99 s (the dashed red line), its keys expired at 1.001 s, but it is frozen until 1.6 s, so it cannot read its clock; the column says PAUSED · expired while every node holds client2's key. It resumes and writes as if it still held the lock." },
+  "clock-jump": { q: "Step just after the purple mark on redis3. How long does redis3 think client1's key has left, and how long did it have a moment before?",
+    a: "None: redis3's wall clock jumped +2 s at 0.150 s, so the key it set with PX 2000 at 0.000 s has expired on its clock (its clock column reads +2000 ms), although about 1.85 s of the TTL were left in true time." },
+  "restart-no-persistence": { q: "Step to redis3's restart. What does it hold, and why does that let client2 in?",
+    a: "Nothing: it restarted with 0 keys (no persistence), so it answers client2's SET with OK while client1 still counts redis3 among its three nodes; client2 gets C, D and E, a second majority." },
+  "split-brain-no-jitter": { q: "Press v, then a. Why does nobody get the lock for so long, and what would a random retry delay change?",
+    a: "There is no violation to jump to: the five clients retry in lockstep and the four live nodes split their votes every round (10 split-brain rounds). With retry_jitter = 1ms the clients drift apart and the rounds fall to 2." },
+  "restart-delayed": { q: "Where does client1's validity end, and where does it stop working? What does the red band say?",
+    a: "Its validity ends at 1.98 s but it works on to 3.1 s: the red band is a usage overlap, gc-pause's story, which no restart delay can prevent." },
+};
+
+function renderExercise() {
+  const box = $("exercise"), ex = EXERCISES[view.run.scenario.name];
+  box.textContent = "";
+  box.hidden = !ex;
+  if (!ex) return;
+  box.append(el("b", {}, "Question: "), ex.q + " ");
+  const btn = el("button", { type: "button", id: "show-answer" }, "show the answer");
+  const ans = el("span", { id: "answer", hidden: "" }, ex.a);
+  btn.addEventListener("click", () => { ans.hidden = !ans.hidden; btn.textContent = ans.hidden ? "show the answer" : "hide the answer"; btn.blur(); });
+  box.append(btn, " ", ans);
+}
+
+// ---- compare two runs ----
+
+// loadCompare runs the same story with one more setting (the compare field, name=value)
+// and draws it under the first, its cursor at the first's time: fencing none against one,
+// a pause of 500 ms against 1,500 ms.
+async function loadCompare() {
+  const box = $("compare-view");
+  if (!view.compare || !view.run) { box.hidden = true; view.other = null; return; }
+  const [name] = view.compare.split("=");
+  const set = view.req.set.filter((s) => s.slice(0, s.indexOf("=")).trim() !== name.trim()).concat([view.compare]);
+  const req = { ...view.req, set };
+  try {
+    const run = await api("/api/run", req);
+    view.other = { run, req };
+    box.hidden = false;
+    $("compare-title").textContent = "with " + view.compare + ": lock " + run.lock_verdict + " · resource " + run.resource_verdict;
+    $("compare-title").className = run.record.safety.lock_safe && run.record.safety.resource_safe ? "safe" : "unsafe";
+    drawOther();
+  } catch (err) {
+    box.hidden = true;
+    showError("compare " + view.compare + ": " + err.message);
+  }
+}
+
+// drawOther draws the compared run in the second diagram, sharing the first's window and
+// cursor time (the cursors are linked).
+function drawOther() {
+  if (!view.other) return;
+  const keep = { run: view.run, lanes: view.lanes, laneOf: view.laneOf, cursor: view.cursor, selected: view.selected, size: view.size,
+    staticKey: view.staticKey, unfinished: view.unfinished, markRows: view.markRows, runNo: view.runNo };
+  const t = shownAt(), win = window_();
+  try {
+    view.run = view.other.run;
+    view.runNo = "other" + keep.runNo;
+    view.lanes = [];
+    view.laneOf = new Map();
+    view.run.replay.timeline.nodes.forEach((n, i) => { view.laneOf.set(n.name, view.lanes.length); if (!view.laneOf.has(n.group)) view.laneOf.set(n.group, view.lanes.length); view.lanes.push({ name: n.name, kind: "node", i }); });
+    view.run.replay.timeline.clients.forEach((c, j) => { view.laneOf.set(c.name, view.lanes.length); view.lanes.push({ name: c.name, kind: "client", i: j }); });
+    view.unfinished = [];
+    view.cursor = view.run.replay.steps.length ? stepAtOrBefore(t) : 0;
+    view.selected = -1;
+    view.staticKey = view.otherKey;
+    view.size = null;
+    view.forceWindow = win;
+    view.forceT = t;
+    draw($("diagram2"));
+    view.otherKey = view.staticKey;
+  } finally {
+    view.forceWindow = null;
+    view.forceT = null;
+    Object.assign(view, keep);
+  }
 }
 
 function niceStep(raw) {
@@ -705,7 +1228,8 @@ async function main() {
   sel.addEventListener("change", () => {
     sel.blur(); // the arrow keys step through the run again, not through the list
     if (sel.value === "\u0000file") return;
-    load({ scenario: sel.value, seed: Number($("seed").value) || 0, set: [] }, null);
+    view.anchor = null;
+    load({ scenario: sel.value, seed: Number($("seed").value) || 0, set: [] }, { e: 0 });
   });
   $("seed").addEventListener("change", () => {
     const seed = Number($("seed").value);
@@ -715,7 +1239,7 @@ async function main() {
   $("open-file").addEventListener("click", () => $("file").click());
   $("file").addEventListener("change", async () => {
     const f = $("file").files[0];
-    if (f) load({ file: await f.text(), seed: Number($("seed").value) || 0, set: [] }, null);
+    if (f) { view.anchor = null; load({ file: await f.text(), seed: Number($("seed").value) || 0, set: [] }, { e: 0 }); }
     $("file").value = "";
   });
   $("share").addEventListener("click", async () => {
@@ -723,6 +1247,25 @@ async function main() {
     try { await navigator.clipboard.writeText(location.href); $("status").textContent = "link copied"; } catch (e) { prompt("Copy this link:", location.href); }
   });
   $("reset").addEventListener("click", () => load({ ...view.req, set: [] }));
+  $("next-fault").addEventListener("click", () => jump("fault", 1));
+  $("next-violation").addEventListener("click", () => jump("violation", 1));
+  $("next-acquire").addEventListener("click", () => jump("acquire", 1));
+  $("present").addEventListener("click", () => {
+    document.body.classList.toggle("present");
+    $("present").blur();
+    view.size = null;
+    if (view.run) { view.staticKey = ""; draw(); }
+  });
+  $("print").addEventListener("click", () => { $("print").blur(); window.print(); });
+  $("compare").addEventListener("change", () => {
+    const v = $("compare").value.trim();
+    $("compare").blur();
+    if (v && !/^[a-z_]+=.+$/.test(v)) { showError("compare " + v + ": want name=value, e.g. fencing=one or pause=500ms"); return; }
+    view.compare = v || null;
+    view.otherKey = "";
+    loadCompare();
+    writeHash();
+  });
   $("first").addEventListener("click", () => { stop(); setCursor(0); });
   $("back").addEventListener("click", () => { stop(); setCursor(view.cursor - 1); });
   $("fwd").addEventListener("click", () => { stop(); setCursor(view.cursor + 1); });
@@ -730,14 +1273,18 @@ async function main() {
   $("scrub").addEventListener("input", () => { stop(); setCursor(Number($("scrub").value)); });
   $("zoom").addEventListener("change", () => { $("zoom").blur(); draw(); writeHash(); });
   $("speed").addEventListener("change", () => { $("speed").blur(); if (view.playing) { stop(); togglePlay(); } });
-  window.addEventListener("resize", () => { view.size = null; if (view.run) draw(); });
+  window.addEventListener("resize", () => { view.size = null; view.otherKey = ""; if (view.run) draw(); });
+  window.addEventListener("beforeprint", () => { view.size = null; view.staticKey = ""; if (view.run) { renderPrintTrace(); draw(); } });
   document.addEventListener("keydown", (ev) => {
-    if (!view.run || ev.target.closest("input, select, textarea")) return;
+    if (!view.run || ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.key === "ArrowRight") { stop(); setCursor(view.cursor + 1); ev.preventDefault(); }
     else if (ev.key === "ArrowLeft") { stop(); setCursor(view.cursor - 1); ev.preventDefault(); }
     else if (ev.key === " ") { togglePlay(); ev.preventDefault(); }
     else if (ev.key === "Home") { stop(); setCursor(0); ev.preventDefault(); }
     else if (ev.key === "End") { stop(); setCursor(view.run.replay.steps.length - 1); ev.preventDefault(); }
+    else if (ev.key === "f" || ev.key === "F") { jump("fault", ev.shiftKey ? -1 : 1); ev.preventDefault(); }
+    else if (ev.key === "v" || ev.key === "V") { jump("violation", ev.shiftKey ? -1 : 1); ev.preventDefault(); }
+    else if (ev.key === "a" || ev.key === "A") { jump("acquire", ev.shiftKey ? -1 : 1); ev.preventDefault(); }
   });
   window.addEventListener("hashchange", () => {
     const h = readHash();
@@ -748,7 +1295,24 @@ async function main() {
 
 function start(h) {
   if (h.zoom && [...$("zoom").options].some((o) => o.value === h.zoom)) $("zoom").value = h.zoom;
-  load(h.req, h.t);
+  view.compare = h.compare || null;
+  $("compare").value = view.compare || "";
+  view.otherKey = "";
+  load(h.req, h.pos.e !== undefined || h.pos.t !== undefined ? h.pos : { e: 0, msg: h.pos.msg });
+}
+
+// renderPrintTrace fills the handout's narrated lines: those around the first violation
+// (or the cursor, in a run without one), which the print stylesheet shows under the
+// diagram instead of the scrolling list.
+function renderPrintTrace() {
+  const steps = view.run.replay.steps, ol = $("print-trace");
+  ol.textContent = "";
+  let c = steps.findIndex((s) => s.violation >= 0 && !isFenced(s.violation));
+  if (c < 0) c = view.cursor;
+  for (let i = Math.max(0, c - 12); i < Math.min(steps.length, c + 8); i++) {
+    const s = steps[i];
+    ol.append(el("li", { class: i === c ? "current" : "" }, (s.at_ns / 1e9).toFixed(3).padStart(8) + "s " + (s.marker || "  ") + " " + s.actor.padEnd(9) + " " + s.text));
+  }
 }
 
 main().catch((err) => showError(err.message));
