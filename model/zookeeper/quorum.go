@@ -219,6 +219,10 @@ func popcount(m uint32) int {
 func (sv *Server) quorumMsg(now sim.Time, j int, m *model.Message) {
 	p := &m.Body
 	op := zk.OpOf(p)
+	if op == zk.OpEOF {
+		sv.peerClosed(now, j)
+		return
+	}
 	if sv.role == roleLeading {
 		sv.peers[j].heard = sv.clk.Mono(now)
 		sv.leaderMsg(now, j, m, op)
@@ -253,6 +257,17 @@ func (sv *Server) quorumMsg(now sim.Time, j int, m *model.Message) {
 		if m.Kind == model.MsgReply {
 			sv.leaderReply(now, m, op)
 		}
+	}
+}
+
+// peerClosed handles server j's end of their connection closing (its process died): a
+// follower of j looks for a new leader at once, a leader stops sending to j.
+func (sv *Server) peerClosed(now sim.Time, j int) {
+	switch {
+	case sv.role == roleFollowing && sv.leader == j:
+		sv.lookOrFail(now, "leader connection closed")
+	case sv.role == roleLeading:
+		sv.peers[j].forwarding = false
 	}
 }
 

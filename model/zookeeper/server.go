@@ -250,6 +250,11 @@ func (sv *Server) stop(now sim.Time, kill bool) {
 	if kill {
 		d = "kill"
 		sv.closeClients(now)
+		for j := range sv.e.servers {
+			if j != sv.idx { // the kernel resets the quorum connections too
+				sv.send(j, model.Message{Kind: model.MsgPush, Body: lock.Payload{Word: uint64(zk.OpEOF)}})
+			}
+		}
 	}
 	sv.e.s.Trace(sv.name, RecStop, sim.Str("how", d), sim.Str("role", sv.role.String()), sim.Int("lost", int64(len(sv.fsyncing)+len(sv.fsyncQ))))
 	sv.up, sv.paused, sv.killed = false, false, kill
