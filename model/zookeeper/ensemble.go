@@ -33,7 +33,10 @@ type Ensemble struct {
 	// leaders records the leader of each epoch that ever established itself, for the
 	// invariant that there is one per epoch.
 	leaders map[uint32]int
-	stats   Stats
+	// committed is the highest zxid a leader committed: a leader established later must
+	// hold it (a committed write survives a minority of crashes).
+	committed int64
+	stats     Stats
 }
 
 // Stats counts what an ensemble did.
@@ -157,8 +160,12 @@ func (e *Ensemble) peer(from network.Endpoint) int {
 }
 
 func (e *Ensemble) established(epoch uint32, leader int) {
-	if prev, ok := e.leaders[epoch]; ok && invariant.Enabled {
-		invariant.Check(prev == leader, "zookeeper: two leaders in epoch %d: zk%d and zk%d", epoch, prev+1, leader+1)
+	if invariant.Enabled {
+		prev, ok := e.leaders[epoch]
+		invariant.Check(!ok || prev == leader, "zookeeper: two leaders in epoch %d: zk%d and zk%d", epoch, prev+1, leader+1)
+		last := e.servers[leader].tree.lastZxid
+		invariant.Check(last >= e.committed, "zookeeper: zk%d leads epoch %d without committed zxid %#x (it has %#x)",
+			leader+1, epoch, e.committed, last)
 	}
 	e.leaders[epoch] = leader
 	e.stats.Elections++

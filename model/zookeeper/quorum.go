@@ -442,6 +442,7 @@ func (sv *Server) tryCommit(now sim.Time) {
 			}
 		}
 		sv.e.stats.Commits++
+		sv.e.committed = max(sv.e.committed, z)
 		sv.apply(now, z)
 	}
 }
