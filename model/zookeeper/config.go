@@ -25,9 +25,11 @@ type Config struct {
 	// decides FinalizeWait after it starts, and a round that finds no quorum tries again
 	// after twice the wait, up to MaxNotificationInterval.
 	FinalizeWait, MaxNotificationInterval time.Duration
-	// Clocks are the servers' clocks (drift, steps, slews), by index; missing ones are
-	// ideal.
-	Clocks []clock.Config
+	// Clocks are the servers' clocks (drift, steps, slews), by index. A server past the
+	// end gets ClockOf(its name) when ClockOf is set (a world's knobs.ServiceEnv.Clock,
+	// which draws every server's clock alike), an ideal clock otherwise.
+	Clocks  []clock.Config
+	ClockOf func(name string) (clock.Config, error)
 	// MaxQueue bounds the messages a stalled server keeps to read when it thaws (its
 	// sockets' buffers); more are dropped.
 	MaxQueue int

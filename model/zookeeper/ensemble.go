@@ -66,7 +66,20 @@ type txn struct {
 }
 
 // New builds an ensemble of cfg.Servers servers on net, named zk1…zkN, all of them
-// looking for a leader from the start.
+// looking for a leader from the start. A lock service's registration is one call:
+//
+//	Servers: func(env knobs.ServiceEnv) ([]network.Endpoint, error) {
+//		cfg := zookeeper.DefaultConfig() // and the knobs' values
+//		cfg.ClockOf = env.Clock
+//		e, err := zookeeper.New(env.Sim, env.Net, cfg)
+//		if err != nil {
+//			return nil, err
+//		}
+//		return e.Endpoints(), nil
+//	}
+//
+// with the clients' connection NewSessionConn (the recipe addresses the ensemble as
+// server 0; the session picks among all the endpoints).
 func New(s *sim.Sim, net *network.Net[model.Message], cfg Config) (*Ensemble, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -76,8 +89,13 @@ func New(s *sim.Sim, net *network.Net[model.Message], cfg Config) (*Ensemble, er
 	for i := 0; i < cfg.Servers; i++ {
 		name := "zk" + strconv.Itoa(i+1)
 		var ck clock.Config
-		if i < len(cfg.Clocks) {
+		switch {
+		case i < len(cfg.Clocks):
 			ck = cfg.Clocks[i]
+		case cfg.ClockOf != nil:
+			if ck, err = cfg.ClockOf(name); err != nil {
+				return nil, fmt.Errorf("zookeeper: server %s: %w", name, err)
+			}
 		}
 		clk, err := clock.New(ck, s.Rand(name+"/clock"))
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/network"
 	"github.com/redlock-sim/redlock-sim/redlock/zk"
 	"github.com/redlock-sim/redlock-sim/sim"
@@ -416,4 +417,35 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), c.want)
 	}
+}
+
+// TestSessionExpiryRunsOnTheLeadersClock: with every server's clock drawn by ClockOf
+// running 25% fast, the leader expires a silent 8 s session after about 6.4 s of true
+// time (its buckets are ticks of its own clock), not 8 s.
+func TestSessionExpiryRunsOnTheLeadersClock(t *testing.T) {
+	cfg := DefaultConfig()
+	var named []string
+	cfg.ClockOf = func(name string) (clock.Config, error) {
+		named = append(named, name)
+		return clock.Config{DriftPPM: 250000}, nil
+	}
+	w := newWorld(t, cfg)
+	assert.Equal(t, []string{"zk1", "zk2", "zk3"}, named, "every server's clock comes from ClockOf")
+	w.settle()
+	ld := w.leader()
+	assert.InDelta(t, 250000, ld.Clock().Config().DriftPPM, 1)
+	c := w.client("c1")
+	c.session(w.e.Leader(), 8*time.Second)
+	require.Equal(t, zk.OK, c.call(w.e.Leader(), zk.Create("/e", "", zk.FlagEphemeral)).Code)
+	last := w.now()
+	gone := time.Duration(0)
+	for k := 0; k < 4000 && gone == 0; k++ {
+		w.runFor(5 * time.Millisecond)
+		if _, ok := ld.Tree().Get("/e"); !ok {
+			gone = w.now()
+		}
+	}
+	require.NotZero(t, gone)
+	assert.Less(t, gone-last, 8*time.Second, "the fast leader's buckets come early in true time")
+	assert.GreaterOrEqual(t, gone-last, 8*time.Second*4/5-10*time.Millisecond)
 }

@@ -28,7 +28,7 @@
 //	delete                           -                 path            -
 //	exists, getData, getChildren     -                 path            -
 //	sync                             -                 path            -
-//	setWatches                       relative zxid     path            -
+//	setWatches (Code: the watch's op) relative zxid     path            -
 //
 //	reply                            Int               Str             Str2
 //	connect                          session id        -               -
@@ -39,7 +39,8 @@
 //	sync                             server's last zxid path           -
 //
 //	push                             Int               Str
-//	watch event                      -                 path ("" for a state event)
+//	watch event                      -                 path
+//	state event (EventNone)          the session id    ""
 //	eof                              -                 -
 //
 // A stat reply carries the stat fields a lock recipe reads: czxid (Int), version (Small),
@@ -48,8 +49,11 @@
 // ensemble has no setData. A children list is joined with "/", the one character a node
 // name cannot hold. Nothing else is allocated on a request's path.
 //
-// The quorum messages (OpProposal … OpRevalidate) travel between servers in the same
-// shape, Int a zxid, an epoch or a session id; see model/zookeeper.
+// A request a follower forwards to the leader keeps its shape with the client's session
+// id in Int. The quorum messages (OpProposal … OpRevalidate) travel between servers in
+// the same shape, Int a zxid (NEWLEADER's is its epoch's zxid 0) or a session id, and a
+// follower's PING reply lists the sessions it touched in Str2, eight bytes each; see
+// model/zookeeper.
 package zk
 
 import (
