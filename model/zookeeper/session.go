@@ -29,8 +29,9 @@ type SessionConfig struct {
 //
 //   - connects on the first request, to the next server in its (shuffled) list, asking
 //     for cfg.Timeout; requests wait in order until the session is established;
-//   - pings when it sent nothing for a third of the negotiated timeout (readTimeout/2,
-//     readTimeout being two thirds of it), and gives the server up when it heard nothing
+//   - pings when it sent nothing for about a third of the negotiated timeout
+//     (readTimeout/2, readTimeout being two thirds of it, less ClientCnxn's second of
+//     margin, at most 10s: see pingAfter), and gives the server up when it heard nothing
 //     for readTimeout (connectTimeout, the timeout over n, while connecting), or at once
 //     when the server closes the connection (EOF);
 //   - then fails every request in flight with CONNECTIONLOSS, tells the algorithm
@@ -224,7 +225,7 @@ func (s *session) connected(now sim.Time, p *lock.Payload) {
 	s.id, s.timeout, s.state, s.tries = m.Int, m.Timeout, ssConnected, 0
 	s.gen++
 	s.arm(now, s.readTimeout(), tRead)
-	s.arm(now, s.readTimeout()/2, tPing)
+	s.arm(now, pingAfter(s.readTimeout()), tPing)
 	if !same {
 		s.watches = s.watches[:0]
 	}
@@ -248,6 +249,21 @@ func (s *session) stateEvent(st zk.KeeperState) lock.Payload {
 }
 
 func (s *session) readTimeout() time.Duration { return s.timeout * 2 / 3 }
+
+// pingAfter is how long a connection with read timeout r stays idle before it pings
+// (ClientCnxn.SendThread.run): when readTimeout/2 − idle − (idle > 1s ? 1s : 0) reaches
+// zero, or once idle passes MAX_SEND_PING_INTERVAL (10s). That is readTimeout/2 less a
+// second above 2s, a second between 1s and 2s, readTimeout/2 below, and never past 10s.
+func pingAfter(r time.Duration) time.Duration {
+	d := r / 2
+	switch {
+	case d > 2*time.Second:
+		d -= time.Second
+	case d > time.Second:
+		d = time.Second
+	}
+	return min(d, 10*time.Second)
+}
 
 // expired: the ensemble no longer knows the session. The algorithm hears Expired, what
 // was waiting fails with SESSIONEXPIRED, and a new session starts at once.
@@ -370,7 +386,7 @@ func (s *session) Timer(now sim.Time, arg uint32) {
 		if s.state != ssConnected {
 			return
 		}
-		idle := s.readTimeout() / 2
+		idle := pingAfter(s.readTimeout())
 		if left := idle - now.Sub(s.lastSend); left > 0 {
 			s.arm(now, left, tPing)
 			return

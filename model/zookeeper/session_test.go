@@ -12,10 +12,24 @@ import (
 	"github.com/redlock-sim/redlock-sim/sim"
 )
 
-// TestAnIdleSessionPingsEveryThirdOfItsTimeout: a client holding the lock sends nothing
-// but pings, one per third of the negotiated timeout (readTimeout/2), and its session
-// stays alive far past the timeout.
-func TestAnIdleSessionPingsEveryThirdOfItsTimeout(t *testing.T) {
+// TestPingIntervalIsClientCnxns: the idle time before a ping, for timeouts on each side
+// of ClientCnxn's one-second margin and its ten-second cap.
+func TestPingIntervalIsClientCnxns(t *testing.T) {
+	for timeout, want := range map[time.Duration]time.Duration{
+		2400 * time.Millisecond: 800 * time.Millisecond, // readTimeout 1.6s: its half
+		4 * time.Second:         time.Second,            // 1.33s: a second
+		6 * time.Second:         time.Second,            // 2s: a second
+		12 * time.Second:        3 * time.Second,        // 4s: 4s less a second
+		40 * time.Second:        10 * time.Second,       // 13.3s less a second, capped
+	} {
+		assert.Equal(t, want, pingAfter(timeout*2/3), "timeout %v", timeout)
+	}
+}
+
+// TestAnIdleSessionPings: a client holding the lock sends nothing but pings, one a
+// second for a 6s session (readTimeout/2 = 2s is within ClientCnxn's margin), and its
+// session stays alive far past the timeout.
+func TestAnIdleSessionPings(t *testing.T) {
 	w := newZKWorld(t, 1, 6*time.Second, time.Minute)
 	w.run(30 * time.Second)
 	var pings []string
@@ -24,9 +38,9 @@ func TestAnIdleSessionPingsEveryThirdOfItsTimeout(t *testing.T) {
 			pings = append(pings, l)
 		}
 	}
-	// Acquired at about 1s; pings at 3s, 5s, … 29s.
-	assert.Len(t, pings, 14, "one ping per 2s of idleness over 28s")
-	assert.Contains(t, pings[0], " 3.0", "the first ping 2s after the create's reply")
+	// Acquired at about 1s; pings at 2s, 3s, … 29s.
+	assert.Len(t, pings, 28, "one ping per second of idleness over 28s")
+	assert.Contains(t, pings[0], " 2.0", "the first ping a second after the create")
 	require.Len(t, w.h.spans, 1)
 	assert.Equal(t, sim.Never, w.h.spans[0].to, "still held")
 	assert.Zero(t, w.e.Stats().Expired, "pings keep the session")
@@ -55,11 +69,17 @@ func TestASilentServerIsGivenUpAfterTwoThirdsOfTheTimeout(t *testing.T) {
 	st := w.states[0]
 	require.GreaterOrEqual(t, len(st), 3, "%v", st)
 	assert.Equal(t, zk.StateDisconnected, st[1].state)
-	// The last word from the server was the reply to the ping just before the stall
-	// (pings go every 2s from ~3s: the last at ≤ 5s).
-	gap := st[1].at - (stalledAt - 2*time.Second)
-	assert.GreaterOrEqual(t, st[1].at, stalledAt+2*time.Second, "not before readTimeout after the last word")
-	assert.LessOrEqual(t, gap, 4*time.Second+10*time.Millisecond, "4s (two thirds of 6s) after the last word at the latest")
+	// The last word from the server: the last message it delivered to c1 before the stall.
+	var lastWord time.Duration
+	for _, l := range w.grep("from="+srv.Name(), "to=c1") {
+		at, err := time.ParseDuration(strings.Fields(l)[0])
+		require.NoError(t, err)
+		if at <= stalledAt {
+			lastWord = at
+		}
+	}
+	require.Positive(t, lastWord)
+	assert.Equal(t, lastWord+4*time.Second, st[1].at, "readTimeout (two thirds of 6s) after the last word")
 	assert.Equal(t, zk.StateSyncConnected, st[2].state)
 	assert.Equal(t, first.session, st[2].session, "the same session, resumed on another server")
 	assert.Less(t, st[2].at-st[1].at, 2*time.Second+10*time.Millisecond, "the next server within connectTimeout (6s/3) and the pause")
