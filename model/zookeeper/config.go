@@ -30,6 +30,10 @@ type Config struct {
 	// which draws every server's clock alike), an ideal clock otherwise.
 	Clocks  []clock.Config
 	ClockOf func(name string) (clock.Config, error)
+	// SnapCount is how many transactions a server logs before it snapshots its tree
+	// (zoo.cfg's snapCount); the ensemble forgets a transaction once every server has it
+	// in a snapshot, which bounds a long run's memory.
+	SnapCount int
 	// MaxQueue bounds the messages a stalled server keeps to read when it thaws (its
 	// sockets' buffers); more are dropped.
 	MaxQueue int
@@ -39,11 +43,12 @@ type Config struct {
 const MaxServers = 31
 
 // DefaultConfig returns ZooKeeper's defaults (tickTime 2000 ms, initLimit 10, syncLimit
-// 5, sessions of 2 to 20 ticks, FastLeaderElection's 200 ms and 60 s) for three servers
-// whose log fsyncs take 2 ms.
+// 5, sessions of 2 to 20 ticks, FastLeaderElection's 200 ms and 60 s, snapCount 100000)
+// for three servers whose log fsyncs take 2 ms.
 func DefaultConfig() Config {
 	return Config{Servers: 3, TickTime: 2 * time.Second, InitLimit: 10, SyncLimit: 5, Fsync: 2 * time.Millisecond,
-		FinalizeWait: 200 * time.Millisecond, MaxNotificationInterval: 60 * time.Second, MaxQueue: 4096}
+		FinalizeWait: 200 * time.Millisecond, MaxNotificationInterval: 60 * time.Second, MaxQueue: 4096,
+		SnapCount: 100000}
 }
 
 // withDefaults fills the zero fields of c with DefaultConfig's, the session bounds with
@@ -70,6 +75,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxQueue == 0 {
 		c.MaxQueue = d.MaxQueue
+	}
+	if c.SnapCount == 0 {
+		c.SnapCount = d.SnapCount
 	}
 	if c.MinSessionTimeout == 0 {
 		c.MinSessionTimeout = 2 * c.TickTime
@@ -102,6 +110,8 @@ func (c Config) validate() error {
 			fmt.Sprintf("at least the finalize wait (%v)", c.FinalizeWait))
 	case len(c.Clocks) > c.Servers:
 		return sim.BadParam("zk_clocks", len(c.Clocks), fmt.Sprintf("at most one per server (%d)", c.Servers))
+	case c.SnapCount < 1:
+		return sim.BadParam("zk_snap_count", c.SnapCount, "at least 1")
 	case c.MaxQueue < 1:
 		return sim.BadParam("zk_max_queue", c.MaxQueue, "at least 1")
 	}

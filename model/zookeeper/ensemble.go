@@ -28,7 +28,8 @@ type Ensemble struct {
 
 	// txns are the transactions' contents by zxid: a PROPOSAL names its zxid and the
 	// follower reads the content here, as it would from the packet.
-	txns map[int64]*txn
+	txns   map[int64]*txn
+	pruned int64 // the transactions up to this zxid are forgotten
 
 	// leaders records the leader of each epoch that ever established itself, for the
 	// invariant that there is one per epoch.
@@ -169,6 +170,27 @@ func (e *Ensemble) Committed(zxid int64) (op zk.Op, path string, ok bool) {
 	}
 	return x.op, x.path, true
 }
+
+// prune forgets the transactions every server has in its snapshot: no restart replays
+// them and no follower will be sent them.
+func (e *Ensemble) prune() {
+	low := e.servers[0].snapZxid
+	for _, sv := range e.servers[1:] {
+		low = min(low, sv.snapZxid)
+	}
+	if low <= e.pruned {
+		return
+	}
+	for z := range e.txns {
+		if z <= low {
+			delete(e.txns, z)
+		}
+	}
+	e.pruned = low
+}
+
+// Transactions returns how many transactions' contents the ensemble keeps.
+func (e *Ensemble) Transactions() int { return len(e.txns) }
 
 func (e *Ensemble) peer(from network.Endpoint) int {
 	if int(from) < len(e.peerOf) {

@@ -449,3 +449,29 @@ func TestSessionExpiryRunsOnTheLeadersClock(t *testing.T) {
 	assert.Less(t, gone-last, 8*time.Second, "the fast leader's buckets come early in true time")
 	assert.GreaterOrEqual(t, gone-last, 8*time.Second*4/5-10*time.Millisecond)
 }
+
+// TestSnapshotsBoundTheLogAndARestartReplaysThem: with a snapshot every 5 transactions,
+// the ensemble forgets what every server has in a snapshot, and a restarted server
+// rebuilds its tree from its snapshot and the log after it.
+func TestSnapshotsBoundTheLogAndARestartReplaysThem(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SnapCount = 5
+	w := newWorld(t, cfg)
+	w.settle()
+	c := w.client("c1")
+	c.session(0, 10*time.Second)
+	for k := 0; k < 30; k++ {
+		require.Equal(t, zk.OK, c.call(0, zk.Create("/n", "", zk.FlagSequential)).Code)
+	}
+	w.runFor(100 * time.Millisecond)
+	assert.Less(t, w.e.Transactions(), 12, "31 transactions, all but the last few forgotten")
+	f := w.e.Server(follower(w))
+	assert.Less(t, f.LogLen(), 5)
+	before := f.Tree().Len()
+	f.Crash()
+	f.Restart()
+	assert.Equal(t, before, f.Tree().Len(), "snapshot and log rebuild the tree")
+	assert.Equal(t, 31, before, "the root and 30 nodes")
+	w.settle()
+	assert.Equal(t, before, f.Tree().Len())
+}

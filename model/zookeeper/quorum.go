@@ -42,10 +42,7 @@ func (sv *Server) lookOrFail(now sim.Time, reason string) {
 // lastLogged is the zxid of the last transaction the server has written to its log (on
 // disk or under its fsync): its vote in an election.
 func (sv *Server) lastLogged() int64 {
-	z := int64(0)
-	if n := len(sv.log); n > 0 {
-		z = sv.log[n-1]
-	}
+	z := sv.logTail()
 	for _, q := range [][]fsyncItem{sv.fsyncing, sv.fsyncQ} {
 		for _, it := range q {
 			if !it.newLeader {
@@ -54,6 +51,34 @@ func (sv *Server) lastLogged() int64 {
 		}
 	}
 	return z
+}
+
+// logTail is the zxid of the last transaction on disk (in the log, or the snapshot).
+func (sv *Server) logTail() int64 {
+	if n := len(sv.log); n > 0 {
+		return sv.log[n-1]
+	}
+	return sv.snapZxid
+}
+
+// appendLog puts z on disk after the last transaction there, and snapshots the tree once
+// the log has SnapCount transactions since the last snapshot (ZooKeeper's snapCount),
+// letting the ensemble forget the transactions every server has in a snapshot.
+func (sv *Server) appendLog(z int64) {
+	if z <= sv.logTail() {
+		return
+	}
+	sv.log = append(sv.log, z)
+	if len(sv.log) < sv.e.cfg.SnapCount || sv.tree == nil {
+		return
+	}
+	sv.snapTree, sv.snapZxid = sv.tree.clone(), sv.tree.lastZxid
+	i := 0
+	for i < len(sv.log) && sv.log[i] <= sv.snapZxid {
+		i++
+	}
+	sv.log = slices.Clone(sv.log[i:])
+	sv.e.prune()
 }
 
 // reachable returns the servers this one can exchange votes with now: running, not
@@ -158,8 +183,8 @@ func (sv *Server) flushLog() {
 	sv.fsyncEv = 0
 	for _, q := range [][]fsyncItem{sv.fsyncing, sv.fsyncQ} {
 		for _, it := range q {
-			if !it.newLeader && (len(sv.log) == 0 || it.zxid > sv.log[len(sv.log)-1]) {
-				sv.log = append(sv.log, it.zxid)
+			if !it.newLeader {
+				sv.appendLog(it.zxid)
 			}
 		}
 	}
@@ -175,8 +200,7 @@ func (sv *Server) sendNewLeader(j int) {
 	if n := len(out); n > 0 {
 		last = out[n-1]
 	}
-	sv.peers[j].snap = &snapshot{epoch: sv.acceptedEpoch, tree: sv.tree.clone(), log: slices.Clone(sv.log),
-		outstanding: out, last: last}
+	sv.peers[j].snap = &snapshot{epoch: sv.acceptedEpoch, tree: sv.tree.clone(), outstanding: out, last: last}
 	sv.peers[j].forwarding = true
 	sv.send(j, model.Message{Kind: model.MsgCommand, Body: lock.Payload{Word: uint64(zk.OpNewLeader),
 		Int: zk.Zxid(sv.acceptedEpoch, 0)}})
@@ -296,7 +320,8 @@ func (sv *Server) newLeader(now sim.Time, j int, epoch uint32) {
 	}
 	sv.resetRole()
 	sv.leader, sv.serving, sv.acceptedEpoch = j, false, epoch
-	sv.tree, sv.log = snap.tree, snap.log
+	sv.tree, sv.log = snap.tree, nil
+	sv.snapTree, sv.snapZxid = snap.tree.clone(), snap.tree.lastZxid
 	sv.pending = snap.outstanding
 	sv.lastRecv, sv.commitTo = snap.last, sv.tree.lastZxid
 	sv.fsyncing, sv.fsyncQ = nil, nil
@@ -474,9 +499,7 @@ func (sv *Server) fsynced(now sim.Time) {
 			sv.send(sv.leader, model.Message{Kind: model.MsgCommand, Body: lock.Payload{Word: uint64(zk.OpAck), Int: it.zxid}})
 			continue
 		}
-		if n := len(sv.log); n == 0 || it.zxid > sv.log[n-1] {
-			sv.log = append(sv.log, it.zxid)
-		}
+		sv.appendLog(it.zxid)
 		switch sv.role {
 		case roleLeading:
 			sv.ack(now, sv.idx, it.zxid)

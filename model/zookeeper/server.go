@@ -54,7 +54,9 @@ type Server struct {
 	acceptedEpoch, currentEpoch uint32
 
 	tree     *Tree
-	log      []int64     // the zxids the log holds on disk (fsynced)
+	snapTree *Tree       // the last snapshot on disk (nil: the empty tree), taken at snapZxid
+	snapZxid int64       //
+	log      []int64     // the zxids the transaction log holds on disk (fsynced) since the snapshot
 	fsyncing []fsyncItem // under the fsync in progress
 	fsyncQ   []fsyncItem // waiting for the next
 	fsyncEv  sim.EventID
@@ -122,18 +124,18 @@ type peerState struct {
 	snap       *snapshot     // what NEWLEADER handed it
 }
 
-// snapshot is what a new follower syncs from: the leader's applied tree, its log and the
+// snapshot is what a new follower syncs from: the leader's applied tree and the
 // proposals still outstanding (a SNAP followed by those proposals).
 type snapshot struct {
 	epoch       uint32
 	tree        *Tree
-	log         []int64
 	outstanding []int64
 	last        int64
 }
 
 type tracked struct {
 	session   int64
+	owner     int // the server the session's client is connected to; -1: the first to ask
 	timeoutMs int64
 	expiry    time.Duration // the bucket, on the leader's monotonic clock
 	closing   bool
@@ -172,7 +174,7 @@ func (sv *Server) Epoch() uint32 { return sv.acceptedEpoch }
 // Tree returns the server's data tree, for inspection.
 func (sv *Server) Tree() *Tree { return sv.tree }
 
-// LogLen returns the number of transactions on the server's disk.
+// LogLen returns the number of transactions in the server's log since its last snapshot.
 func (sv *Server) LogLen() int { return len(sv.log) }
 
 // Stats returns the server's counters.
@@ -303,6 +305,9 @@ func (sv *Server) start(now sim.Time) {
 // transaction log.
 func (sv *Server) replay() *Tree {
 	t := newTree()
+	if sv.snapTree != nil {
+		t = sv.snapTree.clone()
+	}
 	for _, z := range sv.log {
 		if x := sv.e.txns[z]; x != nil {
 			_, _, sv.changes = t.apply(x, sv.changes[:0])
