@@ -104,7 +104,11 @@ func (sv *Server) connect(now sim.Time, from network.Endpoint, m *model.Message)
 		return
 	}
 	if sv.role == roleLeading {
-		sv.revalidated(now, tag, sv.valid(req.Int))
+		ok := sv.valid(req.Int)
+		if ok {
+			sv.setOwner(req.Int, sv.idx)
+		}
+		sv.revalidated(now, tag, ok)
 		return
 	}
 	sv.send(sv.leader, model.Message{Kind: model.MsgCommand, ReqID: tag, Body: lock.Payload{Word: uint64(zk.OpRevalidate), Int: req.Int}})
@@ -120,6 +124,10 @@ func (sv *Server) tag(c *cnxn, id uint64) uint64 {
 // server leads, forwarded otherwise.
 func (sv *Server) toLeader(now sim.Time, tag uint64, p lock.Payload) {
 	if sv.role == roleLeading {
+		if code := sv.checkSession(zk.OpOf(&p), p.Int, sv.idx); code != zk.OK {
+			sv.refused(now, tag, zk.OpOf(&p), code)
+			return
+		}
 		sv.propose(now, txnOf(&p, sv.idx, tag))
 		return
 	}
@@ -152,10 +160,21 @@ func (sv *Server) connected(now sim.Time, c *cnxn) {
 	sv.done(now, c, p.Payload())
 }
 
+// refused answers a write the leader refused (its session moved or expired).
+func (sv *Server) refused(now sim.Time, tag uint64, op zk.Op, code zk.Code) {
+	pr, ok := sv.tags[tag]
+	delete(sv.tags, tag)
+	if c := sv.live(pr, ok); c != nil && c.busy {
+		sv.done(now, c, zk.Err(op, code))
+	}
+}
+
 // leaderReply handles a follower's answers from the leader: a sync's point, a session's
-// revalidation.
+// revalidation, a write refused.
 func (sv *Server) leaderReply(now sim.Time, m *model.Message, op zk.Op) {
 	switch op {
+	case zk.OpCreate, zk.OpDelete:
+		sv.refused(now, m.ReqID, op, zk.CodeOf(&m.Body))
 	case zk.OpRevalidate:
 		sv.revalidated(now, m.ReqID, zk.CodeOf(&m.Body) == zk.OK)
 	case zk.OpSyncDone:
@@ -337,7 +356,7 @@ func (sv *Server) apply(now sim.Time, z int64) {
 	if sv.role == roleLeading {
 		switch x.op {
 		case zk.OpConnect:
-			sv.track(sv.clk.Mono(now), x.session, x.timeoutMs)
+			sv.track(sv.clk.Mono(now), x.session, x.timeoutMs, x.origin)
 		case zk.OpClose:
 			sv.untrack(x.session)
 		}

@@ -475,3 +475,52 @@ func TestSnapshotsBoundTheLogAndARestartReplaysThem(t *testing.T) {
 	w.settle()
 	assert.Equal(t, before, f.Tree().Len())
 }
+
+// TestAWriteLeftOnAnOldConnectionIsRefused: once a session reconnected through another
+// server, a write that reaches the leader through the old one is refused (SESSIONMOVED),
+// and one through the new one goes through.
+func TestAWriteLeftOnAnOldConnectionIsRefused(t *testing.T) {
+	w := newWorld(t, DefaultConfig())
+	w.settle()
+	a := follower(w)
+	b := follower(w, a)
+	c := w.client("c1")
+	sid := c.session(a, 10*time.Second)
+	re := c.call(b, zk.Connect(sid, 10*time.Second, 0))
+	require.Equal(t, zk.OK, re.Code)
+	assert.Equal(t, zk.SessionMoved, c.call(a, zk.Create("/x", "", zk.FlagEphemeral)).Code)
+	assert.Equal(t, zk.OK, c.call(b, zk.Create("/x", "", zk.FlagEphemeral)).Code)
+}
+
+// TestAPartitionedLeaderStepsDown: a leader cut off from both followers keeps its
+// clients' reads (stale) but commits nothing; the followers elect a new leader after
+// syncLimit ticks, and the old one gives up leading when its own check finds no quorum.
+func TestAPartitionedLeaderStepsDown(t *testing.T) {
+	w := newWorld(t, DefaultConfig())
+	w.settle()
+	old := w.leader()
+	oi := w.e.Leader()
+	c := w.client("c1")
+	c.session(oi, 10*time.Second)
+	var others []network.Endpoint
+	for i, ep := range w.e.eps {
+		if i != oi {
+			others = append(others, ep)
+		}
+	}
+	_, err := w.net.Split([]network.Endpoint{w.e.eps[oi], c.ep}, others)
+	require.NoError(t, err)
+	id := c.send(oi, zk.Create("/lost", "", 0))
+	w.runFor(12 * time.Second)
+	nl := w.e.Leader()
+	require.GreaterOrEqual(t, nl, 0)
+	assert.NotEqual(t, oi, nl, "the majority elected another leader")
+	assert.Equal(t, "looking", old.Role(), "the cut-off leader gave up")
+	_, replied := c.reply(id)
+	assert.False(t, replied, "the write never committed")
+	p := c.pushes()
+	require.NotEmpty(t, p)
+	assert.Equal(t, zk.OpEOF, p[len(p)-1].m.Op, "the old leader closed its clients' connections")
+	_, ok := w.e.Server(nl).Tree().Get("/lost")
+	assert.False(t, ok)
+}

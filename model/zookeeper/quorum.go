@@ -225,7 +225,7 @@ func (sv *Server) establishIfQuorum(now sim.Time) {
 	}
 	mono := sv.clk.Mono(now)
 	for _, id := range sv.tree.Sessions() {
-		sv.track(mono, id, sv.tree.sessions[id])
+		sv.track(mono, id, sv.tree.sessions[id], -1)
 	}
 	sv.nextExpiry = roundToNextInterval(mono, sv.e.cfg.TickTime)
 	sv.armExpirer(now)
@@ -387,11 +387,55 @@ func (sv *Server) leaderMsg(now sim.Time, j int, m *model.Message, op zk.Op) {
 		if sv.serving && sv.valid(p.Int) {
 			code = zk.OK
 			sv.touch(sv.clk.Mono(now), p.Int)
+			sv.setOwner(p.Int, j)
 		}
 		sv.send(j, model.Message{Kind: model.MsgReply, ReqID: m.ReqID, Body: zk.Err(zk.OpRevalidate, code)})
 	case zk.OpConnect, zk.OpCreate, zk.OpDelete, zk.OpClose:
-		if sv.serving {
-			sv.propose(now, txnOf(p, j, m.ReqID))
+		if !sv.serving {
+			return
+		}
+		if code := sv.checkSession(op, p.Int, j); code != zk.OK {
+			sv.send(j, model.Message{Kind: model.MsgReply, ReqID: m.ReqID, Body: zk.Err(op, code)})
+			return
+		}
+		sv.propose(now, txnOf(p, j, m.ReqID))
+	}
+}
+
+// checkSession is the leader's check of a write's session (SessionTrackerImpl.checkSession):
+// SESSIONEXPIRED for a session it does not track or is closing, SESSIONMOVED when the
+// write comes through another server than the one the session's client last connected to
+// (a request left behind on a connection the client gave up); a session of no known
+// owner (re-tracked by a new leader) takes the first server that asks. closeSession and
+// createSession are not checked.
+func (sv *Server) checkSession(op zk.Op, session int64, owner int) zk.Code {
+	if op != zk.OpCreate && op != zk.OpDelete {
+		return zk.OK
+	}
+	for i := range sv.tracked {
+		t := &sv.tracked[i]
+		if t.session != session {
+			continue
+		}
+		switch {
+		case t.closing:
+			return zk.SessionExpired
+		case t.owner < 0:
+			t.owner = owner
+		case t.owner != owner:
+			return zk.SessionMoved
+		}
+		return zk.OK
+	}
+	return zk.SessionExpired
+}
+
+// setOwner records the server a session's client connected to (a revalidation, or a
+// reconnect to the leader).
+func (sv *Server) setOwner(session int64, owner int) {
+	for i := range sv.tracked {
+		if sv.tracked[i].session == session {
+			sv.tracked[i].owner = owner
 		}
 	}
 }
@@ -559,8 +603,9 @@ func roundToNextInterval(t, interval time.Duration) time.Duration {
 	return (t/interval + 1) * interval
 }
 
-// track starts tracking session on the leader, touched now.
-func (sv *Server) track(mono time.Duration, session, timeoutMs int64) {
+// track starts tracking session on the leader, touched now, its client connected to
+// server owner (-1: not known yet).
+func (sv *Server) track(mono time.Duration, session, timeoutMs int64, owner int) {
 	i, found := slices.BinarySearchFunc(sv.tracked, session, func(t tracked, s int64) int {
 		switch {
 		case t.session < s:
@@ -574,7 +619,7 @@ func (sv *Server) track(mono time.Duration, session, timeoutMs int64) {
 		sv.tracked = slices.Insert(sv.tracked, i, tracked{session: session, timeoutMs: timeoutMs})
 	}
 	t := &sv.tracked[i]
-	t.timeoutMs, t.closing = timeoutMs, false
+	t.timeoutMs, t.closing, t.owner = timeoutMs, false, owner
 	t.expiry = roundToNextInterval(mono+time.Duration(timeoutMs)*time.Millisecond, sv.e.cfg.TickTime)
 }
 

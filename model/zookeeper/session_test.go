@@ -89,3 +89,25 @@ func TestASilentServerIsGivenUpAfterTwoThirdsOfTheTimeout(t *testing.T) {
 	require.Len(t, w.h.spans, 1)
 	assert.Equal(t, sim.Never, w.h.spans[0].to, "the holder never heard it lost the lock")
 }
+
+// TestARequestInFlightFailsWithConnectionLoss: a create that waits on a stalled leader
+// when the client's own server dies fails with CONNECTIONLOSS the moment the connection
+// closes, and the recipe hears Disconnected.
+func TestARequestInFlightFailsWithConnectionLoss(t *testing.T) {
+	w := newZKWorldWith(t, 1, 6*time.Second, false, time.Second, time.Second)
+	w.run(2500 * time.Millisecond) // acquired at ~1s, released at ~2s, next acquire at ~3s
+	require.Len(t, w.h.spans, 1)
+	ld := w.leader()
+	require.Equal(t, "zk3", ld.Name())
+	ld.Stall()
+	w.run(3500 * time.Millisecond)
+	w.e.Server(0).Kill() // client 0 starts at server 0, zk1
+	w.run(3600 * time.Millisecond)
+	st := w.states[0]
+	require.GreaterOrEqual(t, len(st), 2)
+	assert.Equal(t, zk.StateDisconnected, st[len(st)-1].state)
+	assert.Equal(t, 3500*time.Millisecond+lat, st[len(st)-1].at, "the EOF's one hop after the kill")
+	require.NotEmpty(t, *w.codes[0])
+	assert.Equal(t, zk.ConnectionLoss, (*w.codes[0])[len(*w.codes[0])-1], "the create in flight failed")
+	assert.Len(t, w.h.spans, 1, "no second hold")
+}

@@ -34,6 +34,7 @@ type ephLock struct {
 	req      lock.Req
 	attempt  int
 	states   *[]stateAt
+	codes    *[]zk.Code // the codes of the replies it got, in order
 }
 
 func (l *ephLock) path() string { return "/" + l.resource }
@@ -78,6 +79,7 @@ func (l *ephLock) Reply(now time.Duration, _ int, req lock.Req, p lock.Payload) 
 		return l.out, nil
 	}
 	l.req = 0
+	*l.codes = append(*l.codes, m.Code)
 	switch {
 	case l.state == "creating" && m.Code == zk.OK:
 		l.held(now, m.Int)
@@ -185,20 +187,34 @@ type zkWorld struct {
 	*world
 	clients []*model.Client
 	states  [][]stateAt
+	codes   []*[]zk.Code
 	h       *holds
 }
 
 func newZKWorld(t *testing.T, n int, timeout time.Duration, hold time.Duration) *zkWorld {
+	return newZKWorldWith(t, n, timeout, true, hold, 50*time.Millisecond)
+}
+
+// newZKWorldWith is newZKWorld with the think time given, and without the sessions'
+// seeded shuffle when seeded is false (client k then starts at server k).
+func newZKWorldWith(t *testing.T, n int, timeout time.Duration, seeded bool, hold, think time.Duration) *zkWorld {
 	w := &zkWorld{world: newWorld(t, DefaultConfig()), h: &holds{open: map[string]int{}}}
 	w.states = make([][]stateAt, n)
-	conn := NewSessionConn(SessionConfig{Timeout: timeout, Rand: w.s.Rand("sessions")})
+	sc := SessionConfig{Timeout: timeout}
+	if seeded {
+		sc.Rand = w.s.Rand("sessions")
+	}
+	conn := NewSessionConn(sc)
 	for i := 0; i < n; i++ {
 		name := "c" + string(rune('1'+i))
-		states := &w.states[i]
+		states, codes := &w.states[i], &[]zk.Code{}
+		w.codes = append(w.codes, codes)
 		c, err := model.NewClient(w.s, w.net, model.ClientConfig{Name: name, Index: i,
-			Lock:  func(*rand.Rand) (lock.Client, error) { return &ephLock{name: name, states: states}, nil },
+			Lock: func(*rand.Rand) (lock.Client, error) {
+				return &ephLock{name: name, states: states, codes: codes}, nil
+			},
 			Nodes: w.e.Endpoints(), Storage: model.NoEndpoint, Resources: []string{"lock"},
-			Hold: dist.Constant(hold), Think: dist.Constant(50 * time.Millisecond),
+			Hold: dist.Constant(hold), Think: dist.Constant(think),
 			StartAt: sim.Time(time.Second), Conn: conn}, w.h)
 		require.NoError(t, err)
 		w.clients = append(w.clients, c)
