@@ -524,3 +524,31 @@ func TestAPartitionedLeaderStepsDown(t *testing.T) {
 	_, ok := w.e.Server(nl).Tree().Get("/lost")
 	assert.False(t, ok)
 }
+
+// TestAShutdownLosesNothingAndClosesConnections: a leader shut down while a write is
+// being logged first writes it, then closes its connections, so its followers elect at
+// once and the write, acknowledged by the other two, survives.
+func TestAShutdownLosesNothingAndClosesConnections(t *testing.T) {
+	w := newWorld(t, DefaultConfig())
+	w.settle()
+	ld := w.leader()
+	f := follower(w)
+	c := w.client("c1")
+	c.session(f, 10*time.Second)
+	id := c.send(f, zk.Create("/s", "", 0))
+	w.runFor(2*lat + time.Millisecond) // forwarded, proposed, under the leader's fsync
+	ld.Shutdown()
+	lines := w.grep(ld.Name(), "stop how=shutdown")
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], "lost=0")
+	nl := w.leader()
+	assert.Less(t, w.now(), 3*time.Second, "no syncLimit wait: the connections were closed")
+	w.runFor(time.Second)
+	_, replied := c.reply(id)
+	assert.False(t, replied, "the client's server went looking: its connection closed before the commit")
+	p := c.pushes()
+	require.NotEmpty(t, p)
+	assert.Equal(t, zk.OpEOF, p[len(p)-1].m.Op)
+	_, ok := nl.Tree().Get("/s")
+	assert.True(t, ok, "yet the write the servers logged survives: a create can succeed after a connection loss")
+}

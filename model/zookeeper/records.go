@@ -17,7 +17,7 @@ const (
 	RecSession     = "session"     // a session was created: fields session, timeout
 	RecExpire      = "expire"      // the leader expired a session: fields session, timeout
 	RecRefuse      = "refuse"      // a client that saw a newer zxid was refused: fields session, zxid
-	RecStop        = "stop"        // the process stopped: fields how (crash, kill), role, lost (writes not fsynced)
+	RecStop        = "stop"        // the process stopped: fields how (crash, kill, shutdown), role, lost (writes not fsynced)
 	RecRestart     = "restart"     // the process started again: fields zxid, log
 	RecStall       = "stall"       // the process froze: field role
 	RecThaw        = "thaw"        // it thawed: field queued

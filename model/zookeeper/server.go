@@ -161,6 +161,9 @@ func (sv *Server) Up() bool { return sv.up }
 // Stalled reports whether the process is stalled.
 func (sv *Server) Stalled() bool { return sv.paused }
 
+// Paused is Stalled, by the name a Redis node gives it.
+func (sv *Server) Paused() bool { return sv.paused }
+
 // Role returns "looking", "following" or "leading".
 func (sv *Server) Role() string { return sv.role.String() }
 
@@ -193,11 +196,20 @@ func (sv *Server) SessionExpiry(session int64) (time.Duration, bool) {
 
 // Crash stops the process as a power loss does: nothing answers its connections, and
 // what was not yet fsynced to the log is lost; the log and the epochs survive.
-func (sv *Server) Crash() { sv.stop(sv.e.s.Now(), false) }
+func (sv *Server) Crash() { sv.stop(sv.e.s.Now(), "crash") }
 
 // Kill stops the process as kill -9 does: its host's kernel closes the clients'
 // connections (they see EOF at once) and answers new ones with a reset; the log survives.
-func (sv *Server) Kill() { sv.stop(sv.e.s.Now(), true) }
+func (sv *Server) Kill() { sv.stop(sv.e.s.Now(), "kill") }
+
+// Shutdown stops the process cleanly: what it logged reaches the disk first, then it
+// exits as Kill does (its connections closed at once).
+func (sv *Server) Shutdown() {
+	if sv.up {
+		sv.flushLog()
+	}
+	sv.stop(sv.e.s.Now(), "shutdown")
+}
 
 // Stop is Crash: the process-neutral name the world's fault actions call.
 func (sv *Server) Stop() { sv.Crash() }
@@ -244,13 +256,14 @@ func (sv *Server) Thaw() {
 	}
 }
 
-func (sv *Server) stop(now sim.Time, kill bool) {
+// stop ends the process: "crash" (a power loss: silence), "kill" or "shutdown" (its
+// host closes its connections).
+func (sv *Server) stop(now sim.Time, how string) {
 	if !sv.up {
 		return
 	}
-	d := "crash"
+	kill := how != "crash"
 	if kill {
-		d = "kill"
 		sv.closeClients(now)
 		for j := range sv.e.servers {
 			if j != sv.idx { // the kernel resets the quorum connections too
@@ -258,7 +271,7 @@ func (sv *Server) stop(now sim.Time, kill bool) {
 			}
 		}
 	}
-	sv.e.s.Trace(sv.name, RecStop, sim.Str("how", d), sim.Str("role", sv.role.String()), sim.Int("lost", int64(len(sv.fsyncing)+len(sv.fsyncQ))))
+	sv.e.s.Trace(sv.name, RecStop, sim.Str("how", how), sim.Str("role", sv.role.String()), sim.Int("lost", int64(len(sv.fsyncing)+len(sv.fsyncQ))))
 	sv.up, sv.paused, sv.killed = false, false, kill
 	sv.stats.Crashes++
 	sv.forgetVolatile()
