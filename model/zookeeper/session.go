@@ -16,9 +16,12 @@ type SessionConfig struct {
 	// Timeout is the session timeout the client asks for; the ensemble clamps it to its
 	// [MinSessionTimeout, MaxSessionTimeout].
 	Timeout time.Duration
-	// Rand shuffles each connection's list of servers, as StaticHostProvider does, and
-	// draws the pause before a reconnect (ClientCnxn's up to one second); nil: the k-th
-	// connection built starts at server k mod n and reconnects at once.
+	// Rand, when set, shuffles each connection's list of servers as StaticHostProvider
+	// does (in the order the connections are built) and draws the pause before each
+	// reconnect (ClientCnxn's up to a second). It belongs to one world then: a NewConn
+	// built with it must not serve another (a sweep runs worlds in parallel). nil: each
+	// session draws both from a stream of its own, seeded by the true time of its first
+	// request, and the NewConn holds no state, fit for a registration's knobs.Service.
 	Rand *rand.Rand
 }
 
@@ -27,7 +30,7 @@ type SessionConfig struct {
 // algorithm addresses the ensemble as node 0 whatever n is; the connection talks to one
 // server at a time, and:
 //
-//   - connects on the first request, to the next server in its (shuffled) list, asking
+//   - connects on the first request, to the first server in its shuffled list, asking
 //     for cfg.Timeout; requests wait in order until the session is established;
 //   - pings when it sent nothing for about a third of the negotiated timeout
 //     (readTimeout/2, readTimeout being two thirds of it, less ClientCnxn's second of
@@ -46,19 +49,24 @@ type SessionConfig struct {
 // The idle and read timeouts are measured in true time between the process's local
 // timers (their drift, a few ppm, is not applied to the interval since the last message).
 func NewSessionConn(cfg SessionConfig) model.NewConn {
-	built := 0
 	return func(link *model.Link, n int) model.Conn {
-		s := &session{link: link, cfg: cfg, order: make([]int, n)}
-		for i := range s.order {
-			s.order[i] = (i + built) % n
-		}
-		built++
+		s := &session{link: link, cfg: cfg, rng: cfg.Rand, pos: -1}
 		if cfg.Rand != nil {
-			cfg.Rand.Shuffle(n, func(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] })
+			s.shuffle(n)
+		} else {
+			s.n = n
 		}
-		s.pos = -1
 		return s
 	}
+}
+
+// shuffle makes the session's list of n servers, in the order its stream draws.
+func (s *session) shuffle(n int) {
+	s.order = make([]int, n)
+	for i := range s.order {
+		s.order[i] = i
+	}
+	s.rng.Shuffle(n, func(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] })
 }
 
 type sessState uint8
@@ -81,6 +89,8 @@ const (
 type session struct {
 	link  *model.Link
 	cfg   SessionConfig
+	rng   *rand.Rand // cfg.Rand, or the session's own stream once it first connects
+	n     int        // the servers, until order is drawn
 	order []int
 	pos   int // index in order of the current server
 	state sessState
@@ -146,6 +156,10 @@ func (s *session) Abandon(_ sim.Time, _ int, req lock.Req) {
 
 // connect starts a connection to the next server in the list.
 func (s *session) connect(now sim.Time) {
+	if s.order == nil {
+		s.rng = rand.New(rand.NewPCG(uint64(now), uint64(s.n)))
+		s.shuffle(s.n)
+	}
 	s.state = ssConnecting
 	s.gen++
 	s.pos = (s.pos + 1) % len(s.order)
@@ -309,14 +323,11 @@ func (s *session) lost(now sim.Time) {
 	}
 }
 
-// retry connects to the next server after ClientCnxn's pause (a draw under a second),
-// and after a whole pass over the list without a session, a second more
-// (StaticHostProvider's spin delay).
+// retry connects to the next server after ClientCnxn's pause (a draw under a second,
+// ClientCnxn.java 1131–1136), and after a whole pass over the list without a session a
+// second more (StaticHostProvider's spin delay).
 func (s *session) retry(now sim.Time) {
-	d := time.Duration(0)
-	if s.cfg.Rand != nil {
-		d = time.Duration(s.cfg.Rand.Int64N(int64(time.Second)))
-	}
+	d := time.Duration(s.rng.Int64N(int64(time.Second)))
 	if s.tries >= len(s.order) {
 		d += time.Second
 		s.tries = 0

@@ -94,14 +94,22 @@ func TestASilentServerIsGivenUpAfterTwoThirdsOfTheTimeout(t *testing.T) {
 // when the client's own server dies fails with CONNECTIONLOSS the moment the connection
 // closes, and the recipe hears Disconnected.
 func TestARequestInFlightFailsWithConnectionLoss(t *testing.T) {
-	w := newZKWorldWith(t, 1, 6*time.Second, false, time.Second, time.Second)
+	w := newZKWorldWith(t, 1, 6*time.Second, false, time.Second, time.Second, nil)
 	w.run(2500 * time.Millisecond) // acquired at ~1s, released at ~2s, next acquire at ~3s
 	require.Len(t, w.h.spans, 1)
 	ld := w.leader()
 	require.Equal(t, "zk3", ld.Name())
 	ld.Stall()
 	w.run(3500 * time.Millisecond)
-	w.e.Server(0).Kill() // client 0 starts at server 0, zk1
+	var srv *Server
+	for _, sv := range w.e.Servers() {
+		if _, ok := sv.conns[w.clients[0].Endpoint()]; ok {
+			srv = sv
+		}
+	}
+	require.NotNil(t, srv)
+	require.NotEqual(t, ld, srv, "the client's server is a follower, its create forwarded to the stalled leader")
+	srv.Kill()
 	w.run(3600 * time.Millisecond)
 	st := w.states[0]
 	require.GreaterOrEqual(t, len(st), 2)
@@ -110,4 +118,17 @@ func TestARequestInFlightFailsWithConnectionLoss(t *testing.T) {
 	require.NotEmpty(t, *w.codes[0])
 	assert.Equal(t, zk.ConnectionLoss, (*w.codes[0])[len(*w.codes[0])-1], "the create in flight failed")
 	assert.Len(t, w.h.spans, 1, "no second hold")
+}
+
+// TestAnUnseededSessionConnHoldsNoState: one NewSessionConn without a Rand, shared by two
+// worlds in turn (as a registration's is by a sweep's runs), gives both the same run.
+func TestAnUnseededSessionConnHoldsNoState(t *testing.T) {
+	conn := NewSessionConn(SessionConfig{Timeout: 6 * time.Second})
+	var runs [2][]string
+	for i := range runs {
+		w := newZKWorldWith(t, 3, 6*time.Second, false, 100*time.Millisecond, 50*time.Millisecond, conn)
+		w.run(3 * time.Second)
+		runs[i] = w.lines
+	}
+	assert.Equal(t, runs[0], runs[1])
 }

@@ -192,19 +192,23 @@ type zkWorld struct {
 }
 
 func newZKWorld(t *testing.T, n int, timeout time.Duration, hold time.Duration) *zkWorld {
-	return newZKWorldWith(t, n, timeout, true, hold, 50*time.Millisecond)
+	return newZKWorldWith(t, n, timeout, true, hold, 50*time.Millisecond, nil)
 }
 
-// newZKWorldWith is newZKWorld with the think time given, and without the sessions'
-// seeded shuffle when seeded is false (client k then starts at server k).
-func newZKWorldWith(t *testing.T, n int, timeout time.Duration, seeded bool, hold, think time.Duration) *zkWorld {
+// newZKWorldWith is newZKWorld with the think time given, and without the world's
+// stream for the sessions when seeded is false (each draws its own, as a registration's
+// connection does), and with conn as the clients' connection when it is not nil.
+func newZKWorldWith(t *testing.T, n int, timeout time.Duration, seeded bool, hold, think time.Duration,
+	conn model.NewConn) *zkWorld {
 	w := &zkWorld{world: newWorld(t, DefaultConfig()), h: &holds{open: map[string]int{}}}
 	w.states = make([][]stateAt, n)
 	sc := SessionConfig{Timeout: timeout}
 	if seeded {
 		sc.Rand = w.s.Rand("sessions")
 	}
-	conn := NewSessionConn(sc)
+	if conn == nil {
+		conn = NewSessionConn(sc)
+	}
 	for i := 0; i < n; i++ {
 		name := "c" + string(rune('1'+i))
 		states, codes := &w.states[i], &[]zk.Code{}
