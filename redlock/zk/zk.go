@@ -19,10 +19,11 @@
 //	            at MaxSmall; AnyVersion is -1
 //
 // except that OpConnect's request and reply hold the session timeout in milliseconds in
-// bits 10–27 (TimeoutField, saturating at MaxTimeout). Int, Str and Str2 hold per op:
+// bits 10–27 (saturating at MaxTimeout). An error reply is its op and its Code alone.
+// Int, Str and Str2 hold per op:
 //
 //	request                          Int               Str             Str2
-//	connect                          session id (0:new) lastZxidSeen hex  -
+//	connect                          session id (0: new) lastZxidSeen "0x…" -
 //	ping, close                      -                 -               -
 //	create                           -                 path            data
 //	delete                           -                 path            -
@@ -47,7 +48,8 @@
 // cversion (getChildren's Int), whether the node is ephemeral (FlagEphemeral) and whether
 // its ephemeralOwner is the asking session (FlagMine); mzxid equals czxid because the
 // ensemble has no setData. A children list is joined with "/", the one character a node
-// name cannot hold. Nothing else is allocated on a request's path.
+// name cannot hold. Nothing else is allocated on a request's path (a connect formats
+// its last zxid, once per connection).
 //
 // A request a follower forwards to the leader keeps its shape with the client's session
 // id in Int. The quorum messages (OpProposal … OpRevalidate) travel between servers in
