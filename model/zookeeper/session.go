@@ -44,7 +44,9 @@ type SessionConfig struct {
 //     answers SESSIONEXPIRED: the algorithm is told Expired, and a new session is made at
 //     once (Curator's ConnectionState.handleExpiredSession);
 //   - delivers watch events and state events as pushes (lock.PushReq); a state event's Int
-//     is the session's id.
+//     is the session's id, and it comes once, though ZooKeeper hands it to every watcher
+//     registered as well as the default one: the recipe treats it as reaching each of
+//     its pending watches.
 //
 // The idle and read timeouts are measured in true time between the process's local
 // timers (their drift, a few ppm, is not applied to the interval since the last message).
