@@ -128,7 +128,8 @@ func (sv *Server) toLeader(now sim.Time, tag uint64, p lock.Payload) {
 			sv.refused(now, tag, zk.OpOf(&p), code)
 			return
 		}
-		sv.propose(now, txnOf(&p, sv.idx, tag))
+		x := txnOf(&p, sv.idx, tag)
+		sv.propose(now, &x)
 		return
 	}
 	sv.send(sv.leader, model.Message{Kind: model.MsgCommand, ReqID: tag, Body: p})
@@ -339,13 +340,14 @@ func (sv *Server) push(to network.Endpoint, p lock.Payload) {
 // that could show the change (and before any later read's), then the client that asked
 // for it, if connected here, gets its answer.
 func (sv *Server) apply(now sim.Time, z int64) {
-	x := sv.e.txns[z]
 	if invariant.Enabled {
 		invariant.Check(z > sv.tree.lastZxid, "zookeeper: %s applies zxid %#x after %#x", sv.name, z, sv.tree.lastZxid)
 	}
-	if x == nil || z <= sv.tree.lastZxid {
+	tx, known := sv.e.txns[z]
+	if !known || z <= sv.tree.lastZxid {
 		return
 	}
+	x := &tx
 	sv.stats.Applied++
 	var code zk.Code
 	var path string

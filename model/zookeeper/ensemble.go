@@ -28,7 +28,7 @@ type Ensemble struct {
 
 	// txns are the transactions' contents by zxid: a PROPOSAL names its zxid and the
 	// follower reads the content here, as it would from the packet.
-	txns   map[int64]*txn
+	txns   map[int64]txn
 	pruned int64 // the transactions up to this zxid are forgotten
 
 	// leaders records the leader of each epoch that ever established itself, for the
@@ -86,7 +86,7 @@ func New(s *sim.Sim, net *network.Net[model.Message], cfg Config) (*Ensemble, er
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper: %w", err)
 	}
-	e := &Ensemble{s: s, net: net, cfg: cfg, txns: map[int64]*txn{}, leaders: map[uint32]int{}}
+	e := &Ensemble{s: s, net: net, cfg: cfg, txns: map[int64]txn{}, leaders: map[uint32]int{}}
 	for i := 0; i < cfg.Servers; i++ {
 		name := "zk" + strconv.Itoa(i+1)
 		var ck clock.Config

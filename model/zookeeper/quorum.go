@@ -157,7 +157,9 @@ func (sv *Server) lead(now sim.Time, lookers uint32) {
 	sv.flushLog()
 	for _, z := range sv.log {
 		if z > sv.tree.lastZxid {
-			_, _, sv.changes = sv.tree.apply(sv.e.txns[z], sv.changes[:0])
+			if x, ok := sv.e.txns[z]; ok {
+				_, _, sv.changes = sv.tree.apply(&x, sv.changes[:0])
+			}
 		}
 	}
 	sv.counter = 0
@@ -398,7 +400,8 @@ func (sv *Server) leaderMsg(now sim.Time, j int, m *model.Message, op zk.Op) {
 			sv.send(j, model.Message{Kind: model.MsgReply, ReqID: m.ReqID, Body: zk.Err(op, code)})
 			return
 		}
-		sv.propose(now, txnOf(p, j, m.ReqID))
+		x := txnOf(p, j, m.ReqID)
+		sv.propose(now, &x)
 	}
 }
 
@@ -442,9 +445,9 @@ func (sv *Server) setOwner(session int64, owner int) {
 
 // txnOf is the transaction of a client's write forwarded by server origin as tag (Int
 // carries the session).
-func txnOf(p *lock.Payload, origin int, tag uint64) *txn {
+func txnOf(p *lock.Payload, origin int, tag uint64) txn {
 	m := zk.Unpack(p)
-	x := &txn{op: m.Op, flags: m.Flags, version: m.Version, path: m.Str, data: m.Str2, session: m.Int,
+	x := txn{op: m.Op, flags: m.Flags, version: m.Version, path: m.Str, data: m.Str2, session: m.Int,
 		origin: origin, tag: tag}
 	if m.Op == zk.OpConnect {
 		x.timeoutMs, x.version = int64(m.Timeout/time.Millisecond), 0
@@ -490,7 +493,7 @@ func (sv *Server) propose(now sim.Time, x *txn) {
 		}
 		invariant.Check(x.zxid > sv.tree.lastZxid, "zookeeper: %s proposed zxid %#x after applying %#x", sv.name, x.zxid, sv.tree.lastZxid)
 	}
-	sv.e.txns[x.zxid] = x
+	sv.e.txns[x.zxid] = *x
 	sv.outstanding = append(sv.outstanding, proposal{zxid: x.zxid})
 	for j := range sv.peers {
 		if sv.peers[j].forwarding {

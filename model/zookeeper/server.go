@@ -174,7 +174,7 @@ func (sv *Server) Serving() bool { return sv.up && sv.serving }
 // Epoch returns the epoch the server last accepted.
 func (sv *Server) Epoch() uint32 { return sv.acceptedEpoch }
 
-// Tree returns the server's data tree, for inspection.
+// Tree returns the server's data tree, for inspection (nil while the process is down).
 func (sv *Server) Tree() *Tree { return sv.tree }
 
 // LogLen returns the number of transactions in the server's log since its last snapshot.
@@ -322,8 +322,8 @@ func (sv *Server) replay() *Tree {
 		t = sv.snapTree.clone()
 	}
 	for _, z := range sv.log {
-		if x := sv.e.txns[z]; x != nil {
-			_, _, sv.changes = t.apply(x, sv.changes[:0])
+		if x, ok := sv.e.txns[z]; ok {
+			_, _, sv.changes = t.apply(&x, sv.changes[:0])
 		}
 	}
 	return t
