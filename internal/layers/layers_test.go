@@ -33,6 +33,7 @@ var layer = map[string]int{
 	// The lock protocol, the Redis protocol, and the algorithms.
 	"redlock/lock":        5,
 	"redlock/resp":        6,
+	"redlock/zk":          6,
 	"redlock":             7,
 	"redlock/redisson":    8,
 	"redlock/redisdriver": 8,
@@ -41,7 +42,7 @@ var layer = map[string]int{
 	// The simulated world: the client process, the storage and the messages, then the
 	// lock services' servers beside one another.
 	"model":       9,
-	"model/redis": 10,
+	"model/redis": 10, "model/zookeeper": 10,
 	// Experiments: judging, sweeping, knobs, worlds, stories, reports, the whole.
 	"experiments/oracle": 11, "experiments/sweep": 11, "experiments/metric": 11,
 	"experiments/knobs":       12,
@@ -75,6 +76,7 @@ var never = map[string][]string{
 	// The client process carries any service's protocol without reading it.
 	"model":              {"redlock", "redlock/redisson", "redlock/redisdriver", "redlock/resp"},
 	"model/redis":        {"redlock", "redlock/redisson", "redlock/redisdriver"},
+	"model/zookeeper":    {"redlock", "redlock/redisson", "redlock/redisdriver", "redlock/resp", "model/redis"},
 	"experiments/oracle": {"redlock", "redlock/redisson", "redlock/redisdriver", "redlock/resp"},
 	"experiments/knobs":  {"experiments/oracle"},
 	// The lock interface carries any service's protocol as an opaque payload: it knows
