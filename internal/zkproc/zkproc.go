@@ -335,6 +335,12 @@ func (s *Server) Exited() (bool, string) {
 	}
 }
 
+// Alive reports whether the server's process is running (paused or not).
+func (s *Server) Alive() bool {
+	exited, _ := s.Exited()
+	return s.launched() && !exited
+}
+
 func (s *Server) launched() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -450,4 +456,17 @@ func Command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.SysProcAttr = sysProcAttr()
 	return cmd
+}
+
+// ServerOf returns the index of the server a session is connected to, asking every
+// server `cons` (which lists its connections with their session ids), or -1 when none
+// has it. session is ZooKeeper's session id in hex, "0x" and all, as clients print it.
+func (e *Ensemble) ServerOf(session string) int {
+	for i, s := range e.servers {
+		out, err := FourLetter(s.Addr(), "cons")
+		if err == nil && strings.Contains(out, "sid="+session+",") {
+			return i
+		}
+	}
+	return -1
 }
