@@ -128,6 +128,7 @@ type zkRun struct {
 	mu     sync.Mutex
 	faults []zkEvent
 	bounds []tlBound
+	setup  []tlClient
 }
 
 // ms is a time on the run's clock in milliseconds from the script's start.
@@ -143,15 +144,28 @@ func startZK(t *testing.T, java, classes string) *zkRun {
 	return &zkRun{t: t, java: java, classes: classes, ensemble: e, start: monotonic(t)}
 }
 
-// client starts a harness JVM named name connected to connect (the ensemble's connect
-// string when empty) and waits until its session is established. It is killed when the
-// test ends.
-func (r *zkRun) client(name, connect string) *zkClient {
+// client starts a harness JVM named name that may connect to the servers of the given
+// indices (all of them when nil), through the addresses via when given (one per server:
+// proxies), and waits until its session is established. It is killed when the test ends.
+func (r *zkRun) client(name string, servers []int, via []string) *zkClient {
 	t := r.t
 	t.Helper()
-	if connect == "" {
-		connect = r.ensemble.ConnectString()
+	if servers == nil {
+		for i := range r.ensemble.Servers() {
+			servers = append(servers, i)
+		}
 	}
+	addrs := via
+	if addrs == nil {
+		for _, i := range servers {
+			addrs = append(addrs, r.ensemble.Servers()[i].Addr())
+		}
+	}
+	require.Len(t, addrs, len(servers))
+	connect := strings.Join(addrs, ",")
+	r.mu.Lock()
+	r.setup = append(r.setup, tlClient{Name: name, Servers: servers, Proxied: via != nil})
+	r.mu.Unlock()
 	log := filepath.Join(t.TempDir(), "client-"+name+".log")
 	args := append(append([]string{}, zkproc.JVMFlags...),
 		"-Dorg.slf4j.simpleLogger.logFile="+log,
@@ -403,17 +417,29 @@ func proxy(t *testing.T, target string) int {
 // simulation's comparison reads: every client event and fault on one clock, in
 // milliseconds from the script's start, and the znodes each server had at the end.
 type zkTimeline struct {
-	Script              string  `json:"script"`
-	TickMs              int64   `json:"tick_ms"`
-	SessionTimeoutMs    int64   `json:"session_timeout_ms"`
-	ConnectionTimeoutMs int64   `json:"connection_timeout_ms"`
-	Servers             int     `json:"servers"`
-	Leader              int     `json:"leader"`
-	Events              []tlRow `json:"events"`
+	Script              string `json:"script"`
+	TickMs              int64  `json:"tick_ms"`
+	SessionTimeoutMs    int64  `json:"session_timeout_ms"`
+	ConnectionTimeoutMs int64  `json:"connection_timeout_ms"`
+	Servers             int    `json:"servers"`
+	// Leader is the index of the server that led at the start (myid − 1).
+	Leader int `json:"leader"`
+	// Clients are the harness's clients and the servers each may connect to.
+	Clients []tlClient `json:"clients"`
+	Events  []tlRow    `json:"events"`
 	// Bounds are the times the script held the real events to, as it asserted them.
 	Bounds []tlBound `json:"bounds"`
 	// Znodes are the lock's children each server had at the end (null: did not answer).
 	Znodes [][]zkNode `json:"znodes"`
+}
+
+// tlClient is one client of a zkTimeline: the indices of the servers in its connect
+// string, and whether it reached them through the test's proxies (which the partition
+// script cuts).
+type tlClient struct {
+	Name    string `json:"name"`
+	Servers []int  `json:"servers"`
+	Proxied bool   `json:"proxied"`
 }
 
 // tlBound is one time a script asserted: the event's time and the arithmetic's bounds in
@@ -444,6 +470,7 @@ func (r *zkRun) writeTimeline(script string, leader int, znodes [][]zkNode) zkTi
 	r.mu.Lock()
 	all = append(all, r.faults...)
 	tl.Bounds = append(tl.Bounds, r.bounds...)
+	tl.Clients = append(tl.Clients, r.setup...)
 	r.mu.Unlock()
 	for _, c := range r.clients {
 		all = append(all, c.find(func(zkEvent) bool { return true })...)

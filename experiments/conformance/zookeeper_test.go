@@ -102,7 +102,7 @@ func TestCuratorOnRealZooKeeper(t *testing.T) {
 func zkHolderPaused(t *testing.T, java, classes string) {
 	r := startZK(t, java, classes)
 	leader := r.ensemble.Leader()
-	a, b := r.client("a", ""), r.client("b", "")
+	a, b := r.client("a", nil, nil), r.client("b", nil, nil)
 	a.send(t, "acquire 10000")
 	startA := a.wait(t, "acquire_start", zkWaitFor, isEvent("acquire_start"))
 	acqA := a.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
@@ -141,7 +141,7 @@ func zkLeaderKilled(t *testing.T, java, classes string) {
 	r := startZK(t, java, classes)
 	servers := r.ensemble.Servers()
 	leader := r.ensemble.Leader()
-	a := r.client("a", "")
+	a := r.client("a", nil, nil)
 	ready := a.wait(t, "ready", zkWaitFor, isEvent("ready"))
 	epochBefore := zxidEpoch(t, servers[leader])
 	killAt := r.fault("kill", "server "+strconv.Itoa(leader), servers[leader].Kill)
@@ -182,13 +182,13 @@ func zkHolderServerKilled(t *testing.T, java, classes string) {
 	leader := r.ensemble.Leader()
 	// a connects to the followers only, so that the kill is of a follower and not an
 	// election as well (that is the leader-killed script).
-	var followers []string
-	for i, s := range servers {
+	var followers []int
+	for i := range servers {
 		if i != leader {
-			followers = append(followers, s.Addr())
+			followers = append(followers, i)
 		}
 	}
-	a, b := r.client("a", strings.Join(followers, ",")), r.client("b", "")
+	a, b := r.client("a", followers, nil), r.client("b", nil, nil)
 	a.send(t, "acquire 10000")
 	acqA := a.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
 	b.send(t, "acquire 20000")
@@ -251,7 +251,7 @@ func zkHolderPartitioned(t *testing.T, java, classes string) {
 		ports[i] = proxy(t, s.Addr())
 		via = append(via, "127.0.0.1:"+strconv.Itoa(ports[i]))
 	}
-	a, b := r.client("a", strings.Join(via, ",")), r.client("b", "")
+	a, b := r.client("a", nil, via), r.client("b", nil, nil)
 	a.send(t, "acquire 10000")
 	acqA := a.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
 	b.send(t, "acquire 20000")
@@ -282,10 +282,13 @@ func zkHolderPartitioned(t *testing.T, java, classes string) {
 	// server at most that long before the cut, and gives the server up two thirds of the
 	// session after it last heard from it.
 	r.within("a's SUSPENDED", suspA.T, partitionAt+zkReadTimeout-zkPingInterval, partitionAt+zkReadTimeout, partitionAt)
-	// Curator's ConnectionStateManager says LOST a whole negotiated session after
-	// SUSPENDED with no reconnection (it injects the expiry; ZooKeeper's client could
-	// not learn of it from a server it cannot reach).
-	r.within("a's LOST", lostA.T, suspA.T+zkSession, suspA.T+zkSession, partitionAt)
+	// Curator's ConnectionStateManager injects an expiry a whole negotiated session after
+	// SUSPENDED with no reconnection (ZooKeeper's client could not learn of it from a
+	// server it cannot reach), and the LOST reaches the listeners through ZooKeeper's
+	// event thread. That thread was seen to deliver it up to 1.3s late (twice in about
+	// fifteen runs, each time as the client's send thread woke from its sleep between
+	// connection attempts), hence the sleeps' allowance on top.
+	r.within("a's LOST", lostA.T, suspA.T+zkSession, suspA.T+zkSession+zkReconnectSleep+zkSpinDelay, partitionAt)
 	// The leader last heard of a at most a ping interval (and a late ping) before the cut
 	// and at most a relay after it.
 	r.within("b acquired", acqB.T, expiryBucket(partitionAt-zkPingInterval-zkLate), expiryBucket(partitionAt+zkRelay), partitionAt)
