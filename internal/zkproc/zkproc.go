@@ -111,8 +111,8 @@ type exitStatus struct {
 }
 
 // Start writes each server's zoo.cfg and myid under dir (which must exist), starts the
-// servers, and waits until one of them is the leader with a quorum of followers. The
-// caller must Close the ensemble.
+// servers, and waits until every one of them serves: one leader, the others its
+// followers. The caller must Close the ensemble.
 func Start(dir string, cfg Config) (*Ensemble, error) {
 	java, err := Java()
 	if err != nil {
@@ -124,7 +124,7 @@ func Start(dir string, cfg Config) (*Ensemble, error) {
 	for attempt := range startAttempts {
 		e := &Ensemble{cfg: cfg}
 		if err = e.launchAll(filepath.Join(dir, "try"+strconv.Itoa(attempt)), java); err == nil {
-			if _, err = e.WaitLeader(leaderTimeout); err == nil {
+			if err = e.WaitServing(leaderTimeout); err == nil {
 				return e, nil
 			}
 		}
@@ -251,6 +251,34 @@ func (e *Ensemble) WaitLeader(timeout time.Duration) (int, error) {
 		}
 		if time.Now().After(deadline) {
 			return -1, fmt.Errorf("no leader with a quorum after %v (modes %q)", timeout, e.Modes())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitServing polls the servers until every live one serves (one leader, the others
+// following it), for at most timeout: a server that rejoins syncs with the leader first.
+func (e *Ensemble) WaitServing(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		leader, err := e.WaitLeader(time.Until(deadline))
+		if err != nil {
+			return err
+		}
+		modes, serving, live := e.Modes(), 0, 0
+		for i, s := range e.servers {
+			if s.Alive() {
+				live++
+				if modes[i] == "follower" || i == leader {
+					serving++
+				}
+			}
+		}
+		if serving == live {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not every server serves after %v (modes %q)", timeout, modes)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
