@@ -93,10 +93,66 @@ func (r *zkRun) within(what string, got, lo, hi, since time.Duration) bool {
 func TestCuratorOnRealZooKeeper(t *testing.T) {
 	java := needZooKeeper(t)
 	classes := compileHarness(t)
+	t.Run("three-clients-in-turn", func(t *testing.T) { zkInTurn(t, java, classes) })
 	t.Run("holder-paused-past-session", func(t *testing.T) { zkHolderPaused(t, java, classes) })
 	t.Run("leader-killed-during-acquire", func(t *testing.T) { zkLeaderKilled(t, java, classes) })
 	t.Run("holder-server-killed", func(t *testing.T) { zkHolderServerKilled(t, java, classes) })
 	t.Run("holder-partitioned", func(t *testing.T) { zkHolderPartitioned(t, java, classes) })
+}
+
+// zkInTurn: no fault. a acquires and holds for a second; b and then c ask while a holds.
+// Each waits on its predecessor's node alone and acquires when that node is deleted: b
+// once a releases, c once b releases, in the order of their sequence numbers; each
+// holds a second and releases, and no lock node is left.
+func zkInTurn(t *testing.T, java, classes string) {
+	r := startZK(t, java, classes)
+	leader := r.ensemble.Leader()
+	a, b, c := r.client("a", nil, nil), r.client("b", nil, nil), r.client("c", nil, nil)
+	a.send(t, "acquire 10000 1000")
+	acqA := a.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
+	// b's node must be there before c asks, so that their order is the asking order.
+	b.send(t, "acquire 20000 1000")
+	_, queued := r.waitZnodes(10*time.Second, func(trees [][]zkNode) bool {
+		for _, nodes := range trees {
+			if len(lockNodes(nodes)) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	require.True(t, queued, "b's node is there, behind a's")
+	c.send(t, "acquire 20000 1000")
+	relA := a.wait(t, "released", zkWaitFor, isEvent("released"))
+	relStartA := a.wait(t, "release_start", zkWaitFor, isEvent("release_start"))
+	acqB := b.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
+	relB := b.wait(t, "released", zkWaitFor, isEvent("released"))
+	relStartB := b.wait(t, "release_start", zkWaitFor, isEvent("release_start"))
+	acqC := c.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
+	c.wait(t, "released", zkWaitFor, isEvent("released"))
+
+	// A waiter's watch fires when its predecessor's delete commits, which a's release
+	// waits for too: b acquires between a's release and a moment after it returned.
+	r.within("b acquired", acqB.T, relStartA.T, relA.T, relStartA.T)
+	r.within("c acquired", acqC.T, relStartB.T, relB.T, relStartB.T)
+	assert.Less(t, seq(acqA.Node), seq(acqB.Node))
+	assert.Less(t, seq(acqB.Node), seq(acqC.Node))
+	assert.Less(t, acqA.Czxid, acqB.Czxid)
+	assert.Less(t, acqB.Czxid, acqC.Czxid)
+	for _, cl := range []*zkClient{a, b, c} {
+		assert.Len(t, cl.find(isEvent("acquired")), 1, "client %s acquired once", cl.name)
+		assert.Empty(t, cl.find(isEvent("error")), "client %s", cl.name)
+		assert.Empty(t, cl.find(isState("SUSPENDED")), "client %s kept its connection", cl.name)
+	}
+	znodes, ok := r.waitZnodes(10*time.Second, func(trees [][]zkNode) bool {
+		for _, nodes := range trees {
+			if nodes == nil || len(lockNodes(nodes)) != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	assert.True(t, ok, "no lock node is left on any server: %v", znodes)
+	r.writeTimeline("three-clients-in-turn", leader, znodes)
 }
 
 // zkHolderPaused: client a holds the lock and its JVM is stopped (SIGSTOP, a GC pause)

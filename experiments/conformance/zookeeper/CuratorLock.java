@@ -7,7 +7,9 @@
 //   One client of Curator 5.4's InterProcessMutex over a CuratorFramework with
 //   ExponentialBackoffRetry. It reads commands on stdin, one a line, and runs them in
 //   order on one thread (the mutex is owned by the thread that acquired it):
-//     acquire <timeout_ms>   acquire(timeout) -> acquired or acquire_timeout or error
+//     acquire <timeout_ms> [<hold_ms>]
+//                            acquire(timeout) -> acquired or acquire_timeout or error;
+//                            with hold_ms, once acquired, hold that long and release
 //     release                release()        -> released or error
 //     exit (or end of input) close the client and exit
 //   It prints one JSON object a line on stdout for every event, each with t_ns, the
@@ -200,12 +202,14 @@ public final class CuratorLock {
                         emit("acquired", "took_ns", took, "node", node, "czxid", stat == null ? -1 : stat.getCzxid(),
                                 "ephemeral_owner", stat == null ? "" : "0x" + Long.toHexString(stat.getEphemeralOwner()),
                                 "session", session(client));
+                        if (cmd.length > 2) {
+                            Thread.sleep(Long.parseLong(cmd[2]));
+                            release(mutex);
+                        }
                         break;
                     }
                     case "release":
-                        emit("release_start");
-                        mutex.release();
-                        emit("released", "took_ns", System.nanoTime() - start);
+                        release(mutex);
                         break;
                     default:
                         emit("error", "op", cmd[0], "error", "unknown command: " + line);
@@ -216,6 +220,13 @@ public final class CuratorLock {
         }
         client.close();
         emit("closed");
+    }
+
+    static void release(Mutex mutex) throws Exception {
+        long start = System.nanoTime();
+        emit("release_start");
+        mutex.release();
+        emit("released", "took_ns", System.nanoTime() - start);
     }
 
     static void tree(String[] args) throws Exception {
