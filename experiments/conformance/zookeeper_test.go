@@ -4,6 +4,7 @@ package conformance_test
 
 import (
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -189,7 +190,7 @@ func zkHolderPaused(t *testing.T, java, classes string) {
 	assert.Greater(t, acqB.Czxid, acqA.Czxid, "b's lock node is younger: its czxid fences a's writes")
 	assert.NotEqual(t, acqA.Session, acqB.Session)
 
-	znodes, ok := r.waitZnodes(10*time.Second, onlyNode(r, acqB))
+	znodes, ok := r.waitZnodes(10*time.Second, onlyNode(acqB))
 	assert.True(t, ok, "every server has b's lock node alone: %v", znodes)
 	r.writeTimeline("holder-paused-past-session", leader, znodes)
 }
@@ -242,7 +243,7 @@ func zkLeaderKilled(t *testing.T, java, classes string) {
 	}
 
 	require.NoError(t, servers[leader].Restart())
-	znodes, ok := r.waitZnodes(20*time.Second, onlyNode(r, acqA))
+	znodes, ok := r.waitZnodes(20*time.Second, onlyNode(acqA))
 	assert.True(t, ok, "every server, the restarted one too, has a's lock node alone: %v", znodes)
 	r.writeTimeline("leader-killed-during-acquire", leader, znodes)
 }
@@ -312,7 +313,7 @@ func zkHolderServerKilled(t *testing.T, java, classes string) {
 	assert.Empty(t, a.find(isState("LOST")))
 	assert.Greater(t, acqB.Czxid, acqA.Czxid)
 
-	znodes, ok := r.waitZnodes(10*time.Second, onlyNode(r, acqB, held))
+	znodes, ok := r.waitZnodes(10*time.Second, onlyNode(acqB, held))
 	assert.True(t, ok, "every live server has b's lock node alone: %v", znodes)
 	r.writeTimeline("holder-server-killed", leader, znodes)
 }
@@ -385,11 +386,12 @@ func zkHolderPartitioned(t *testing.T, java, classes string) {
 	r.within("a's RECONNECTED", reconA.T, healAt, healAt+zkSession/time.Duration(len(servers))+zkReconnectSleep+zkSpinDelay, healAt)
 	assert.Greater(t, acqB.Czxid, acqA.Czxid)
 
-	znodes, ok := r.waitZnodes(10*time.Second, onlyNode(r, acqB))
+	znodes, ok := r.waitZnodes(10*time.Second, onlyNode(acqB))
 	assert.True(t, ok, "every server has b's lock node alone: %v", znodes)
 	r.writeTimeline("holder-partitioned", leader, znodes)
 }
 
+// lock0 returns the lock node with the lowest sequence number: the holder's.
 func lock0(nodes []zkNode) zkNode {
 	low := nodes[0]
 	for _, n := range nodes[1:] {
@@ -414,10 +416,10 @@ func seq(path string) int64 {
 
 // onlyNode accepts the servers' znodes when every server but the skipped ones has the
 // lock node holder acquired with, owned by its session, and no other lock node.
-func onlyNode(r *zkRun, holder zkEvent, skip ...int) func([][]zkNode) bool {
+func onlyNode(holder zkEvent, skip ...int) func([][]zkNode) bool {
 	return func(trees [][]zkNode) bool {
 		for i, nodes := range trees {
-			if containsInt(skip, i) {
+			if slices.Contains(skip, i) {
 				continue
 			}
 			lock := lockNodes(nodes)
@@ -428,15 +430,6 @@ func onlyNode(r *zkRun, holder zkEvent, skip ...int) func([][]zkNode) bool {
 		}
 		return true
 	}
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // zxidEpoch returns the epoch (the zxid's high 32 bits) of the last zxid server s
