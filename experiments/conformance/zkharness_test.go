@@ -167,7 +167,7 @@ func (r *zkRun) client(name string, servers []int, via []string) *zkClient {
 	r.setup = append(r.setup, tlClient{Name: name, Servers: servers, Proxied: via != nil})
 	r.mu.Unlock()
 	log := filepath.Join(t.TempDir(), "client-"+name+".log")
-	args := append(append([]string{}, zkproc.JVMFlags...),
+	args := append(zkproc.JVMFlags(),
 		"-Dorg.slf4j.simpleLogger.logFile="+log,
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
@@ -317,7 +317,7 @@ func (r *zkRun) znodes() [][]zkNode {
 	t := r.t
 	t.Helper()
 	servers := r.ensemble.Servers()
-	args := append(append([]string{}, zkproc.JVMFlags...),
+	args := append(zkproc.JVMFlags(),
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
 		"-cp", strings.Join([]string{r.classes, zkproc.CuratorJar, zkproc.LoggerJar}, string(os.PathListSeparator)),
 		"CuratorLock", "tree")

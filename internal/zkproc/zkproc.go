@@ -70,9 +70,11 @@ func Java() (string, error) {
 	return java, nil
 }
 
-// JVMFlags are the flags every JVM of a test starts with: a small heap and the serial
+// JVMFlags returns the flags every JVM of a test starts with: a small heap and the serial
 // collector (several JVMs share a small machine), and quick start-up over peak speed.
-var JVMFlags = []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"}
+func JVMFlags() []string {
+	return []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"}
+}
 
 // Config is an ensemble's shape and ZooKeeper's timing settings.
 type Config struct {
@@ -411,7 +413,7 @@ func (s *Server) signal(sig syscall.Signal) error {
 // one-server ensemble standalone from the same class). It does not wait: the ensemble's
 // readiness is a leader with a quorum (WaitLeader).
 func (s *Server) launch() error {
-	args := append(append([]string{}, JVMFlags...),
+	args := append(JVMFlags(),
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.logFile="+filepath.Join(s.dir, "server.log"),
