@@ -6,6 +6,15 @@
 // lock keys left behind once stopped servers continue) and the commands each node ran, in
 // order (MONITOR on the real side, the simulated network on the other).
 //
+// TestCuratorOnRealZooKeeper is the real side of the ZooKeeper comparison: Curator 5.4's
+// InterProcessMutex (a Java harness in zookeeper/, compiled by the test) on a real
+// 3-server ZooKeeper 3.8 ensemble (internal/zkproc) under fault scripts, each held to
+// ZooKeeper's and Curator's session-timeout arithmetic and writing its observed timeline
+// as JSON for the simulated ensemble to be compared with (docs/zookeeper-conformance.md).
+//
 // The package has no code of its own beyond this comment: it exists for its tests, which
-// need redis-server (skipped without it, failed under REDLOCK_SIM_REQUIRE_REDIS=1).
+// need redis-server (skipped without it, failed under REDLOCK_SIM_REQUIRE_REDIS=1), and
+// for the ZooKeeper ones Debian's zookeeper, libcurator-recipes-java and
+// default-jdk-headless (skipped without them, failed under
+// REDLOCK_SIM_REQUIRE_ZOOKEEPER=1).
 package conformance

@@ -24,7 +24,7 @@ const module = "github.com/redlock-sim/redlock-sim/"
 var layer = map[string]int{
 	// Helpers that are no layer's own job, importable by all.
 	"internal/invariant": 0, "internal/suggest": 0, "internal/htmlpage": 0, "internal/redisproc": 0,
-	"internal/cmd/emitgen": 0, "internal/layers": 0, "internal/shell": 0,
+	"internal/cmd/emitgen": 0, "internal/layers": 0, "internal/shell": 0, "internal/zkproc": 0,
 	"internal/yamltree": 1, "internal/redistest": 1,
 	// The kernel, time and the network.
 	"sim":      2,
