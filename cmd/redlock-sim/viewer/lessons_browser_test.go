@@ -148,10 +148,7 @@ func TestLesson2ClockJump(t *testing.T) {
 func TestLesson3RestartNoPersistence(t *testing.T) {
 	p := newPage(t)
 	p.open("scenario=restart-no-persistence")
-	var labels []string
-	for _, s := range eval[[]string](p.ctx, t, `[...document.querySelectorAll("#diagram .mark-label")].map((e) => e.textContent)`) {
-		labels = append(labels, s)
-	}
+	labels := eval[[]string](p.ctx, t, `[...document.querySelectorAll("#diagram .mark-label")].map((e) => e.textContent)`)
 	assert.Contains(t, labels, "crash")
 	assert.Contains(t, labels, "restart, 0 keys")
 	assert.True(t, p.bool(`[...document.querySelectorAll("#diagram .cut-label")].some((e) => e.textContent === "cut from client2")`), "a cut says from whom")
