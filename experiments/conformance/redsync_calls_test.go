@@ -100,25 +100,7 @@ func TestRedsyncCallsMeetFaults(t *testing.T) {
 // runRedsyncCall plays the script against real servers and the real library: a warm
 // cycle, then Lock, Extend and Unlock with the fault just before the one it strikes.
 func runRedsyncCall(t *testing.T, cs callScript) outcome {
-	servers := make([]*redistest.Server, nodes)
-	pools := make([]redis.Pool, nodes)
-	for i := range servers {
-		servers[i] = redistest.Start(t)
-		c := goredis.NewClient(&goredis.Options{Addr: servers[i].Addr()})
-		t.Cleanup(func() { c.Close() })
-		pools[i] = redsyncgoredis.NewPool(c)
-	}
-	rs := redsync.New(pools...)
-	warm := rs.NewMutex("lock")
-	require.NoError(t, warm.Lock())
-	_, err := warm.Extend()
-	require.NoError(t, err)
-	_, err = warm.Unlock()
-	require.NoError(t, err)
-	monitors := make([]*monitor, nodes)
-	for i, s := range servers {
-		monitors[i] = startMonitor(t, s.Addr())
-	}
+	servers, rs, monitors := warmRedsync(t)
 
 	continued := make(chan struct{})
 	close(continued) // nothing to wait for until a stall begins
@@ -157,7 +139,7 @@ func runRedsyncCall(t *testing.T, cs callScript) outcome {
 	var o outcome
 	strike("lock")
 	start := time.Now()
-	err = m.Lock()
+	err := m.Lock()
 	o.lockTook, o.acquired = time.Since(start), err == nil
 	require.True(t, o.acquired, "every script's Lock wins: %v", err)
 	o.validity = time.Until(m.Until())

@@ -199,8 +199,10 @@ func (o outcome) String() string {
 		o.unlockPending, o.leftover, o.commands)
 }
 
-// runRedsync plays the script against real servers and the real library.
-func runRedsync(t *testing.T, fs faultScript) outcome {
+// warmRedsync starts the five servers, a go-redis client for each (its default options)
+// and redsync over them, runs a lock, extend and unlock cycle (warm connections, scripts
+// loaded, as a long-running service has them), and starts a MONITOR on each server.
+func warmRedsync(t *testing.T) ([]*redistest.Server, *redsync.Redsync, []*monitor) {
 	servers := make([]*redistest.Server, nodes)
 	pools := make([]redis.Pool, nodes)
 	for i := range servers {
@@ -216,11 +218,17 @@ func runRedsync(t *testing.T, fs faultScript) outcome {
 	require.NoError(t, err)
 	_, err = warm.Unlock()
 	require.NoError(t, err)
-
 	monitors := make([]*monitor, nodes)
 	for i, s := range servers {
 		monitors[i] = startMonitor(t, s.Addr())
 	}
+	return servers, rs, monitors
+}
+
+// runRedsync plays the script against real servers and the real library.
+func runRedsync(t *testing.T, fs faultScript) outcome {
+	servers, rs, monitors := warmRedsync(t)
+	var err error
 	var opts []redsync.Option
 	if fs.tries > 0 {
 		opts = append(opts, redsync.WithTries(fs.tries))

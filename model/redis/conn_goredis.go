@@ -62,10 +62,8 @@ const (
 // The algorithm hears one answer per request: the reply, or a connection error
 // (resp.NoReply) once go-redis gives up.
 type goRedisConn struct {
-	link  *model.Link
+	driverBase
 	nodes []goRedisNode
-	seq   uint64 // the connection's own message ids: dials, handshakes, retried commands
-	stats model.ConnStats
 }
 
 // goRedisPhase is where a node's command is in go-redis's loop.
@@ -111,7 +109,7 @@ const (
 )
 
 func newGoRedisConn(link *model.Link, n int) *goRedisConn {
-	return &goRedisConn{link: link, nodes: make([]goRedisNode, n)}
+	return &goRedisConn{driverBase: driverBase{link: link}, nodes: make([]goRedisNode, n)}
 }
 
 func (c *goRedisConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, ctx time.Duration) {
@@ -275,11 +273,6 @@ func (c *goRedisConn) enter(now sim.Time, node int, p goRedisPhase, d time.Durat
 	st.ev = c.link.After(now, d, uint32(node)<<2|grTimerPhase)
 }
 
-func (c *goRedisConn) nextID() uint64 {
-	c.seq++
-	return model.ConnID | c.seq
-}
-
 func (c *goRedisConn) Abandon(_ sim.Time, node int, req lock.Req) {
 	if c.nodes[node].req == req {
 		c.drop(node)
@@ -419,4 +412,19 @@ func (c *goRedisConn) probeTimer(now sim.Time, node int) {
 
 func (c *goRedisConn) Restart(sim.Time) { clear(c.nodes) } // a new process has an empty pool
 
-func (c *goRedisConn) Stats() model.ConnStats { return c.stats }
+// driverBase is what the retrying drivers' connections (go-redis's, redis-py's) share: the
+// link to their process, the ids of their own messages (dials, handshakes, retried
+// commands), and their counts.
+type driverBase struct {
+	link  *model.Link
+	seq   uint64
+	stats model.ConnStats
+}
+
+// nextID returns a new id for one of the connection's own messages.
+func (d *driverBase) nextID() uint64 {
+	d.seq++
+	return model.ConnID | d.seq
+}
+
+func (d *driverBase) Stats() model.ConnStats { return d.stats }

@@ -46,10 +46,8 @@ const (
 // refusing) about 4s of connects, and the algorithm hears one answer per request: the
 // reply, or a connection error (resp.NoReply) once redis-py raises.
 type redisPyConn struct {
-	link  *model.Link
+	driverBase
 	nodes []redisPyNode
-	seq   uint64
-	stats model.ConnStats
 }
 
 // redisPyPhase is where a node's command is in redis-py's loops.
@@ -83,7 +81,7 @@ type redisPyNode struct {
 }
 
 func newRedisPyConn(link *model.Link, n int) *redisPyConn {
-	return &redisPyConn{link: link, nodes: make([]redisPyNode, n)}
+	return &redisPyConn{driverBase: driverBase{link: link}, nodes: make([]redisPyNode, n)}
 }
 
 func (c *redisPyConn) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
@@ -214,11 +212,6 @@ func (c *redisPyConn) enter(now sim.Time, node int, p redisPyPhase, d time.Durat
 	st.ev = c.link.After(now, d, uint32(node))
 }
 
-func (c *redisPyConn) nextID() uint64 {
-	c.seq++
-	return model.ConnID | c.seq
-}
-
 func (c *redisPyConn) Abandon(_ sim.Time, node int, req lock.Req) {
 	if c.nodes[node].req == req {
 		c.drop(node)
@@ -278,5 +271,3 @@ func (c *redisPyConn) Timer(now sim.Time, arg uint32) {
 }
 
 func (c *redisPyConn) Restart(sim.Time) { clear(c.nodes) }
-
-func (c *redisPyConn) Stats() model.ConnStats { return c.stats }
