@@ -125,3 +125,46 @@ func TestGoRedisLockContextCutsTheDials(t *testing.T) {
 	got := firstStep(t, rp, "client1", "acquired")
 	assert.InDelta(t, 0.4, (got - start).Seconds(), 0.01, "the context's 400ms, not go-redis's 1.6s of dials")
 }
+
+// TestGoRedisPoolFailsFastAfterItsSize: client2 contends for a lock client1 holds while
+// redis1's process is gone. Each of its attempts fails two connection attempts on redis1
+// (the attempt's and its cleanup's, each four dials cut by the 400ms context); after 20
+// (go-redis's PoolSize here) the pool fails every dial at once, and only its probe still
+// dials, once a second: the attempts get short.
+func TestGoRedisPoolFailsFastAfterItsSize(t *testing.T) {
+	sc, err := scenarios.ParseFile("pool.yaml", []byte(`name: pool
+story: redis1's process is gone; client1 holds for 14s; client2 retries every 200ms
+knobs: {client: redsync, ttl: 20s, context_factor: 0.02, clients: 2, max_cycles: 1, hold: const(14100ms), retry_delay: 200ms, retry_jitter: 0s, duration: 20s}
+start: {client1: 10ms, client2: 110ms}
+schedule:
+  - at: 5ms
+    kill_node: {node: redis1, restart_after: never}
+`))
+	require.NoError(t, err)
+	rp, _, err := ReplayScenario(context.Background(), sc, nil, 1)
+	require.NoError(t, err)
+	dials := func(from, to time.Duration) int {
+		n := 0
+		for _, m := range rp.Messages {
+			at := time.Duration(m.SentNs)
+			if m.From == "client2" && m.To == "redis1" && m.Kind == "tcp" && at >= from && at < to {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 81, dials(0, 10*time.Second+110*time.Millisecond),
+		"10 attempts × 2 connection attempts × 4 dials, and the probe's first, at the 20th failure")
+	late := dials(11*time.Second, 14*time.Second)
+	assert.GreaterOrEqual(t, late, 2, "the probe dials once a second")
+	assert.LessOrEqual(t, late, 4, "only the probe dials")
+	var ends []time.Duration
+	for _, s := range rp.Steps {
+		if s.Actor == "client2" && strings.HasPrefix(s.Text, "attempt-ended") {
+			ends = append(ends, time.Duration(s.AtNs))
+		}
+	}
+	require.Greater(t, len(ends), 12)
+	assert.InDelta(t, 1.0, (ends[5] - ends[4]).Seconds(), 0.01, "before: the context twice, and the retry delay")
+	assert.Less(t, ends[12]-ends[11], 700*time.Millisecond, "after: the backoffs and the retry delay")
+}
