@@ -447,3 +447,44 @@ func TestLockValueByDialect(t *testing.T) {
 		assert.Regexp(t, c.want, m.Value(), c.d.String())
 	}
 }
+
+// TestContextFactorRidesOnAcquireRequests: with a context factor (redsync's timeoutFactor),
+// every request of an acquire attempt and of the cleanup after a lost one carries the
+// context's deadline, ttl × factor, to the driver; an extension's and a release's carry
+// none, as redsync's Extend and Unlock pass context.Background().
+func TestContextFactorRidesOnAcquireRequests(t *testing.T) {
+	cfg := redlock.DefaultConfig()
+	cfg.Dialect, cfg.TTL, cfg.ContextFactor, cfg.Tries = redlock.DialectRedsync, 8*time.Second, 0.05, 2
+	m := newMachine(t, cfg, 1)
+	ctxs := func(outs []lock.Output) []time.Duration {
+		var d []time.Duration
+		for _, o := range sendsOf(outs) {
+			d = append(d, o.After)
+		}
+		return d
+	}
+	const want = 400 * time.Millisecond
+	outs, err := m.Acquire(0, "lock")
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{want, want, want, want, want}, ctxs(outs), "the attempt's SETs")
+	// Refused everywhere: the cleanup's deletes carry a new context of the same length.
+	cleanup := answer(t, m, time.Millisecond, func(int, resp.Command) resp.Reply { return resp.Nil })
+	assert.Equal(t, []time.Duration{want, want, want, want, want}, ctxs(cleanup), "the cleanup's deletes")
+	assert.Contains(t, lock.Output{Kind: lock.OutSend, After: want}.String(), "ctx=400ms", "a trace shows the deadline")
+
+	m = newMachine(t, cfg, 2)
+	_, err = m.Acquire(0, "lock")
+	require.NoError(t, err)
+	answer(t, m, time.Millisecond, func(int, resp.Command) resp.Reply { return resp.OK })
+	outs, err = m.Extend(2 * time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{0, 0, 0, 0, 0}, ctxs(outs), "Extend passes no deadline")
+	answer(t, m, 3*time.Millisecond, func(int, resp.Command) resp.Reply { return resp.IntReply(1) })
+	outs, err = m.Release(4 * time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{0, 0, 0, 0, 0}, ctxs(outs), "Unlock passes no deadline")
+
+	cfg.ContextFactor = -0.1
+	_, err = redlock.New(cfg, nil)
+	assert.ErrorContains(t, err, "context_factor")
+}
