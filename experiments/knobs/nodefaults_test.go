@@ -60,3 +60,12 @@ func TestNodesInertOnOneMaster(t *testing.T) {
 	require.NoError(t, c.Apply([]KV{{Name: "algorithm", Value: "redisson-redlock"}}))
 	assert.Empty(t, c.Inert("nodes"), "RedissonRedLock takes an RLock on each of the nodes masters")
 }
+
+// TestContextFactorInertWithoutGoRedis: the context a library hands its driver changes a
+// run only when the driver reads contexts (connection=go-redis, the redsync profile's).
+func TestContextFactorInertWithoutGoRedis(t *testing.T) {
+	c := DefaultConfig()
+	assert.Contains(t, c.Inert("context_factor"), "connection = queued has no retries that read one")
+	require.NoError(t, c.Apply([]KV{{Name: "client", Value: "redsync"}}))
+	assert.Empty(t, c.Inert("context_factor"))
+}
