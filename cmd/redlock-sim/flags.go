@@ -2,12 +2,17 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	flag "github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
+	"github.com/redlock-sim/redlock-sim/internal/suggest"
 )
 
 // finiteFloat is a float64 flag's value that takes only finite decimal numbers, as a knob
@@ -56,4 +61,62 @@ func finiteFloat64(fs *flag.FlagSet, name string, value float64, usage string) *
 	p := new(float64)
 	finiteFloatVar(fs, p, name, value, usage)
 	return p
+}
+
+// flagsFile is how a command reads its flags from a YAML file (tune --file, search --spec):
+// the flag that names the file, what the file's map and a key are called in errors,
+// whether a key may take a list (a repeatable flag), and what a value may look like, for
+// the error that refuses one.
+type flagsFile struct {
+	flag, of, key, want string
+	lists               bool
+}
+
+// load sets, from the YAML file path, every flag of fs the command line did not set. Keys
+// are flag names, with dashes or underscores; values are scalars spelled as on the
+// command line, or lists of them where ff allows.
+func (ff flagsFile) load(fs *flag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--%s %s: %v", ff.flag, path, err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("--%s %s: not a YAML map of %s: %v", ff.flag, path, ff.of, err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // errors name the same key whatever the map's order
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	for _, k := range keys {
+		name := strings.ReplaceAll(k, "_", "-")
+		if f := fs.Lookup(name); f == nil || name == ff.flag || name == "help" {
+			msg := fmt.Sprintf("--%s %s: unknown %s %q", ff.flag, path, ff.key, k)
+			if s := suggest.Closest(name, names, 1); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", s[0])
+			}
+			return errors.New(msg)
+		}
+		if fs.Changed(name) {
+			continue
+		}
+		values := []any{m[k]}
+		if x, ok := m[k].([]any); ok && ff.lists {
+			values = x
+		}
+		for _, v := range values {
+			switch v.(type) {
+			case string, int, int64, uint64, float64, bool:
+			default:
+				return fmt.Errorf("--%s %s: %s: want %s, got %v", ff.flag, path, k, ff.want, m[k])
+			}
+			if err := fs.Set(name, fmt.Sprint(v)); err != nil {
+				return fmt.Errorf("--%s %s: %s: %v", ff.flag, path, k, err)
+			}
+		}
+	}
+	return nil
 }

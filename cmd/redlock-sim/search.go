@@ -16,7 +16,6 @@ import (
 	"time"
 
 	flag "github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
@@ -25,7 +24,6 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/search"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
-	"github.com/redlock-sim/redlock-sim/internal/suggest"
 )
 
 func runSearch(args []string, stdout, stderr io.Writer) error {
@@ -260,50 +258,6 @@ func joinNone(parts []string) string {
 // loadSearchSpec sets, from the YAML file path, every flag of fs the command line did not
 // set. Keys are flag names, with dashes or underscores; assume and faults take a list.
 func loadSearchSpec(fs *flag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("--spec %s: %v", path, err)
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("--spec %s: not a YAML map of flags: %v", path, err)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // errors name the same key whatever the map's order
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	for _, k := range keys {
-		name := strings.ReplaceAll(k, "_", "-")
-		if f := fs.Lookup(name); f == nil || name == "spec" || name == "help" {
-			msg := fmt.Sprintf("--spec %s: unknown key %q", path, k)
-			if s := suggest.Closest(name, names, 1); len(s) > 0 {
-				msg += fmt.Sprintf(" (did you mean %s?)", s[0])
-			}
-			return errors.New(msg)
-		}
-		if fs.Changed(name) {
-			continue
-		}
-		var values []any
-		switch x := m[k].(type) {
-		case []any:
-			values = x
-		default:
-			values = []any{x}
-		}
-		for _, v := range values {
-			switch v.(type) {
-			case string, int, int64, uint64, float64, bool:
-			default:
-				return fmt.Errorf("--spec %s: %s: want a value such as 5, 200ms or pause_len<=500ms, or a list of them, got %v", path, k, m[k])
-			}
-			if err := fs.Set(name, fmt.Sprint(v)); err != nil {
-				return fmt.Errorf("--spec %s: %s: %v", path, k, err)
-			}
-		}
-	}
-	return nil
+	return flagsFile{flag: "spec", of: "flags", key: "key", lists: true,
+		want: "a value such as 5, 200ms or pause_len<=500ms, or a list of them"}.load(fs, path)
 }

@@ -9,19 +9,16 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
 	flag "github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 	"github.com/redlock-sim/redlock-sim/experiments/tune"
 	"github.com/redlock-sim/redlock-sim/internal/htmlpage"
 	"github.com/redlock-sim/redlock-sim/internal/shell"
-	"github.com/redlock-sim/redlock-sim/internal/suggest"
 	"github.com/redlock-sim/redlock-sim/plots"
 )
 
@@ -260,48 +257,8 @@ func writeTuneReport(stdout io.Writer, out string, rep *tune.Report, md string) 
 // set. Keys are flag names, with dashes or underscores; values are scalars, spelled as on
 // the command line.
 func loadTuneFile(fs *flag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("--file %s: %v", path, err)
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("--file %s: not a YAML map of inputs: %v", path, err)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // errors name the same key whatever the map's order
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	for _, k := range keys {
-		name := strings.ReplaceAll(k, "_", "-")
-		f := fs.Lookup(name)
-		if f == nil || name == "file" || name == "help" {
-			msg := fmt.Sprintf("--file %s: unknown input %q", path, k)
-			if s := suggest.Closest(name, names, 1); len(s) > 0 {
-				msg += fmt.Sprintf(" (did you mean %s?)", s[0])
-			}
-			return errors.New(msg)
-		}
-		if fs.Changed(name) {
-			continue
-		}
-		var v string
-		switch x := m[k].(type) {
-		case string:
-			v = x
-		case int, int64, uint64, float64, bool:
-			v = fmt.Sprint(x)
-		default:
-			return fmt.Errorf("--file %s: %s: want a single value such as 5, 200 or p50=1ms,p99=5ms, got %v", path, k, m[k])
-		}
-		if err := fs.Set(name, v); err != nil {
-			return fmt.Errorf("--file %s: %s: %v", path, k, err)
-		}
-	}
-	return nil
+	return flagsFile{flag: "file", of: "inputs", key: "input",
+		want: "a single value such as 5, 200 or p50=1ms,p99=5ms"}.load(fs, path)
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename, so that a

@@ -34,10 +34,10 @@ type callScript struct {
 	before   string // "lock", "extend" or "unlock": the call the fault strikes
 	servers  []int
 	stallFor time.Duration // 0: the servers are killed
-	// backoffs is how many of go-redis's randomised retry backoffs the call may wait (the
-	// real side draws them from the global math/rand, which a test cannot seed): the
-	// real call may be shorter than the simulated one by their spread (20, 40 and 80ms
-	// for retries 1, 2 and 3), besides the machine's early margin.
+	// backoffs is how many of go-redis's randomised retry backoffs a call of the script
+	// may wait (the real side draws them from the global math/rand, which a test cannot
+	// seed): the real call may be shorter than the simulated one by their spread (20, 40
+	// and 80ms for retries 1, 2 and 3), besides the machine's early margin.
 	backoffs int
 }
 
@@ -45,7 +45,9 @@ var redsyncCallScripts = []callScript{
 	{name: "extend-meets-7s-stall", before: "extend", servers: []int{0}, stallFor: 7 * time.Second, backoffs: 1},
 	{name: "unlock-meets-7s-stall", before: "unlock", servers: []int{0}, stallFor: 7 * time.Second, backoffs: 1},
 	{name: "unlock-meets-13s-stall", before: "unlock", servers: []int{0}, stallFor: 13 * time.Second, backoffs: 1},
-	{name: "lock-meets-dead-master", before: "lock", servers: []int{0}, backoffs: 0},
+	// The master stays dead for the Extend and Unlock after Lock: each waits go-redis's
+	// three retry backoffs.
+	{name: "lock-meets-dead-master", before: "lock", servers: []int{0}, backoffs: 3},
 	{name: "extend-meets-dead-master", before: "extend", servers: []int{0}, backoffs: 3},
 	{name: "unlock-meets-dead-master", before: "unlock", servers: []int{0}, backoffs: 3},
 }
