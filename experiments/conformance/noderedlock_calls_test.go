@@ -203,6 +203,7 @@ func runSimulatedNodeCall(t *testing.T, client string, cs nodeCallScript) outcom
 		o.unlockPending = true
 	case cs.unlockWait > 0 && time.Duration(rel-relStart) > cs.unlockWait:
 		o.unlockPending = true
+		o.unlockTook = time.Duration(rel - relStart) // when the simulated release ended, for the log
 	default:
 		o.unlockTook = time.Duration(rel - relStart)
 		o.unlocked = oksAtLeast(rp.Steps[k].Text, nodes/2+1)
