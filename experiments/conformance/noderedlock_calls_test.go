@@ -113,6 +113,9 @@ var nodeRedlock5CallScripts = []nodeCallScript{
 // results, pending unlock, commands per server in order, and keys left).
 func TestNodeRedlockCallsMeetFaults(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("the scripts wait out stalls and ioredis's 10.5s flush: not in -short")
+	}
 	redistest.Path(t)
 	nodeBin := needNode(t, "redlock", "ioredis")
 	for _, cs := range nodeRedlockCallScripts {
@@ -129,6 +132,9 @@ func TestNodeRedlockCallsMeetFaults(t *testing.T) {
 // TestNodeRedlockCallsMeetFaults's tolerances.
 func TestNodeRedlock5CallsMeetFaults(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("the scripts wait out stalls and ioredis's 10.5s flush: not in -short")
+	}
 	redistest.Path(t)
 	nodeBin := needNode(t, "redlock5", "ioredis5")
 	for _, cs := range nodeRedlock5CallScripts {
