@@ -132,6 +132,12 @@ func needNode(t *testing.T, pkgs ...string) string {
 // "restart i" on its stdout, answered with "restarted i" on its stdin), reattaching
 // MONITOR to it.
 func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcome {
+	return runNodeRedlockStrike(t, nodeBin, script, fs, "lock")
+}
+
+// runNodeRedlockStrike is runNodeRedlock with the script's stops and kills struck just
+// before the call strike names ("lock", "extend" or "unlock") rather than before lock().
+func runNodeRedlockStrike(t *testing.T, nodeBin, script string, fs faultScript, strike string) outcome {
 	type server struct {
 		Host string `json:"host"`
 		Port int    `json:"port"`
@@ -148,7 +154,7 @@ func runNodeRedlock(t *testing.T, nodeBin, script string, fs faultScript) outcom
 	in := map[string]any{"ttl_ms": ttl.Milliseconds(), "stopped": fs.stopped, "stop_for_ms": fs.stopFor.Milliseconds(),
 		"held": fs.held, "held_for_ms": fs.heldFor.Milliseconds(), "held_for_each_ms": heldFor, "extend": fs.extend,
 		"killed": fs.killed, "restart_after_ms": fs.restartAfter.Milliseconds(), "unlock_wait_ms": fs.unlockWait.Milliseconds(),
-		"powered_off": fs.poweredOff, "boot_after_ms": fs.bootAfter.Milliseconds()}
+		"powered_off": fs.poweredOff, "boot_after_ms": fs.bootAfter.Milliseconds(), "strike_before": strike}
 	for _, k := range []string{"stopped", "held", "killed", "powered_off"} {
 		if v, _ := in[k].([]int); v == nil {
 			in[k] = []int{}

@@ -58,7 +58,10 @@ async function killServers(s, clients) {
 		const closed = new Promise((resolve) => clients[i].once('reconnecting', resolve));
 		process.kill(s.servers[i].pid, 'SIGKILL');
 		if (s.restart_after_ms) restarted.push(sleep(s.restart_after_ms).then(() => restart(i)));
-		const seen = await Promise.race([closed.then(() => true), sleep(closeLimitMs).then(() => false)]);
+		// The limit's timer is unref'd: once the close was seen, it must not keep the
+		// script's process alive for the rest of its 5s.
+		const limit = new Promise((resolve) => setTimeout(resolve, closeLimitMs, false).unref());
+		const seen = await Promise.race([closed.then(() => true), limit]);
 		if (!seen) throw new Error(`ioredis did not see server ${i}'s connection close within ${closeLimitMs}ms of the kill`);
 	}
 	return restarted;
@@ -77,7 +80,7 @@ function deadServers(s) {
 async function quitAll(clients, dead) {
 	for (const i of dead) clients[i].disconnect();
 	const live = clients.filter((c, i) => !dead.has(i));
-	await Promise.race([Promise.allSettled(live.map((c) => c.quit())), sleep(1000)]);
+	await Promise.race([Promise.allSettled(live.map((c) => c.quit())), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
 	for (const c of live) c.disconnect();
 }
 

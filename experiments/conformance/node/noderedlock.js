@@ -5,11 +5,13 @@
 // {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held, held_for_ms,
 // held_for_each_ms (one hold per server in held, in place of held_for_ms), retry_count,
 // retry_delay_ms, retry_jitter_ms, extend, killed, restart_after_ms, powered_off,
-// boot_after_ms, unlock_wait_ms}. Servers in killed are killed (SIGKILL) just before lock()
-// and, with restart_after_ms, restarted by the Go test that long after (kill.js); servers
-// in powered_off lose their host's power just before lock() and, with boot_after_ms, boot
-// again that long after (kill.js); unlock_wait_ms bounds the wait for unlock(), which is
-// then reported unlock_pending.
+// boot_after_ms, unlock_wait_ms, strike_before}. Servers in killed are killed (SIGKILL)
+// just before lock() and, with restart_after_ms, restarted by the Go test that long after
+// (kill.js); servers in powered_off lose their host's power just before lock() and, with
+// boot_after_ms, boot again that long after (kill.js); servers in stopped are stopped
+// (SIGSTOP) just before lock() and continued stop_for_ms later. strike_before ('extend'
+// or 'unlock') moves those faults to just before that call instead. unlock_wait_ms bounds
+// the wait for unlock(), which is then reported unlock_pending.
 'use strict';
 const Redis = require('ioredis');
 const Redlock = require('redlock');
@@ -37,15 +39,26 @@ async function main() {
 
 	const heldFor = s.held_for_each_ms || s.held.map(() => s.held_for_ms);
 	for (const [k, i] of s.held.entries()) await clients[i].set('lock', 'outside', 'PX', heldFor[k], 'NX');
-	const continued = s.stopped.map((i) => {
-		process.kill(s.servers[i].pid, 'SIGSTOP');
-		return new Promise((resolve) => setTimeout(() => {
-			process.kill(s.servers[i].pid, 'SIGCONT');
-			resolve();
-		}, s.stop_for_ms));
-	});
-
-	const restarted = await killServers(s, clients);
+	// strike stops and kills servers as the script says, just before the call it names
+	// (strike_before: 'lock' by default, 'extend' or 'unlock'). A kill after the first call
+	// waits 100ms first: Redis writes MONITOR's lines after the replies of the same loop,
+	// and the last call's lines must reach the monitors before the kill cuts them off.
+	const strikeBefore = s.strike_before || 'lock';
+	let continued = [];
+	let restarted = [];
+	const strike = async (call) => {
+		if (call !== strikeBefore) return;
+		if (call !== 'lock' && (s.killed.length > 0 || (s.powered_off || []).length > 0)) await sleep(100);
+		continued = s.stopped.map((i) => {
+			process.kill(s.servers[i].pid, 'SIGSTOP');
+			return new Promise((resolve) => setTimeout(() => {
+				process.kill(s.servers[i].pid, 'SIGCONT');
+				resolve();
+			}, s.stop_for_ms));
+		});
+		restarted = await killServers(s, clients);
+	};
+	await strike('lock');
 
 	const out = { acquired: false, warm_value: warm.value, leftover: [] };
 	let t = performance.now();
@@ -62,6 +75,7 @@ async function main() {
 		out.attempts = e.attempts;
 	}
 	if (lock && s.extend) {
+		await strike('extend');
 		t = performance.now();
 		try {
 			await lock.extend(s.ttl_ms);
@@ -72,6 +86,7 @@ async function main() {
 		out.extend_took_ms = performance.now() - t;
 	}
 	if (lock) {
+		await strike('unlock');
 		t = performance.now();
 		const unlocked = lock.unlock().then(() => true, () => false);
 		const r = await (s.unlock_wait_ms ? Promise.race([unlocked, sleep(s.unlock_wait_ms).then(() => 'pending')]) : unlocked);

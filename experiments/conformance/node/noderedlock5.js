@@ -5,7 +5,10 @@
 // simulator with client=node-redlock-5 and compares. Input: one JSON argument, as
 // noderedlock.js's: {servers: [{host, port, pid}], ttl_ms, stopped, stop_for_ms, held,
 // held_for_ms, held_for_each_ms, retry_count, retry_delay_ms, retry_jitter_ms, extend,
-// killed, restart_after_ms}.
+// killed, restart_after_ms, powered_off, boot_after_ms, unlock_wait_ms, strike_before}.
+// strike_before ('lock', the default, 'extend' or 'unlock') names the call the stops and
+// kills come just before; unlock_wait_ms bounds the wait for release(), which is then
+// reported unlock_pending.
 //
 // Output: acquired, lock_took_ms, validity_ms (lock.expiration − Date.now() as acquire()
 // returned: 5.0.0-beta.2 never checks it, so it may be negative), attempts (the attempts
@@ -53,15 +56,26 @@ async function main() {
 
 	const heldFor = s.held_for_each_ms || s.held.map(() => s.held_for_ms);
 	for (const [k, i] of s.held.entries()) await clients[i].set('lock', 'outside', 'PX', heldFor[k], 'NX');
-	const continued = s.stopped.map((i) => {
-		process.kill(s.servers[i].pid, 'SIGSTOP');
-		return new Promise((resolve) => setTimeout(() => {
-			process.kill(s.servers[i].pid, 'SIGCONT');
-			resolve();
-		}, s.stop_for_ms));
-	});
-
-	const restarted = await killServers(s, clients);
+	// strike stops and kills servers as the script says, just before the call it names
+	// (strike_before: 'lock' by default, 'extend' or 'unlock'). A kill after the first call
+	// waits 100ms first: Redis writes MONITOR's lines after the replies of the same loop,
+	// and the last call's lines must reach the monitors before the kill cuts them off.
+	const strikeBefore = s.strike_before || 'lock';
+	let continued = [];
+	let restarted = [];
+	const strike = async (call) => {
+		if (call !== strikeBefore) return;
+		if (call !== 'lock' && (s.killed.length > 0 || (s.powered_off || []).length > 0)) await sleep(100);
+		continued = s.stopped.map((i) => {
+			process.kill(s.servers[i].pid, 'SIGSTOP');
+			return new Promise((resolve) => setTimeout(() => {
+				process.kill(s.servers[i].pid, 'SIGCONT');
+				resolve();
+			}, s.stop_for_ms));
+		});
+		restarted = await killServers(s, clients);
+	};
+	await strike('lock');
 
 	const out = { acquired: false, value: '', warm_value: warm.value, leftover: [] };
 	const votes = []; // every attempt's statistics: all of its servers' answers
@@ -81,6 +95,7 @@ async function main() {
 		out.error = String(e && e.message);
 	}
 	if (lock && s.extend) {
+		await strike('extend');
 		t = performance.now();
 		try {
 			lock = await lock.extend(s.ttl_ms);
@@ -93,14 +108,15 @@ async function main() {
 		out.extend_took_ms = performance.now() - t;
 	}
 	if (lock) {
+		await strike('unlock');
 		t = performance.now();
-		try {
-			const { attempts } = await lock.release();
-			out.unlocked = true;
+		const released = lock.release().then(({ attempts }) => {
 			votes.push(...attempts);
-		} catch (e) {
-			out.unlocked = false;
-		}
+			return true;
+		}, () => false);
+		const r = await (s.unlock_wait_ms ? Promise.race([released, sleep(s.unlock_wait_ms).then(() => 'pending')]) : released);
+		if (r === 'pending') out.unlock_pending = true;
+		else out.unlocked = r;
 		out.unlock_took_ms = performance.now() - t;
 	}
 	await Promise.all(continued);
