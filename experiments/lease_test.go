@@ -593,3 +593,43 @@ schedule:
 	assert.NotContains(t, trace.String(), "resume", "no thaw after the kill")
 	assert.Contains(t, trace.String(), "kill leases=")
 }
+
+// TestALockServiceServerClockSteps: a scenario changes a lease server's clocks, as it
+// changes a Redis node's, though the server exists only once the world is built: the
+// world plans its clock by name. A fast clock (+50 %) ends the lease, measured on the
+// server's monotonic clock, early, and another client is granted it within the holder's
+// validity; a wall-clock step is marked on the server's lane. A name the service does not
+// create is refused when the world is built.
+func TestALockServiceServerClockSteps(t *testing.T) {
+	step := `name: lease-clock
+story: lease1's clocks run 50 % fast from 1s, and its wall clock jumps at 1s
+schedule:
+  - at: 1s
+    clock_drift: {node: lease1, ppm: 500000}
+  - at: 1s
+    clock_step: {node: lease1, by: 5s}
+`
+	hold := []knobs.KV{{Name: "hold", Value: "const(450ms)"}, {Name: "think", Value: "const(10ms)"}}
+	w, err := leaseScenario(t, step, hold...)
+	require.NoError(t, err)
+	var tl report.Timeline
+	rec, err := experiments.RunWorld(context.Background(), w, "lease-clock", experiments.Options{Timeline: &tl})
+	require.NoError(t, err)
+	assert.Positive(t, rec.Safety.ValidityOverlaps, "the fast clock ended client1's lease early: %v", rec.Safety)
+	require.Len(t, tl.Nodes, 1)
+	assert.Contains(t, tl.Nodes[0].Marks, report.Mark{At: time.Second, Kind: report.MarkClockJump, Text: "clock +5s"}, "the lane marks the jump")
+
+	w, err = leaseScenario(t, step, hold...)
+	require.NoError(t, err)
+	rec, err = experiments.RunWorld(context.Background(), w, "lease-clock", experiments.Options{})
+	require.NoError(t, err)
+	assert.Positive(t, rec.Safety.ValidityOverlaps, "the same run again")
+
+	sc, err := scenarios.ParseFile("lease.yaml", []byte(strings.ReplaceAll(step, "step: {node: lease1", "step: {node: lease9")))
+	require.NoError(t, err)
+	v, _, err := sc.Bind(nil)
+	require.NoError(t, err)
+	w = leasePlan(t)
+	require.NoError(t, sc.Configure(w, v))
+	assert.ErrorContains(t, w.Build(), "no server of the lease service is called lease9")
+}

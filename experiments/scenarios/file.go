@@ -107,7 +107,7 @@ type Step struct {
 type Action struct {
 	Kind     string
 	Client   string     // pause_client, crash_client
-	Node     string     // the node faults, outside_lock, the clock actions: a group (redis3), another service's server (lease1) for a node fault, or a client for a clock
+	Node     string     // the node faults, outside_lock, the clock actions: a group (redis3), another service's server (lease1: a node fault or a clock action), or a client for a clock
 	From, To []string   // block, clog: endpoint names
 	BothWays bool       // block
 	For      Value      // pause_client, a node fault that stalls (pause_node), isolate, block, clog, partition, slow_link: how long (unset: until the end)

@@ -532,6 +532,11 @@ func processClock(w *world.World, name string) (*clock.Config, error) {
 			return &w.ClientCfgs[i].Clock, nil
 		}
 	}
+	if svc := w.Algorithm.Service; svc != nil && name != LastNode {
+		// Another service's servers exist only at Build: the world keeps the clock
+		// planned for this name, and Build refuses a name the service does not create.
+		return w.ServerClock(name)
+	}
 	return nil, sim.BadParam("node", name, "a node (redis1, ...) or a client (client1, ...) of this world")
 }
 

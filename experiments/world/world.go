@@ -3,7 +3,9 @@ package world
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
@@ -53,6 +55,10 @@ type World struct {
 	// GroupCfgs and ClientCfgs are the plan; editing them after Build changes nothing.
 	GroupCfgs  []redis.GroupConfig
 	ClientCfgs []model.ClientConfig
+
+	// serverClocks are the clocks a scenario planned for another service's servers
+	// (ServerClock), by name, which the servers take when the service creates them.
+	serverClocks map[string]*clock.Config
 
 	hooks   []func(now sim.Time, e *model.ClientEvent)
 	actions []func(now sim.Time)
@@ -144,6 +150,29 @@ func (w *World) planGroups() error {
 		w.GroupCfgs = append(w.GroupCfgs, g)
 	}
 	return nil
+}
+
+// ServerClock returns the clock of another service's server called name, planned now so
+// that a scenario can step, slew or drift it before Build: drawn as Build would draw it
+// (processClock), kept, and handed to the server when the service creates it. Build fails
+// if the service creates no server of that name. With Redis it is an error: its nodes'
+// clocks are in GroupCfgs.
+func (w *World) ServerClock(name string) (*clock.Config, error) {
+	if w.Algorithm.Service == nil {
+		return nil, fmt.Errorf("no node %s in this world", name)
+	}
+	if c, ok := w.serverClocks[name]; ok {
+		return c, nil
+	}
+	c, err := w.processClock(name, w.Config.NodeDriftPPM, w.Config.NodeOffset, true)
+	if err != nil {
+		return nil, err
+	}
+	if w.serverClocks == nil {
+		w.serverClocks = map[string]*clock.Config{}
+	}
+	w.serverClocks[name] = &c
+	return &c, nil
 }
 
 // processClock draws one process's clock: drift and offset from the stream
@@ -283,12 +312,28 @@ func (w *World) buildService() error {
 		return nil
 	}
 	n := w.nodes()
+	taken := map[string]bool{}
 	servers, err := svc.Servers(knobs.ServiceEnv{Sim: w.Sim, Net: w.Net, Config: &w.Config, Servers: n,
 		Clock: func(name string) (clock.Config, error) {
+			if c, ok := w.serverClocks[name]; ok {
+				taken[name] = true
+				return *c, nil
+			}
 			return w.processClock(name, w.Config.NodeDriftPPM, w.Config.NodeOffset, true)
 		}})
 	if err != nil {
 		return fmt.Errorf("world: service %s: %w", svc.Name, err)
+	}
+	var unknown []string
+	for name := range w.serverClocks {
+		if !taken[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("world: no server of the %s service is called %s (a clock action names a node, a %s server or a client)",
+			svc.Name, strings.Join(unknown, ", "), svc.Name)
 	}
 	if len(servers) != n {
 		return fmt.Errorf("world: service %s made %d servers, the clients address %d", svc.Name, len(servers), n)
