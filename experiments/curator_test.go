@@ -219,3 +219,29 @@ func firstLine(trace, actor, text string) string {
 	}
 	return ""
 }
+
+// TestCuratorNaiveRecipeWakesTheHerd: five clients queue on one lock. With Curator's
+// recipe each release wakes the one waiter behind it, so a client lists the children
+// about once per acquisition; with the naive recipe every change of the children wakes
+// every waiter, and each lists them again.
+func TestCuratorNaiveRecipeWakesTheHerd(t *testing.T) {
+	listings := func(recipe string) (perAcquire float64) {
+		var trace bytes.Buffer
+		rec, err := Run(context.Background(), "baseline", []knobs.KV{{Name: "client", Value: "curator"}, {Name: "nodes", Value: "3"},
+			{Name: "clients", Value: "5"}, {Name: "duration", Value: "10s"}, {Name: "recipe", Value: recipe}}, 1, Options{Trace: &trace})
+		require.NoError(t, err)
+		require.True(t, rec.Safety.LockSafe() && rec.Safety.ResourceSafe(), "%s: %v", recipe, rec.Safety)
+		require.Greater(t, rec.Liveness.Acquired, int64(20), recipe)
+		n := 0
+		for _, l := range strings.Split(trace.String(), "\n") {
+			if strings.Contains(l, "← client") && strings.Contains(l, ": getChildren /lock") {
+				n++
+			}
+		}
+		t.Logf("%s: %d listings, %d acquired", recipe, n, rec.Liveness.Acquired)
+		return float64(n) / float64(rec.Liveness.Acquired)
+	}
+	curator, naive := listings("curator"), listings("naive")
+	assert.Less(t, curator, 2.5, "a listing per acquisition, and one more after a watch")
+	assert.Greater(t, naive, 2*curator, "every waiter lists the children at every change")
+}
