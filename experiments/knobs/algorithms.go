@@ -55,6 +55,7 @@ var algorithmTable = []Algorithm{
 			return redisson.RedLockFactory(redisson.RedLockConfig{
 				Lock: redissonConfig(cfg), Masters: cfg.Lock.Effective().Nodes, Watchdog: cfg.ExtendEvery})
 		}},
+	curatorAlgorithm,
 }
 
 // redissonConfig is an RLock's settings from a world's knobs: with replicas, a Sentinel

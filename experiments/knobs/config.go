@@ -92,6 +92,8 @@ type Config struct {
 	// restarts ClientDown later, holding nothing.
 	ClientCrashRate float64
 	ClientDown      dist.Dist
+	// ZK holds the ZooKeeper ensemble's and Curator's knobs (algorithm curator).
+	ZK ZooKeeper
 }
 
 // DefaultConfig returns a fault-free world: five ideal Redis nodes, three clients taking
@@ -122,6 +124,7 @@ func DefaultConfig() Config {
 		NodePauseLen:  dist.Constant(time.Second),
 		PauseLen:      dist.Exponential(0, 100*time.Millisecond),
 		ClientDown:    dist.Constant(time.Second),
+		ZK:            defaultZooKeeper(),
 	}
 }
 
@@ -306,6 +309,7 @@ func registry() []knob {
 			func(c *Config) *float64 { return &c.ClientCrashRate }),
 		distKnob("client_down", "faults", "how long a crashed client stays down before it restarts, holding nothing, and acquires again", func(c *Config) *dist.Dist { return &c.ClientDown }),
 	)
+	ks = append(ks, zkKnobs()...)
 	def := DefaultConfig()
 	for i := range ks {
 		ks[i].Default = ks[i].get(&def)

@@ -149,8 +149,10 @@ func TestDistSyntax(t *testing.T) {
 // mode shows up in `redlock-sim params` and in error messages.
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
-		"algorithm":      {"redlock", "redisson", "redisson-redlock"},
-		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock"},
+		"algorithm":      {"redlock", "redisson", "redisson-redlock", "curator"},
+		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock", "curator"},
+		"on_suspended":   {"carry-on", "stop"},
+		"recipe":         {"curator", "naive"},
 		"dialect":        enumNames(redlock.Dialects()),
 		"connection":     {"queued", "drop", "offline-queue", "go-redis", "redis-py-8"},
 		"validity_clock": {"monotonic", "wall"},

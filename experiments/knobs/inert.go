@@ -38,6 +38,9 @@ func (c *Config) Inert(name string) string {
 	rate := func(what, rateKnob string) string {
 		return what + ", and " + rateKnob + " is 0: the run draws none (set " + rateKnob + " too)"
 	}
+	if why := c.zkInert(name); why != "" {
+		return why
+	}
 	for _, r := range RandomNodeFaults() {
 		if name == r.Len && r.RateOf(c) == 0 {
 			return rate("it is "+r.LenIs, r.Rate)

@@ -117,6 +117,19 @@ var profileTable = []Profile{
 			"timeout", "3s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
 			"connection", "queued", "extend_every", "10s", "validity_clock", "monotonic")},
+	{Name: "curator", Library: "Apache Curator 5.4.0 (github.com/apache/curator) InterProcessMutex on ZooKeeper 3.8, CuratorFrameworkFactory's defaults",
+		Help: "not Redis: an ephemeral sequential node under /<lock> on a ZooKeeper ensemble of nodes servers, " +
+			"held while lowest, each waiter watching its predecessor; a 60s session (clamped by the ensemble " +
+			"to 20 ticks, 40s by default) and a 15s connection timeout; ExponentialBackoffRetry(1000, 3) as " +
+			"Curator's documentation writes it (retry_delay 1s, tries 4); acquire() without a limit; the " +
+			"application carries on until LOST (on_suspended); the node's czxid is the fencing token; the " +
+			"Redlock knobs below are not read (its session, ensemble and recipe knobs are the zk_* ones, " +
+			"session_timeout, connection_timeout, acquire_timeout, on_suspended and recipe)",
+		Sets: kvs("algorithm", "curator", "ttl", "10s", "drift_factor", "0", "drift_pad", "0s",
+			"retry_delay", "1s", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
+			"timeout", "0s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "0", "set_nx_on_extend", "false", "dialect", "spec",
+			"connection", "queued", "extend_every", "0s", "validity_clock", "monotonic")},
 }
 
 func kvs(pairs ...string) []KV {

@@ -21,6 +21,9 @@ type Service struct {
 	Protocol lock.Protocol
 	// Conn builds a client's connection to the servers; nil: model.DirectConn.
 	Conn model.NewConn
+	// ConnFor, when set, replaces Conn with a connection built from the world's knobs (a
+	// ZooKeeper session asks for the session_timeout knob's timeout).
+	ConnFor func(cfg *Config) model.NewConn
 	// Servers creates the service's servers on env's network. They must take the next
 	// env.Servers endpoints, in the order the algorithm numbers its servers, and it
 	// returns them, each with its process if it has one.

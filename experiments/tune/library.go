@@ -178,7 +178,7 @@ func (l Library) rendered(r Recommendation) rendering {
 func libraryTable() []Library {
 	return []Library{specLibrary(), redsyncLibrary(), nodeRedlockLibrary(false),
 		nodeRedlockLibrary(true), redlockPyLibrary(false), redlockPyLibrary(true), redlockNetLibrary(),
-		redissonLibrary(false), redissonLibrary(true)}
+		redissonLibrary(false), redissonLibrary(true), curatorLibrary()}
 }
 
 // The sources the rules cite, at the versions the profiles model (docs/clients.md).
@@ -191,6 +191,7 @@ const (
 	srcRedlockPy   = "redlock-py 1.0.8 (42ef491) redlock/__init__.py "
 	srcRedlockNet  = "RedLock.net release-2.3.2 "
 	srcRedisson    = "Redisson 3.43.0 "
+	srcCurator     = "Apache Curator 5.4.0 "
 )
 
 func specLibrary() Library {
@@ -422,3 +423,35 @@ func redissonLibrary(redLock bool) Library {
 }
 
 // Units: conversions of a knob's duration into the ways the libraries write one.
+
+// curatorLibrary is Curator's InterProcessMutex: not Redlock, so of a recommendation it
+// takes only the retry policy its operations use (ExponentialBackoffRetry); the rest has
+// no meaning for a lock held by a ZooKeeper session, and the profile's values stay.
+func curatorLibrary() Library {
+	src := srcCurator
+	noLease := "the mutex has no lease and computes no validity: its node lives as long as its session, so the knob is not read (the profile's value stays)"
+	return Library{
+		Profile: "curator", Name: "Apache Curator 5.4.0 InterProcessMutex", Language: "text",
+		Rules: []KnobRule{
+			{Knob: "ttl", Access: Fixed, Fixed: "10s", Why: noLease, Source: src + "LockInternals.java attemptLock, internalLockLoop"},
+			{Knob: "drift_factor", Access: Fixed, Fixed: "0", Why: noLease, Source: src + "LockInternals.java internalLockLoop"},
+			{Knob: "drift_pad", Access: Fixed, Fixed: "0s", Why: noLease, Source: src + "LockInternals.java internalLockLoop"},
+			{Knob: "timeout", Access: Fixed, Fixed: "500ms",
+				Why:    "a request waits for its session, which ZooKeeper's client gives up after two thirds of the session timeout, not for a per-request timeout (session_timeout and connection_timeout are the knobs)",
+				Source: src + "CuratorFrameworkFactory.java DEFAULT_SESSION_TIMEOUT_MS, DEFAULT_CONNECTION_TIMEOUT_MS"},
+			{Knob: "retry_delay", Access: Settable, Option: "ExponentialBackoffRetry(baseSleepTimeMs, maxRetries)", Unit: "ms", Fixed: "1s",
+				Why:    "the k-th retry of an operation sleeps baseSleepTimeMs × max(1, random[0, 2^(k+1))): the delay is the base of an exponential backoff, not a fixed wait",
+				Source: src + "retry/ExponentialBackoffRetry.java getSleepTimeMs"},
+			{Knob: "retry_jitter", Access: Fixed, Fixed: "0s",
+				Why: "the backoff draws its own randomness from the base: there is no separate jitter", Source: src + "retry/ExponentialBackoffRetry.java getSleepTimeMs"},
+			{Knob: "tries", Access: Settable, Option: "ExponentialBackoffRetry(baseSleepTimeMs, maxRetries: tries − 1)", Unit: "count", Fixed: "4",
+				Why:    "maxRetries counts the retries of one operation after its first try (at most 29); an acquire waits for its turn without counting tries",
+				Source: src + "retry/SleepingRetry.java allowRetry; retry/ExponentialBackoffRetry.java MAX_RETRIES_LIMIT"},
+			{Knob: "extend_every", Access: Fixed, Fixed: "0s",
+				Why: "the session's heartbeats keep the node; the mutex has nothing to extend", Source: src + "InterProcessMutex.java"},
+			{Knob: "max_extensions", Access: Fixed, Fixed: "0",
+				Why: "the session's heartbeats keep the node; the mutex has nothing to extend", Source: src + "InterProcessMutex.java"},
+		},
+		render: renderCurator,
+	}
+}

@@ -669,3 +669,28 @@ public class LockSettings {
 	b.WriteString(fencingLine(r, "// "))
 	return rendering{opts: opts, code: b.String(), eff: eff}
 }
+
+// renderCurator writes the retry policy, the one part of a recommendation Curator's
+// InterProcessMutex takes; every other knob runs at the profile's value.
+func renderCurator(r Recommendation) rendering {
+	base := millis(r.RetryDelay)
+	retries := min(max(r.Tries-1, 0), 29)
+	eff := r
+	eff.TTL, eff.DriftFactor, eff.DriftPad, eff.Timeout = 10*time.Second, 0, 0, 500*time.Millisecond
+	eff.RetryDelay, eff.RetryJitter, eff.Tries = time.Duration(base)*time.Millisecond, 0, retries+1
+	eff.ExtendEvery, eff.MaxExtensions = 0, 0
+	opts := []Option{
+		{"ExponentialBackoffRetry baseSleepTimeMs", strconv.FormatInt(base, 10), notes("ms", roundedNote(r.RetryDelay))},
+		{"ExponentialBackoffRetry maxRetries", strconv.Itoa(retries), "tries − 1, at most 29"},
+	}
+	var b strings.Builder
+	b.WriteString("# Apache Curator 5.4.0 InterProcessMutex: of the settings redlock-sim tune recommended,\n")
+	b.WriteString("# only the retry policy applies; the lock has no ttl, drift or extension to set.\n")
+	fmt.Fprintf(&b, "CuratorFrameworkFactory.newClient(connectString, new ExponentialBackoffRetry(%d, %d))\n", base, retries)
+	if r.Fencing {
+		b.WriteString("\n# Fencing: this recommendation is safe only if the resource checks a fencing token on\n" +
+			"# every write and refuses an older one. Use the lock node's czxid (its Stat, from\n" +
+			"# checkExists on the node), which grows with every lock taken, and pass it with every write.\n")
+	}
+	return rendering{opts: opts, code: b.String(), eff: eff}
+}

@@ -223,6 +223,9 @@ func (w *World) planClients(algo lock.Factory) error {
 	conn := cfg.Connection.Conn
 	if svc := w.Algorithm.Service; svc != nil {
 		conn = svc.Conn
+		if svc.ConnFor != nil {
+			conn = svc.ConnFor(cfg)
+		}
 	}
 	extendEvery := cfg.ExtendEvery
 	if w.Algorithm.Watchdog { // the algorithm renews its lock itself, every extend_every

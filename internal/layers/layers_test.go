@@ -37,6 +37,7 @@ var layer = map[string]int{
 	"redlock":             7,
 	"redlock/redisson":    8,
 	"redlock/redisdriver": 8,
+	"redlock/curator":     7,
 	// The algorithms' datadriven test harness, and its RESP adapter; imported by tests only.
 	"redlock/lock/locktest": 6, "redlock/lock/locktest/resptest": 7,
 	// The simulated world: the client process, the storage and the messages, then the
@@ -84,6 +85,8 @@ var never = map[string][]string{
 	"redlock/lock": {"redlock/resp"},
 	// Redisson's RLock is a lock of its own, not a Redlock dialect.
 	"redlock/redisson": {"redlock"},
+	// Curator's mutex speaks ZooKeeper's protocol alone.
+	"redlock/curator": {"redlock", "redlock/resp"},
 }
 
 // packages returns every package directory of the module below root with its non-test
