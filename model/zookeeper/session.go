@@ -38,7 +38,8 @@ type SessionConfig struct {
 //     margin, at most 10s: see pingAfter), and gives the server up when it heard nothing
 //     for readTimeout (connectTimeout, the timeout over n, while connecting), or at once
 //     when the server closes the connection (EOF);
-//   - then fails every request in flight with CONNECTIONLOSS, tells the algorithm
+//   - then, after ClientCnxn's cleanup sleep (CleanupSleep, 100ms), fails every request
+//     in flight with CONNECTIONLOSS, tells the algorithm
 //     Disconnected (a WatchedEvent of type None), and reconnects to the next server with
 //     the session id and its last zxid; a server that still knows the session answers
 //     SyncConnected and gets the session's watches again (setWatches), one that does not
@@ -78,6 +79,7 @@ const (
 	ssIdle       sessState = iota // no session: connects on the next request
 	ssConnecting                  // a ConnectRequest is out
 	ssConnected
+	ssCleanup // a connection closed: ClientCnxnSocketNIO.cleanup's sleep before anyone is told
 )
 
 // Timer kinds (an arg's low byte; the rest is the generation it was set in).
@@ -87,7 +89,15 @@ const (
 	tPing               // the idle check
 	tRetry              // reconnect after a pause
 	tFail               // deliver failures of requests sent while the session was expired
+	tCleanup            // the end of the cleanup sleep: tell of the loss, then reconnect
 )
+
+// CleanupSleep is how long a ZooKeeper client sleeps after it closed a connection and
+// before it fails the requests in flight, says Disconnected and tries the next server
+// (ClientCnxnSocketNIO.cleanup's Thread.sleep(100), called from
+// ClientCnxn.SendThread.cleanAndNotifyState): Curator's SUSPENDED comes that much after
+// the connection is gone, as the real conformance scripts show (103–115ms).
+const CleanupSleep = 100 * time.Millisecond
 
 type session struct {
 	link  *model.Link
@@ -111,6 +121,7 @@ type session struct {
 	queued             []sent     // requests waiting for the session
 	watches            []watchReg // watches the session left on its server
 	closing            bool
+	wasConnected       bool // during the cleanup sleep: the connection lost was established
 
 	stats model.ConnStats
 }
@@ -188,7 +199,7 @@ func (s *session) arm(now sim.Time, d time.Duration, kind uint32) {
 // Receive takes what the current server sends; anything from another server (one given
 // up) is stray.
 func (s *session) Receive(now sim.Time, node int, id uint64, m *model.Message) {
-	if s.pos < 0 || node != s.server() || s.state == ssIdle {
+	if s.pos < 0 || node != s.server() || s.state == ssIdle || s.state == ssCleanup {
 		s.link.Stray()
 		return
 	}
@@ -301,23 +312,40 @@ func (s *session) expired(now sim.Time) {
 	}
 }
 
-// lost gives the current server up: requests in flight fail with CONNECTIONLOSS, the
-// algorithm hears Disconnected, and the next server is tried.
+// lost gives the current server up: after ClientCnxn's cleanup sleep (CleanupSleep, in
+// which nothing more is read from the server), requests in flight fail with
+// CONNECTIONLOSS, the algorithm hears Disconnected, and the next server is tried.
 func (s *session) lost(now sim.Time) {
 	wasConnected := s.state == ssConnected
-	failed := s.sent
-	s.sent = nil
-	s.state = ssConnecting
 	s.gen++
 	if s.closing && wasConnected {
 		// A closed session's server closes the connection: nothing to resume.
+		failed := s.sent
+		s.sent = nil
 		s.state, s.id, s.closing = ssIdle, 0, false
-	} else {
-		s.retry(now)
+		s.link.Deliver(now, 0, lock.PushReq, s.stateEvent(zk.StateDisconnected))
+		s.failInFlight(now, failed)
+		return
 	}
-	if wasConnected {
+	s.state, s.wasConnected = ssCleanup, wasConnected
+	s.arm(now, CleanupSleep, tCleanup)
+}
+
+// cleanedUp ends the cleanup sleep: what was in flight fails, the algorithm hears
+// Disconnected if the session was connected, and the next server is tried.
+func (s *session) cleanedUp(now sim.Time) {
+	failed := s.sent
+	s.sent = nil
+	s.state = ssConnecting
+	s.retry(now)
+	if s.wasConnected {
 		s.link.Deliver(now, 0, lock.PushReq, s.stateEvent(zk.StateDisconnected))
 	}
+	s.failInFlight(now, failed)
+}
+
+// failInFlight fails the requests that were on the wire with CONNECTIONLOSS.
+func (s *session) failInFlight(now sim.Time, failed []sent) {
 	for _, r := range failed {
 		if s.link.Dead() {
 			return
@@ -386,6 +414,10 @@ func (s *session) Timer(now sim.Time, arg uint32) {
 	case tRetry:
 		if s.state == ssConnecting {
 			s.connect(now)
+		}
+	case tCleanup:
+		if s.state == ssCleanup {
+			s.cleanedUp(now)
 		}
 	case tRead:
 		if s.state != ssConnected {

@@ -79,7 +79,7 @@ func TestASilentServerIsGivenUpAfterTwoThirdsOfTheTimeout(t *testing.T) {
 		}
 	}
 	require.Positive(t, lastWord)
-	assert.Equal(t, lastWord+4*time.Second, st[1].at, "readTimeout (two thirds of 6s) after the last word")
+	assert.Equal(t, lastWord+4*time.Second+CleanupSleep, st[1].at, "readTimeout (two thirds of 6s) after the last word, and the cleanup sleep")
 	assert.Equal(t, zk.StateSyncConnected, st[2].state)
 	assert.Equal(t, first.session, st[2].session, "the same session, resumed on another server")
 	assert.Less(t, st[2].at-st[1].at, 2*time.Second+10*time.Millisecond, "the next server within connectTimeout (6s/3) and the pause")
@@ -91,9 +91,10 @@ func TestASilentServerIsGivenUpAfterTwoThirdsOfTheTimeout(t *testing.T) {
 }
 
 // TestARequestInFlightFailsWithConnectionLoss: a create that waits on a stalled leader
-// when the client's own server dies fails with CONNECTIONLOSS the moment the connection
-// closes, and the recipe hears Disconnected. (The seeded world's shuffle puts the client
-// on a follower, which the test requires before it stalls the leader.)
+// when the client's own server dies fails with CONNECTIONLOSS once the connection closes
+// and the client's cleanup sleep (CleanupSleep, ClientCnxnSocketNIO.cleanup's 100ms) is
+// over, and the recipe hears Disconnected then, not before. (The seeded world's shuffle
+// puts the client on a follower, which the test requires before it stalls the leader.)
 func TestARequestInFlightFailsWithConnectionLoss(t *testing.T) {
 	w := newZKWorldWith(t, 1, 6*time.Second, true, time.Second, time.Second, nil)
 	w.run(2500 * time.Millisecond) // acquired at ~1s, released at ~2s, next acquire at ~3s
@@ -111,11 +112,16 @@ func TestARequestInFlightFailsWithConnectionLoss(t *testing.T) {
 	require.NotNil(t, srv)
 	require.NotEqual(t, ld, srv, "the client's server is a follower, its create forwarded to the stalled leader")
 	srv.Kill()
-	w.run(3600 * time.Millisecond)
+	eof := 3500*time.Millisecond + lat // the EOF's one hop after the kill
+	before, codes := len(w.states[0]), len(*w.codes[0])
+	w.run(eof + CleanupSleep - time.Millisecond)
+	assert.Len(t, w.states[0], before, "no Disconnected during the cleanup sleep")
+	assert.Len(t, *w.codes[0], codes, "the create in flight has not failed yet")
+	w.run(eof + CleanupSleep + time.Millisecond)
 	st := w.states[0]
 	require.GreaterOrEqual(t, len(st), 2)
 	assert.Equal(t, zk.StateDisconnected, st[len(st)-1].state)
-	assert.Equal(t, 3500*time.Millisecond+lat, st[len(st)-1].at, "the EOF's one hop after the kill")
+	assert.Equal(t, eof+CleanupSleep, st[len(st)-1].at, "the cleanup sleep after the EOF")
 	require.NotEmpty(t, *w.codes[0])
 	assert.Equal(t, zk.ConnectionLoss, (*w.codes[0])[len(*w.codes[0])-1], "the create in flight failed")
 	assert.Len(t, w.h.spans, 1, "no second hold")
