@@ -460,7 +460,8 @@ type tlRow struct {
 }
 
 // writeTimeline writes the script's timeline as JSON into the test's temporary folder
-// (and into REDLOCK_SIM_ZK_TIMELINE_DIR when set), and logs where.
+// (and into REDLOCK_SIM_ZK_TIMELINE_DIR when set), logs where, and compares it with the
+// simulated script (compareWithSimulation).
 func (r *zkRun) writeTimeline(script string, leader int, znodes [][]zkNode) zkTimeline {
 	t := r.t
 	t.Helper()
@@ -503,5 +504,6 @@ func (r *zkRun) writeTimeline(script string, leader int, znodes [][]zkNode) zkTi
 	for _, b := range tl.Bounds {
 		t.Logf("%s at %.1fms: bounds [%.1f, %.1f]ms", b.What, b.GotMs, b.LoMs, b.HiMs)
 	}
+	t.Run("simulated", func(t *testing.T) { compareWithSimulation(t, tl) })
 	return tl
 }
