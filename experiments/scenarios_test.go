@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
@@ -182,6 +183,49 @@ func TestScenarioOutcomes(t *testing.T) {
 			safe := run(t, "unsafe-release", knobs.KV{Name: "variant", Value: "redlock"})
 			safeAndDone(t, safe, 2)
 		},
+		"zk-gc-pause": func(t *testing.T, r *Record) {
+			twoHolders(t, r)
+			assert.Positive(t, r.Safety.FencedWritesRejected, "the czxid fences client1's late write")
+			assert.Zero(t, r.Safety.StaleWritesAccepted)
+			short := run(t, "zk-gc-pause", knobs.KV{Name: "pause", Value: "1500ms"})
+			safeAndDone(t, short, 2)
+		},
+		"zk-partitioned-holder": func(t *testing.T, r *Record) {
+			twoHolders(t, r)
+			assert.Equal(t, "carry-on", r.Config.Get("on_suspended"))
+			stop := run(t, "zk-partitioned-holder", knobs.KV{Name: "on_suspended", Value: "stop"})
+			safeAndDone(t, stop, 2)
+		},
+		"zk-partitioned-holder-stop": func(t *testing.T, r *Record) {
+			safeAndDone(t, r, 2)
+			carryOn := run(t, "zk-partitioned-holder-stop", knobs.KV{Name: "on_suspended", Value: "carry-on"})
+			assert.Positive(t, carryOn.Safety.ValidityOverlaps, "an application that carries on overlaps")
+		},
+		"zk-leader-crash": func(t *testing.T, r *Record) {
+			safeAndDone(t, r, 2)
+			require.NotNil(t, r.Liveness.AcquireLatencyMs.Max)
+			assert.Greater(t, *r.Liveness.AcquireLatencyMs.Max, 150.0, "client2 waits out the election")
+			calm := run(t, "zk-leader-crash", knobs.KV{Name: "crash_after", Value: "5s"})
+			safeAndDone(t, calm, 2)
+			assert.Greater(t, *r.Liveness.AcquireLatencyMs.Max, *calm.Liveness.AcquireLatencyMs.Max+150,
+				"the crash's election adds to the slowest wait, client2's behind client1's 300ms hold")
+		},
+		"zk-clock-jump": func(t *testing.T, r *Record) {
+			twoHolders(t, r)
+			assert.Zero(t, r.Safety.StaleWritesAccepted)
+			// The same file without the leader's drift: the wall-clock steps alone are harmless.
+			sc, err := scenarios.LookupScenario("zk-clock-jump")
+			require.NoError(t, err)
+			text := sc.Text
+			drift := "  - at: 500ms\n    clock_drift: {node: zk3, ppm: 500000}\n"
+			require.Contains(t, text, drift)
+			steady, err := scenarios.ParseFile("zk-clock-jump-steady.yaml", []byte(strings.Replace(text, drift, "", 1)))
+			require.NoError(t, err)
+			rec, err := RunScenario(context.Background(), steady, nil, 1, Options{})
+			require.NoError(t, err)
+			safeAndDone(t, rec, 2)
+		},
+		"zk-herd": func(t *testing.T, r *Record) { safeAndDone(t, r, 5) },
 	}
 	for _, sc := range scenarios.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
