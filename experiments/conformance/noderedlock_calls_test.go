@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/internal/redistest"
-	"github.com/redlock-sim/redlock-sim/redlock/resp"
 )
 
 // nodeCallScript puts one of node-redlock's later calls, extend() or unlock()/release(),
@@ -258,38 +255,5 @@ func simulatedScriptCommands(t *testing.T, rp *report.Replay, client string, fro
 		}
 	}
 	require.NotEmpty(t, value)
-	type arrival struct {
-		node string
-		at   int64
-		cmd  string
-	}
-	dropped := map[arrival]bool{}
-	for _, s := range rp.Steps {
-		if c, ok := strings.CutPrefix(s.Text, "drop reason=down cmd="); ok {
-			dropped[arrival{s.Actor, s.AtNs, c}] = true
-		}
-	}
-	cmds := make([][]string, nodes)
-	for _, m := range rp.Messages {
-		if m.Kind != "request" || m.Fate != "delivered" || m.SentNs < from || m.SentNs >= until || dropped[arrival{m.To, m.AtNs, m.Text}] {
-			continue
-		}
-		if m.Pair >= 0 && rp.Messages[m.Pair].Text == resp.NoReply.String() {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimPrefix(m.To, "redis"))
-		require.NoError(t, err, m.To)
-		if f := strings.Fields(m.Text); !slices.Contains(f, value) {
-			continue
-		}
-		if c, ok := canon(strings.Fields(m.Text), value); ok {
-			cmds[n-1] = append(cmds[n-1], c)
-		}
-	}
-	last := rp.States[len(rp.States)-1]
-	leftover := make([]bool, nodes)
-	for i, n := range last.Nodes {
-		leftover[i] = slices.ContainsFunc(n.Keys, func(k report.KeyState) bool { return k.Value == value })
-	}
-	return cmds, leftover
+	return serverCommands(t, rp, value, client, from, until)
 }

@@ -243,7 +243,8 @@ func runSimulatedCall(t *testing.T, cs callScript) outcome {
 }
 
 // simulatedCommands returns the lock commands each server ran from true time from on (the
-// value written $v) and which servers hold the lock's key at the end.
+// value, of the first SET sent from then, written $v) and which servers hold the lock's key
+// at the end.
 func simulatedCommands(t *testing.T, rp *report.Replay, from int64) ([][]string, []bool) {
 	value := ""
 	for _, m := range rp.Messages {
@@ -253,29 +254,7 @@ func simulatedCommands(t *testing.T, rp *report.Replay, from int64) ([][]string,
 		}
 	}
 	require.NotEmpty(t, value)
-	cmds := make([][]string, nodes)
-	for _, s := range rp.Steps {
-		// A server's own line says what it ran: "SET lock v NX EX 8 → OK".
-		var n int
-		if _, err := fmt.Sscanf(s.Actor, "redis%d", &n); err != nil || s.AtNs < from {
-			continue
-		}
-		cmd, _, ok := strings.Cut(s.Text, " → ")
-		if !ok {
-			continue
-		}
-		if c, ok := canon(strings.Fields(cmd), value); ok {
-			cmds[n-1] = append(cmds[n-1], c)
-		}
-	}
-	last := rp.States[len(rp.States)-1]
-	leftover := make([]bool, nodes)
-	for i, n := range last.Nodes {
-		for _, k := range n.Keys {
-			leftover[i] = leftover[i] || k.Value == value
-		}
-	}
-	return cmds, leftover
+	return serverCommands(t, rp, value, "", from, 0)
 }
 
 // TestRedsyncContentionWithADeadMaster: two clients contend while one master's process is

@@ -427,7 +427,16 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 		}
 	}
 	require.NotEmpty(t, value)
-	// What a powered-off node dropped reached it but never ran.
+	o.commands, o.leftover = serverCommands(t, rp, value, "", acqStart, 0)
+	return o
+}
+
+// serverCommands returns the lock commands each server of the replay ran, delivered to it
+// from true time from on (and before until, when not 0), in canon's spelling with value
+// as $v, and which servers hold a key with that value at the end. With client set, only
+// the commands that carry that client's value count. What a powered-off server dropped
+// and what a killed server's host refused reached it but never ran.
+func serverCommands(t *testing.T, rp *report.Replay, value, client string, from, until int64) ([][]string, []bool) {
 	type arrival struct {
 		node string
 		at   int64
@@ -439,26 +448,30 @@ func runSimulated(t *testing.T, client string, fs faultScript) outcome {
 			dropped[arrival{s.Actor, s.AtNs, c}] = true
 		}
 	}
-	o.commands = make([][]string, nodes)
+	cmds := make([][]string, nodes)
 	for _, m := range rp.Messages {
-		if m.Kind != "request" || m.Fate != "delivered" || m.SentNs < acqStart || dropped[arrival{m.To, m.AtNs, m.Text}] {
+		switch {
+		case m.Kind != "request" || m.Fate != "delivered" || m.SentNs < from || (until > 0 && m.SentNs >= until):
 			continue
-		}
-		if m.Pair >= 0 && rp.Messages[m.Pair].Text == resp.NoReply.String() {
+		case dropped[arrival{m.To, m.AtNs, m.Text}]:
+			continue
+		case m.Pair >= 0 && rp.Messages[m.Pair].Text == resp.NoReply.String():
 			continue // a killed server's host refused it: the server never ran it
+		case client != "" && !slices.Contains(strings.Fields(m.Text), value):
+			continue // another client's
 		}
 		n, err := strconv.Atoi(strings.TrimPrefix(m.To, "redis"))
 		require.NoError(t, err, m.To)
 		if c, ok := canon(strings.Fields(m.Text), value); ok {
-			o.commands[n-1] = append(o.commands[n-1], c)
+			cmds[n-1] = append(cmds[n-1], c)
 		}
 	}
 	last := rp.States[len(rp.States)-1]
-	o.leftover = make([]bool, nodes)
+	leftover := make([]bool, nodes)
 	for i, n := range last.Nodes {
-		o.leftover[i] = slices.ContainsFunc(n.Keys, func(k report.KeyState) bool { return k.Value == value })
+		leftover[i] = slices.ContainsFunc(n.Keys, func(k report.KeyState) bool { return k.Value == value })
 	}
-	return o
+	return cmds, leftover
 }
 
 // oksAtLeast reads the oks= field of a released line: redsync's Unlock reports success
