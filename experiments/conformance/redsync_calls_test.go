@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,22 +166,13 @@ func runRedsyncCall(t *testing.T, cs callScript) outcome {
 				o.commands[i] = append(o.commands[i], c)
 			}
 		}
-		if cs.stallFor == 0 && contains(cs.servers, i) {
+		if cs.stallFor == 0 && slices.Contains(cs.servers, i) {
 			continue // killed: nothing left to ask
 		}
 		got, err := s.Client().Get(context.Background(), "lock").Result()
 		o.leftover[i] = err == nil && got == value
 	}
 	return o
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // runSimulatedCall plays the script through the simulator with client=redsync: client1's
