@@ -20,12 +20,30 @@
 // (Isolate, Split, Block, Clog, Apply), scheduled at a true time (At), or drawn at random
 // rates (Config.Random).
 //
+// # TCP links
+//
+// A link is a datagram link unless SetTCP (one link) or SetTCPEndpoint (every link of an
+// endpoint, also those of endpoints added later) makes it a TCP connection, as the
+// ZooKeeper ensemble's links are. A partition delays a TCP link's messages instead of
+// losing them: what a cut would drop, at send or at arrival, and what loss would lose, is
+// held (a hold record with the reason: partition, loss, or queued behind an earlier held
+// message) and goes again at the kernel's retransmissions, sent + RTO·(2^k − 1) with RTO
+// Linux's TCP_RTO_MIN of 200ms, each doubling capped at TCP_RTO_MAX (120s); it arrives at
+// the first one at which the link is up, plus a latency drawn then, with every message
+// the link sent after it, in send order. After tcp_retries2 (15) retransmissions the
+// kernel gives up: the held messages are dropped (reason retries). Reset discards what a
+// link holds, as closing a connection does. The backoff is the oldest held message's
+// (the kernel backs off per connection, from the first unacknowledged segment: the same
+// times), and a retransmission that crosses carries the whole backlog at once, however
+// large. The common path does not look at any of it: a link holding messages is marked
+// stopped, as a cut one is, and only the stopped branches tell the two apart.
+//
 // The network only delivers: what a crashed process does with a message it receives is
 // the process's business.
 //
 // # Trace
 //
-// Every hold, delivery, drop (with its reason, loss or partition) and duplicate is a
+// Every hold, delivery, drop (with its reason: loss, partition, dropped, retries, reset) and duplicate is a
 // trace record with actor "net" and fields from, to (endpoint names), id (the message's
 // send number; a duplicate shares it), the message as SetMessage packs it, and the
 // latency or drop reason; with SetDeliveryNotes, a delivery shows the message as a note

@@ -356,8 +356,13 @@ func (n *Net[M]) recut() {
 	k := Endpoint(len(n.eps))
 	for from := Endpoint(0); from < k; from++ {
 		for to := Endpoint(0); to < k; to++ {
-			n.link(from, to).cut = n.cutNow(from, to)
+			l := n.link(from, to)
+			l.cut = n.cutNow(from, to)
+			l.stop = l.cut
 		}
+	}
+	for _, b := range n.backlogs {
+		n.link(b.from, b.to).stop = true
 	}
 }
 

@@ -26,7 +26,7 @@ func TestConservationIsAssertedOnEveryDelivery(t *testing.T) {
 	n.Send(0, 1, 1)
 	n.stats.Sent++ // the broken count
 	assert.PanicsWithValue(t,
-		"invariant broken: network: 2 sent + 0 duplicated = 2, but 1 delivered + 0 lost + 0 partitioned + 0 dropped + 0 in flight = 1",
+		"invariant broken: network: 2 sent + 0 duplicated = 2, but 1 delivered + 0 lost + 0 partitioned + 0 dropped + 0 timed out + 0 reset + 0 in flight = 1",
 		func() { _ = s.RunUntil(sim.Time(2 * ms)) })
 }
 

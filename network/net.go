@@ -24,7 +24,8 @@ type Receiver[M any] interface {
 }
 
 // Stats counts what the network did with messages. A duplicate counts as a second copy:
-// Sent + Duplicated = Delivered + Lost + Partitioned + InFlight at all times.
+// Sent + Duplicated = Delivered + Lost + Partitioned + Dropped + TimedOut + Reset +
+// InFlight at all times.
 type Stats struct {
 	Sent        uint64 // messages accepted by Send
 	Duplicated  uint64 // extra copies made by duplication
@@ -33,6 +34,11 @@ type Stats struct {
 	Partitioned uint64 // copies dropped because their link was cut at send or arrival
 	Dropped     uint64 // copies dropped by DropNext
 	Held        uint64 // copies held by a clog (later delivered or dropped)
+	// Retransmitted counts the copies a TCP link (SetTCP) held for retransmission instead
+	// of dropping them (later delivered, or dropped with TimedOut or Reset).
+	Retransmitted uint64
+	TimedOut      uint64 // copies a TCP link gave up after TCPRetries2 retransmissions
+	Reset         uint64 // copies held by a TCP link that its sender's close discarded (Reset)
 }
 
 // Actor is the actor of every network trace record.
@@ -44,7 +50,7 @@ const (
 	RecDeliver   = "deliver"   // a message reached its receiver: from, to, id, msg, latency
 	RecDrop      = "drop"      // a message was lost or cut off: from, to, id, msg, reason
 	RecDup       = "dup"       // a message was duplicated: from, to, id, msg
-	RecHold      = "hold"      // a clogged link held a message: from, to, id, msg
+	RecHold      = "hold"      // a clogged link held a message: from, to, id, msg (a TCP link's hold for retransmission adds its reason)
 	RecUnclog    = "unclog"    // a clog ended and released what it held: from, to, held
 	RecPartition = "partition" // a partition began: fault and the endpoints it cuts
 	RecClog      = "clog"      // a clog began: fault, from, to, for
@@ -60,6 +66,7 @@ const (
 	kindHeal
 	kindRandomIsolate
 	kindRandomClog
+	kindRetransmit
 )
 
 // Net is a simulated network carrying messages of type M between endpoints in virtual
@@ -93,6 +100,9 @@ type Net[M any] struct {
 	stats     Stats
 	scratch   []int32 // held slots being released by a clog's end
 	posts     bool    // deliveries are posted events (sim.Sim.Post), not scheduled ones
+	// backlogs are the TCP links holding messages for retransmission (few at a time: a
+	// linear search in the slow paths beats a field in every link).
+	backlogs []backlog
 
 	faults
 }
@@ -101,6 +111,7 @@ type endpoint[M any] struct {
 	name string
 	nm   sim.Name // name with its trace digest
 	r    Receiver[M]
+	tcp  bool // every link to and from it is a TCP connection (SetTCPEndpoint)
 }
 
 // traceNames are the network's actor and record kinds, digests worked out once.
@@ -117,7 +128,12 @@ type link struct {
 	heldTail int32
 	profile  int32 // index into profiles; 0 is Config.Default
 	cut      bool  // some active partition cuts the link
-	clogged  bool
+	// stop is cut, or a TCP link's backlog of messages waiting for their retransmission:
+	// the one flag Send's and deliver's common paths test, so a TCP link costs them
+	// nothing (on a datagram link stop is cut).
+	stop    bool
+	clogged bool
+	tcp     bool // the link is a TCP connection (SetTCP): what a cut or a loss would drop waits for a retransmission
 }
 
 // flight is one message copy in flight.
@@ -189,6 +205,7 @@ func (n *Net[M]) AddEndpoint(name string, r Receiver[M]) (Endpoint, error) {
 	}
 	n.eps = append(n.eps, endpoint[M]{name: name, nm: sim.NewName(name), r: r})
 	n.growLinks(len(n.eps))
+	n.markTCP(Endpoint(len(n.eps) - 1))
 	if len(n.active) > 0 { // a split's rest group, or an isolation, may cut the new links
 		n.recut()
 	}
@@ -287,9 +304,9 @@ func (n *Net[M]) Stats() Stats { return n.stats }
 // build after every delivery and drop.
 func (n *Net[M]) CheckConservation() error {
 	s := &n.stats
-	if in, out := s.Sent+s.Duplicated, s.Delivered+s.Lost+s.Partitioned+s.Dropped+uint64(n.inFlight-n.receiving); in != out {
-		return fmt.Errorf("network: %d sent + %d duplicated = %d, but %d delivered + %d lost + %d partitioned + %d dropped + %d in flight = %d",
-			s.Sent, s.Duplicated, in, s.Delivered, s.Lost, s.Partitioned, s.Dropped, n.inFlight, out)
+	if in, out := s.Sent+s.Duplicated, s.Delivered+s.Lost+s.Partitioned+s.Dropped+s.TimedOut+s.Reset+uint64(n.inFlight-n.receiving); in != out {
+		return fmt.Errorf("network: %d sent + %d duplicated = %d, but %d delivered + %d lost + %d partitioned + %d dropped + %d timed out + %d reset + %d in flight = %d",
+			s.Sent, s.Duplicated, in, s.Delivered, s.Lost, s.Partitioned, s.Dropped, s.TimedOut, s.Reset, n.inFlight, out)
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ import (
 func assertBalanced(t *testing.T, n *Net[int]) {
 	t.Helper()
 	st := n.Stats()
-	assert.Equal(t, st.Sent+st.Duplicated, st.Delivered+st.Lost+st.Partitioned+uint64(n.InFlight()), "%+v", st)
+	assert.Equal(t, st.Sent+st.Duplicated, st.Delivered+st.Lost+st.Partitioned+st.Dropped+st.TimedOut+st.Reset+uint64(n.InFlight()), "%+v", st)
+	assert.NoError(t, n.CheckConservation())
 }
 
 func TestLoss(t *testing.T) {

@@ -23,7 +23,7 @@ type MsgRecord struct {
 	// the record and is valid as long as the record is.
 	Msg     *sim.Field
 	Latency time.Duration // RecDeliver: from send to delivery
-	Reason  string        // RecDrop: why it was lost ("loss", "partition", ...)
+	Reason  string        // RecDrop: why it was lost ("loss", "partition", ...); RecHold on a TCP link: why it waits for a retransmission ("partition", "loss", "queued"), "" for a clog's
 }
 
 // DecodeMsgRecord decodes a deliver, drop, dup or hold record.
@@ -43,6 +43,10 @@ func DecodeMsgRecord(r *sim.Record) (MsgRecord, error) {
 		x.Latency = d.Dur("latency")
 	case RecDrop:
 		x.Reason = d.Str("reason")
+	case RecHold:
+		if d.Has("reason") { // a TCP link's hold says why; a clog's does not
+			x.Reason = d.Str("reason")
+		}
 	}
 	return x, d.End()
 }

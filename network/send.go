@@ -20,6 +20,9 @@ const (
 	reasonLoss      = "loss"
 	reasonPartition = "partition"
 	reasonDropNext  = "dropped"
+	reasonQueued    = "queued"  // a TCP link's hold: behind an earlier message waiting for its retransmission
+	reasonRetries   = "retries" // a TCP link gave up after TCPRetries2 retransmissions
+	reasonReset     = "reset"   // a TCP link's held message discarded by its sender's close (Reset)
 )
 
 // Send sends msg from one endpoint to another. It draws loss, latency and duplication
@@ -43,16 +46,20 @@ func (n *Net[M]) Send(from, to Endpoint, msg M) {
 	l := n.link(from, to)
 	p := &n.profiles[l.profile]
 	switch {
-	case p.uniform && !l.cut: // launch, in line
+	case p.uniform && !l.stop: // launch, in line
 		n.schedule(i, l, p, n.s.Now().Add(p.ubase+time.Duration(uint64n(n.src, p.uspan))))
-	case l.cut:
-		n.drop(i, reasonPartition)
+	case l.stop:
+		n.stopped(i, l)
 	case p.dropNext > 0:
 		if p.dropNext--; p.dropNext == 0 {
 			p.uniform = p.wasUniform
 		}
 		n.drop(i, reasonDropNext)
 	case p.loss > 0 && n.rng.Float64() < p.loss:
+		if l.tcp {
+			n.hold(i, l, reasonLoss)
+			return
+		}
 		n.drop(i, reasonLoss)
 	default:
 		n.launch(i, l, p)
@@ -116,6 +123,8 @@ func (e *events[M]) HandleEvent(now sim.Time, kind int, arg uint64) {
 		n.randomIsolate()
 	case kindRandomClog:
 		n.randomClog()
+	case kindRetransmit:
+		n.retransmit(Endpoint(arg>>32), Endpoint(uint32(arg)))
 	}
 }
 
@@ -143,11 +152,12 @@ func (n *Net[M]) arrive(i int32) {
 	l.heldTail = i + 1
 }
 
-// deliver hands slot i to its receiver, unless its link l is cut now. The slot is freed
-// after the receiver returns: until then the receiver reads the message in place.
+// deliver hands slot i to its receiver, unless its link l is cut now (or, a TCP link,
+// holds earlier messages for their retransmission). The slot is freed after the receiver
+// returns: until then the receiver reads the message in place.
 func (n *Net[M]) deliver(i int32, l *link) {
-	if l.cut {
-		n.drop(i, reasonPartition)
+	if l.stop {
+		n.stopped(i, l)
 		return
 	}
 	f := &n.slab[i]
@@ -172,6 +182,10 @@ func (n *Net[M]) drop(i int32, reason string) {
 		n.stats.Lost++
 	case reasonDropNext:
 		n.stats.Dropped++
+	case reasonRetries:
+		n.stats.TimedOut++
+	case reasonReset:
+		n.stats.Reset++
 	default:
 		n.stats.Partitioned++
 	}
@@ -245,7 +259,7 @@ func emitDeliver[M any, E sim.Emitter[E]](e E, n *Net[M], f *flight[M], latency 
 }
 
 // emitMsgRecord writes a drop, duplicate or hold record: the message's endpoints and id,
-// the message, then a drop's reason.
+// the message, then a drop's reason (or a TCP link's hold's: a clog's hold has none).
 //
 //lint:ignore U1000 the template internal/cmd/emitgen copies into emit_gen.go once per emitter; never called itself
 func emitMsgRecord[M any, E sim.Emitter[E]](e E, n *Net[M], kind *sim.Name, f *flight[M], reason string) {
