@@ -111,6 +111,10 @@ func (l *Link) Rand() *rand.Rand {
 	return c.connRand
 }
 
+// Reset discards what the network holds for retransmission on the TCP link to server
+// node (network.Net.Reset): the connection closed, and its unacknowledged data with it.
+func (l *Link) Reset(node int) { l.c.net.Reset(l.c.ep, l.c.cfg.Nodes[node]) }
+
 // Endpoint returns server node's network endpoint.
 func (l *Link) Endpoint(node int) network.Endpoint { return l.c.cfg.Nodes[node] }
 

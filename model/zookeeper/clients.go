@@ -16,7 +16,10 @@ import (
 // answered) and its requests, served in order (a read waits behind the session's write,
 // as ZooKeeper's CommitProcessor keeps a session's order).
 type cnxn struct {
-	ep        network.Endpoint
+	ep network.Endpoint
+	// conn is the client's number of the connection (model.Message.Conn), stamped on what
+	// the server sends on it: the client discards what an earlier connection sends.
+	conn      uint32
 	session   int64
 	timeoutMs int64
 	q         []request
@@ -43,10 +46,18 @@ func (sv *Server) live(pr pendingReq, ok bool) *cnxn {
 	return pr.c
 }
 
-// clientMsg handles a client's request.
+// clientMsg handles a client's request. One of a connection older than the last the
+// client opened to this server is discarded: the client closed that connection, and its
+// TCP link held the request through a partition (a reset, which the client, on a newer
+// connection, ignores). A request of a connection the server does not have (closed since,
+// or never opened) is answered with EOF on that connection, as a reset.
 func (sv *Server) clientMsg(now sim.Time, from network.Endpoint, m *model.Message) {
+	if m.Conn < sv.opened[from] {
+		sv.e.stats.Stale++
+		return
+	}
 	if !sv.serving {
-		sv.eof(from) // ZooKeeperServer not running: the connection is closed
+		sv.eof(from, m.Conn) // ZooKeeperServer not running: the connection is closed
 		sv.e.stats.Lost++
 		return
 	}
@@ -56,8 +67,8 @@ func (sv *Server) clientMsg(now sim.Time, from network.Endpoint, m *model.Messag
 		sv.connect(now, from, m)
 		return
 	}
-	if c == nil || c.session == 0 {
-		sv.eof(from)
+	if c == nil || c.session == 0 || c.conn != m.Conn {
+		sv.eof(from, m.Conn)
 		sv.e.stats.Lost++
 		return
 	}
@@ -83,13 +94,14 @@ func (sv *Server) touchLocal(now sim.Time, session int64) {
 // zxid than this server applied is refused, and tries another server.
 func (sv *Server) connect(now sim.Time, from network.Endpoint, m *model.Message) {
 	req := zk.Unpack(&m.Body)
+	sv.opened[from] = m.Conn
 	if zk.LastZxidOf(&m.Body) > sv.tree.lastZxid {
 		sv.e.s.Trace(sv.name, RecRefuse, sim.Int("session", req.Int), sim.Int("zxid", sv.tree.lastZxid))
-		sv.eof(from)
+		sv.eof(from, m.Conn)
 		return
 	}
 	sv.dropConn(from)
-	c := &cnxn{ep: from, session: req.Int}
+	c := &cnxn{ep: from, conn: m.Conn, session: req.Int}
 	sv.conns[from] = c
 	sv.order = append(sv.order, from)
 	c.q = append(c.q, request{id: m.ReqID, p: m.Body})
@@ -145,7 +157,7 @@ func (sv *Server) revalidated(now sim.Time, tag uint64, ok bool) {
 		return
 	}
 	if !ok {
-		sv.reply(c.ep, pr.id, zk.Err(zk.OpConnect, zk.SessionExpired))
+		sv.reply(c, pr.id, zk.Err(zk.OpConnect, zk.SessionExpired))
 		sv.dropConn(c.ep)
 		return
 	}
@@ -214,7 +226,7 @@ func (sv *Server) process(now sim.Time, c *cnxn) {
 			return
 		}
 		sv.stats.Requests++
-		sv.reply(c.ep, r.id, sv.read(c, &r.p))
+		sv.reply(c, r.id, sv.read(c, &r.p))
 		c.q = c.q[1:]
 	}
 }
@@ -234,13 +246,13 @@ func (sv *Server) done(now sim.Time, c *cnxn, p lock.Payload) {
 		return
 	}
 	sv.stats.Requests++
-	sv.reply(c.ep, c.q[0].id, p)
+	sv.reply(c, c.q[0].id, p)
 	c.q, c.busy = c.q[1:], false
 	sv.process(now, c)
 }
 
-func (sv *Server) reply(to network.Endpoint, id uint64, p lock.Payload) {
-	sv.e.net.Send(sv.ep, to, model.Message{Kind: model.MsgReply, ReqID: id, Body: p})
+func (sv *Server) reply(c *cnxn, id uint64, p lock.Payload) {
+	sv.e.net.Send(sv.ep, c.ep, model.Message{Kind: model.MsgReply, ReqID: id, Body: p, Conn: c.conn})
 }
 
 // read answers a read from this server's tree, which may lag the leader's, and leaves
@@ -331,9 +343,15 @@ func (sv *Server) setWatch(c *cnxn, m *zk.Msg) lock.Payload {
 	return lock.Payload{Word: uint64(zk.OpSetWatches)}
 }
 
+// push sends a watch event on the connection of endpoint to (a watch lives as long as
+// its connection: dropConn forgets it).
 func (sv *Server) push(to network.Endpoint, p lock.Payload) {
 	sv.stats.Watches++
-	sv.e.net.Send(sv.ep, to, model.Message{Kind: model.MsgPush, Body: p})
+	var conn uint32
+	if c := sv.conns[to]; c != nil {
+		conn = c.conn
+	}
+	sv.e.net.Send(sv.ep, to, model.Message{Kind: model.MsgPush, Body: p, Conn: conn})
 }
 
 // apply applies committed transaction z: the watches it fires go out before the reply
@@ -434,7 +452,7 @@ func (sv *Server) fire(ch change) {
 func (sv *Server) closeSession(session int64) {
 	for _, ep := range sv.order {
 		if c := sv.conns[ep]; c != nil && c.session == session {
-			sv.eof(ep)
+			sv.eof(ep, c.conn)
 			sv.dropConn(ep)
 			return
 		}
@@ -444,13 +462,22 @@ func (sv *Server) closeSession(session int64) {
 // closeClients closes every client connection (EOF), as a server that stops serving does.
 func (sv *Server) closeClients(sim.Time) {
 	for _, ep := range sv.order {
-		sv.eof(ep)
+		sv.eof(ep, sv.conns[ep].conn)
 	}
 	sv.conns, sv.order = map[network.Endpoint]*cnxn{}, nil
 	clear(sv.tags)
 	clear(sv.dataW)
 	clear(sv.childW)
 	sv.touched = sv.touched[:0]
+}
+
+// clientClosed handles a client's FIN on connection conn: the client gave the server up
+// (its timeout ran out), and the connection, with any older one, closes here too; the
+// session lives on.
+func (sv *Server) clientClosed(from network.Endpoint, conn uint32) {
+	if c := sv.conns[from]; c != nil && c.conn <= conn {
+		sv.dropConn(from)
+	}
 }
 
 // dropConn forgets a connection and its watches.

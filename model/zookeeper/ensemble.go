@@ -48,6 +48,12 @@ type Stats struct {
 	Lost        uint64 // client messages a server could not serve (not serving, stopped, unknown session)
 	MaxEpoch    uint32
 	StaleServed uint64 // reads served by a server that had not applied the newest committed transaction
+	// Stale counts client messages of a connection the client had closed, which its TCP
+	// link held through a partition: discarded on arrival, never served.
+	Stale uint64
+	// StaleQuorum counts quorum packets of an earlier epoch (a closed connection between
+	// servers) discarded on arrival.
+	StaleQuorum uint64
 }
 
 // txn is a transaction: a client's write as the leader proposed it. Its outcome (an
@@ -103,9 +109,14 @@ func New(s *sim.Sim, net *network.Net[model.Message], cfg Config) (*Ensemble, er
 			return nil, fmt.Errorf("zookeeper: server %s: %w", name, err)
 		}
 		sv := &Server{e: e, idx: i, name: name, clk: clk, up: true, tree: newTree(),
-			conns: map[network.Endpoint]*cnxn{}, tags: map[uint64]pendingReq{},
+			conns: map[network.Endpoint]*cnxn{}, tags: map[uint64]pendingReq{}, opened: map[network.Endpoint]uint32{},
 			dataW: map[string][]network.Endpoint{}, childW: map[string][]network.Endpoint{}}
 		if sv.ep, err = net.AddEndpoint(name, sv); err != nil {
+			return nil, fmt.Errorf("zookeeper: %w", err)
+		}
+		// Every connection to a server is TCP, its clients' and its peers': a partition
+		// delays what it carries until the kernel's retransmission after the heal.
+		if err := net.SetTCPEndpoint(sv.ep); err != nil {
 			return nil, fmt.Errorf("zookeeper: %w", err)
 		}
 		e.servers = append(e.servers, sv)

@@ -245,6 +245,13 @@ func popcount(m uint32) int {
 func (sv *Server) quorumMsg(now sim.Time, j int, m *model.Message) {
 	p := &m.Body
 	op := zk.OpOf(p)
+	if m.Conn != sv.acceptedEpoch && op != zk.OpNewLeader && op != zk.OpFollowInfo {
+		// A packet of an earlier epoch's connection, which a partition held: that
+		// connection is closed. NEWLEADER checks its epoch itself, and FOLLOWERINFO comes
+		// from a server that has not accepted this one yet.
+		sv.e.stats.StaleQuorum++
+		return
+	}
 	if op == zk.OpEOF {
 		sv.peerClosed(now, j)
 		return

@@ -84,8 +84,12 @@ type Server struct {
 	tickEv     sim.EventID
 	deferred   [evCount]bool // events that came due while stalled
 
-	conns       map[network.Endpoint]*cnxn
-	order       []network.Endpoint // the connections in the order they opened, for determinism
+	conns map[network.Endpoint]*cnxn
+	order []network.Endpoint // the connections in the order they opened, for determinism
+	// opened is, per client endpoint, the number of the last connection it opened to
+	// this server (model.Message.Conn): a message of an earlier one was held by its TCP
+	// link after the client closed it. It outlives a restart, as the client's numbers do.
+	opened      map[network.Endpoint]uint32
 	tags        map[uint64]pendingReq
 	nextTag     uint64
 	nextSession int64
@@ -377,7 +381,7 @@ func (sv *Server) Receive(now sim.Time, from, _ network.Endpoint, m *model.Messa
 	peer := sv.e.peer(from)
 	if !sv.up {
 		if sv.killed && peer < 0 && m.Kind == model.MsgCommand {
-			sv.eof(from) // the host's kernel resets a connection to a dead process
+			sv.eof(from, m.Conn) // the host's kernel resets a connection to a dead process
 		}
 		sv.e.stats.Lost++
 		return
@@ -396,15 +400,26 @@ func (sv *Server) receive(now sim.Time, from network.Endpoint, m *model.Message)
 		sv.quorumMsg(now, peer, m)
 		return
 	}
+	if m.Kind == model.MsgPush && zk.OpOf(&m.Body) == zk.OpEOF {
+		sv.clientClosed(from, m.Conn)
+		return
+	}
 	if m.Kind != model.MsgCommand {
 		return
 	}
 	sv.clientMsg(now, from, m)
 }
 
-func (sv *Server) send(to int, m model.Message) { sv.e.net.Send(sv.ep, sv.e.eps[to], m) }
+// send sends m to server to, stamped with this server's accepted epoch: the quorum
+// connections of an earlier epoch are closed, and what their TCP links held through a
+// partition is discarded when it arrives (quorumMsg).
+func (sv *Server) send(to int, m model.Message) {
+	m.Conn = sv.acceptedEpoch
+	sv.e.net.Send(sv.ep, sv.e.eps[to], m)
+}
 
-func (sv *Server) eof(to network.Endpoint) {
+// eof closes client connection conn of endpoint to (an EOF, or a reset).
+func (sv *Server) eof(to network.Endpoint, conn uint32) {
 	sv.stats.Refused++
-	sv.e.net.Send(sv.ep, to, model.Message{Kind: model.MsgPush, Body: lock.Payload{Word: uint64(zk.OpEOF)}})
+	sv.e.net.Send(sv.ep, to, model.Message{Kind: model.MsgPush, Body: lock.Payload{Word: uint64(zk.OpEOF)}, Conn: conn})
 }

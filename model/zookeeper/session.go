@@ -108,10 +108,14 @@ type session struct {
 	pos   int // index in order of the current server
 	state sessState
 
-	id        int64
-	timeout   time.Duration // negotiated
-	lastZxid  int64
-	gen       uint32 // numbers connections: a timer of an earlier one is stale
+	id       int64
+	timeout  time.Duration // negotiated
+	lastZxid int64
+	gen      uint32 // numbers connections: a timer of an earlier one is stale
+	// conn numbers the TCP connections the session opens (model.Message.Conn on all it
+	// sends and all its server answers): what an earlier connection's link held through a
+	// partition is discarded on arrival, at either end. It grows across restarts.
+	conn      uint32
 	nextID    uint64
 	connectID uint64
 	tries     int // servers tried since the last established connection
@@ -165,7 +169,21 @@ func (s *session) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, _ 
 func (s *session) sendNow(now sim.Time, r sent) {
 	s.sent = append(s.sent, r)
 	s.lastSend = now
-	s.link.SendRequest(s.server(), uint64(r.req), &r.p)
+	s.send(uint64(r.req), &r.p)
+}
+
+// send sends request id to the current server on the current connection.
+func (s *session) send(id uint64, p *lock.Payload) {
+	s.link.Send(s.server(), model.Message{Kind: model.MsgCommand, ReqID: id, Body: *p, Conn: s.conn})
+}
+
+// close closes the connection to the current server, which the session gives up: what
+// its TCP link still holds for the server is discarded (the client's socket is gone),
+// and a FIN goes out, which closes the server's end once it gets through (ClientCnxn's
+// cleanup closes the socket).
+func (s *session) close() {
+	s.link.Reset(s.server())
+	s.link.Send(s.server(), model.Message{Kind: model.MsgPush, Body: lock.Payload{Word: uint64(zk.OpEOF)}, Conn: s.conn})
 }
 
 // Abandon forgets a request the algorithm stopped waiting for.
@@ -182,6 +200,7 @@ func (s *session) connect(now sim.Time) {
 	}
 	s.state = ssConnecting
 	s.gen++
+	s.conn++
 	s.pos = (s.pos + 1) % len(s.order)
 	s.tries++
 	s.nextID++
@@ -190,7 +209,7 @@ func (s *session) connect(now sim.Time) {
 	asked := s.cfg.Timeout
 	p := zk.Connect(s.id, asked, s.lastZxid)
 	s.lastSend, s.lastRecv = now, now
-	s.link.SendRequest(s.server(), s.connectID, &p)
+	s.send(s.connectID, &p)
 	timeout := asked
 	if s.timeout > 0 {
 		timeout = s.timeout
@@ -202,10 +221,10 @@ func (s *session) arm(now sim.Time, d time.Duration, kind uint32) {
 	s.link.After(now, max(d, 0), kind|s.gen<<8)
 }
 
-// Receive takes what the current server sends; anything from another server (one given
-// up) is stray.
+// Receive takes what the current server sends on the current connection; anything from
+// another server (one given up) or of an earlier connection is stray.
 func (s *session) Receive(now sim.Time, node int, id uint64, m *model.Message) {
-	if s.pos < 0 || node != s.server() || s.state == ssIdle || s.state == ssCleanup {
+	if s.pos < 0 || node != s.server() || s.state == ssIdle || s.state == ssCleanup || m.Conn != s.conn {
 		s.link.Stray()
 		return
 	}
@@ -230,7 +249,7 @@ func (s *session) Receive(now sim.Time, node int, id uint64, m *model.Message) {
 func (s *session) push(now sim.Time, m *model.Message) {
 	switch zk.OpOf(&m.Body) {
 	case zk.OpEOF:
-		s.lost(now)
+		s.lost(now) // the server closed the connection: nothing to close here
 	case zk.OpWatch:
 		if s.state != ssConnected {
 			return
@@ -266,7 +285,7 @@ func (s *session) connected(now sim.Time, p *lock.Payload) {
 	for _, w := range s.watches {
 		s.nextID++
 		p := zk.SetWatch(w.kind, w.path, s.lastZxid)
-		s.link.SendRequest(s.server(), model.ConnID+s.nextID, &p)
+		s.send(model.ConnID+s.nextID, &p)
 	}
 	q := s.queued
 	s.queued = nil
@@ -415,6 +434,7 @@ func (s *session) Timer(now sim.Time, arg uint32) {
 	switch kind {
 	case tConnect:
 		if s.state == ssConnecting {
+			s.close()
 			s.lost(now)
 		}
 	case tRetry:
@@ -433,6 +453,7 @@ func (s *session) Timer(now sim.Time, arg uint32) {
 			s.arm(now, left, tRead)
 			return
 		}
+		s.close()
 		s.lost(now)
 	case tPing:
 		if s.state != ssConnected {
@@ -446,13 +467,17 @@ func (s *session) Timer(now sim.Time, arg uint32) {
 		s.nextID++
 		p := zk.Ping()
 		s.lastSend = now
-		s.link.SendRequest(s.server(), model.ConnID+s.nextID, &p)
+		s.send(model.ConnID+s.nextID, &p)
 		s.arm(now, idle, tPing)
 	}
 }
 
-// Restart forgets the session: a restarted process opens a new ZooKeeper handle.
+// Restart forgets the session: a restarted process opens a new ZooKeeper handle. What
+// the dead process's connection left held on its TCP link is discarded with it.
 func (s *session) Restart(sim.Time) {
+	if s.pos >= 0 {
+		s.link.Reset(s.server())
+	}
 	s.state, s.id, s.timeout, s.lastZxid, s.closing = ssIdle, 0, 0, 0, false
 	s.sent, s.queued, s.watches = nil, nil, nil
 	s.gen++
