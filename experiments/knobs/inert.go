@@ -41,6 +41,9 @@ func (c *Config) Inert(name string) string {
 	if why := c.zkInert(name); why != "" {
 		return why
 	}
+	if why := c.hybridInert(name); why != "" {
+		return why
+	}
 	for _, r := range RandomNodeFaults() {
 		if name == r.Len && r.RateOf(c) == 0 {
 			return rate("it is "+r.LenIs, r.Rate)
