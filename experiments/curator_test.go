@@ -119,8 +119,8 @@ func TestCuratorGCPauseOutlivesTheSession(t *testing.T) {
 	assert.Positive(t, rec.Safety.FencedWritesRejected, "the late write is refused: %v", rec.Safety)
 
 	// The same story with clients that send no token: the late write lands.
-	unfenced := knobs.Algorithms()[len(knobs.Algorithms())-1]
-	require.Equal(t, "curator", unfenced.Name)
+	unfenced, err := knobs.LookupAlgorithm("curator")
+	require.NoError(t, err)
 	unfenced.Name, unfenced.Fences = "curator-unfenced", false
 	cfg, params, _, err := scenarioConfig(sc, nil)
 	require.NoError(t, err)
