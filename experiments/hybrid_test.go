@@ -139,3 +139,35 @@ func TestSplitProtocolTellsTheSidesByRequestID(t *testing.T) {
 		model.MessageText(&model.Message{Kind: model.MsgPush, Body: lock.Payload{Word: uint64(zk.OpEOF)}}, p),
 		"a push, on no request, is the ensemble's")
 }
+
+// TestHybridNodeFaultsReachBothServices: a scenario names a Redis node and a ZooKeeper
+// server of a hybrid world alike, for process faults and clock steps (last is the last
+// Redis node).
+func TestHybridNodeFaultsReachBothServices(t *testing.T) {
+	sc, err := scenarios.ParseFile("hybrid-faults.yaml", []byte(`name: hybrid-faults
+story: node faults on both services
+knobs: {algorithm: hybrid, nodes: 3, clients: 2, tries: 2, max_cycles: 1, hold: const(1s), duration: 8s}
+start: {client1: 1s, client2: 1200ms}
+schedule:
+  - at: 500ms
+    crash_node: {node: redis1, restart_after: 1s}
+  - at: 500ms
+    pause_node: {node: zk2, for: 1s}
+  - at: 600ms
+    clock_step: {node: zk3, by: 1h}
+  - at: 600ms
+    clock_step: {node: last, by: 1s}
+`))
+	require.NoError(t, err)
+	var trace bytes.Buffer
+	rec, err := RunScenario(context.Background(), sc, nil, 1, Options{Trace: &trace})
+	require.NoError(t, err)
+	text := trace.String()
+	assert.Contains(t, text, "!! redis1    [wall 0.500s]    crash")
+	assert.Contains(t, text, "!! zk2       [wall 0.500s]    pause")
+	assert.Contains(t, text, "!! zk2       [wall 1.500s]    resume")
+	require.NotEmpty(t, rec.Violations)
+	faults := strings.Join(rec.Violations[0].Faults, "\n")
+	assert.Contains(t, faults, "zk3 wall clock jumped 1h0m0s")
+	assert.Contains(t, faults, "redis3 wall clock jumped 1s")
+}
