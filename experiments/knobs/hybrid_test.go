@@ -24,6 +24,8 @@ func TestHybridKnobsAreLiveOnlyUnderHybrid(t *testing.T) {
 	}
 	require.NoError(t, c.Set("tries", "1"))
 	assert.NotEmpty(t, c.Inert("retry_delay"), "one try: neither side retries")
+	require.NoError(t, c.Set("variant", "single-instance"))
+	assert.Contains(t, c.Inert("nodes"), "talks to one node", "the Redis part has one master")
 }
 
 // The hybrid's clients address the nodes Redis masters and then zk_servers ZooKeeper
