@@ -88,7 +88,8 @@ type Targets struct {
 	// DefaultMinSuccess.
 	MinSuccess float64
 	// TTL, when set, pins the ttl instead of deriving it (the confirmation found this
-	// one meets the targets), so that everything that depends on the ttl follows it.
+	// one meets the targets), so that everything that depends on the ttl follows it. For a
+	// lock held by a ZooKeeper session it pins the session timeout, the ttl's counterpart.
 	TTL time.Duration
 	// MaxIncidents is the most violation incidents per acquisition the targets allow
 	// (0: none stated). Where the design percentile leaves more than MaxIncidents /
@@ -155,6 +156,11 @@ type Recommendation struct {
 	CrashTail float64
 	Conflicts []Conflict
 	Steps     []Step
+	// Session is set for a lock held by a ZooKeeper session (Library.Session: Curator's
+	// InterProcessMutex), which has no ttl, drift allowance or extension: the fields above
+	// it uses are RetryDelay and Tries (its retry policy), Fencing, Contention, UsageTail,
+	// Conflicts and Steps.
+	Session *Session
 
 	extendDiv int  // the library extends every ttl/extendDiv; 0: ExtendDivisor
 	noExtend  bool // the library cannot extend
@@ -176,6 +182,12 @@ type Setting struct{ Name, Value string }
 // refuses a setting that cannot.
 func (r Recommendation) SetFlags() []string {
 	var out []string
+	if r.Session != nil {
+		for _, s := range r.Knobs() {
+			out = append(out, "--set "+s.Name+"="+s.Value)
+		}
+		return out
+	}
 	for _, s := range r.Knobs() {
 		if !r.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
 			continue
@@ -189,6 +201,9 @@ func (r Recommendation) SetFlags() []string {
 // sweep or a user's --set flags. Fencing is left out: which token source to trust is the
 // caller's choice, and the simulator's Redis-backed tokens are not guaranteed to grow.
 func (r Recommendation) Knobs() []Setting {
+	if r.Session != nil {
+		return r.sessionKnobs()
+	}
 	return []Setting{
 		{"ttl", r.TTL.String()},
 		{"drift_factor", strconv.FormatFloat(r.DriftFactor, 'g', -1, 64)},
@@ -200,6 +215,36 @@ func (r Recommendation) Knobs() []Setting {
 		{"extend_every", r.ExtendEvery.String()},
 		{"max_extensions", strconv.Itoa(r.MaxExtensions)},
 	}
+}
+
+// Lease returns what a dead holder's lock lasts by, the value the confirmation sweeps:
+// the ttl, or the session timeout of a lock held by a ZooKeeper session.
+func (r Recommendation) Lease() time.Duration {
+	if r.Session != nil {
+		return r.Session.Timeout
+	}
+	return r.TTL
+}
+
+// LeaseKnob returns the knob Lease is: ttl, or session_timeout.
+func (r Recommendation) LeaseKnob() string {
+	if r.Session != nil {
+		return "session_timeout"
+	}
+	return "ttl"
+}
+
+// withLease returns r with its lease set to d (the ttl, or the session timeout in a
+// copy of the session, so that r's own is left alone).
+func (r Recommendation) withLease(d time.Duration) Recommendation {
+	if r.Session != nil {
+		s := *r.Session
+		s.Timeout = d
+		r.Session = &s
+		return r
+	}
+	r.TTL = d
+	return r
 }
 
 // Recommend computes the settings for e and t from first principles, in dependency
@@ -224,6 +269,9 @@ func RecommendFor(e Env, t Targets, lib Library) (Recommendation, error) {
 	}
 	if t.MinSuccess == 0 {
 		t.MinSuccess = DefaultMinSuccess
+	}
+	if lib.Session {
+		return recommendSession(e, t)
 	}
 	var r Recommendation
 	var lines []string
