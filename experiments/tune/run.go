@@ -650,6 +650,10 @@ func (r *Report) judge() {
 func (r *Report) rareFaults(o *Outcome) []string {
 	const handful = 5
 	var out []string
+	step := "nodes and crashes"
+	if r.Rec.Session != nil {
+		step = "session_timeout and ensemble"
+	}
 	for _, f := range []struct {
 		what   string
 		rate   float64
@@ -660,8 +664,8 @@ func (r *Report) rareFaults(o *Outcome) []string {
 			continue
 		}
 		if n := expectedEvents(f.rate, f.actors, r.In.Duration, o.Runs); n < handful {
-			out = append(out, fmt.Sprintf("not exercised: the confirmation's %d runs of %v drew about %.2g %s in all (%.3g a second × %d × %v × %d): too few to measure what they do; the arithmetic (nodes and crashes) answers for them",
-				o.Runs, r.In.Duration, n, f.what, f.rate, f.actors, r.In.Duration, o.Runs))
+			out = append(out, fmt.Sprintf("not exercised: the confirmation's %d runs of %v drew about %.2g %s in all (%.3g a second × %d × %v × %d): too few to measure what they do; the arithmetic (%s) answers for them",
+				o.Runs, r.In.Duration, n, f.what, f.rate, f.actors, r.In.Duration, o.Runs, step))
 		}
 	}
 	if exp := r.Rec.UsageTail * float64(o.Acquired); r.Rec.UsageTail > 0 && exp < handful {

@@ -256,7 +256,7 @@ func sessionChoice(e Env, t Targets, r *Recommendation, b sessionBounds, need, e
 	s := r.Session
 	var lines []string
 	if t.Unavailability > 0 {
-		lines = append(lines, fmt.Sprintf("a holder that dies keeps the lock until its session expires: its last touch reaches the leader up to half a tick late (a follower's touches ride its next ping), expiry is rounded up to the next tick (⌊(t + T)/tick + 1⌋ × tick ≤ t + T + tick), on the leader's clock; then closeSession commits (a quorum round trip and an fsync) and the next waiter hears its watch and lists the children: unavailability ≤ (T + 1.5 tick)/(1 − ε_l) + 5d + fsync ≤ %v (an election adds its length if the leader died too)",
+		lines = append(lines, fmt.Sprintf("a holder that dies keeps the lock until its session expires: its last touch reaches the leader up to half a tick late (a follower's touches ride its next ping), expiry is rounded up to the next tick (⌊(t + T)/tick + 1⌋ × tick ≤ t + T + tick), on the leader's clock; then closeSession commits (a quorum round trip and an fsync) and the next waiter hears its watch and lists the children: unavailability ≤ (T + 1.5 tick)/(1 − ε_l) + 5d + fsync ≤ %v (an election adds its length if the leader died too, and a waiter that died in the queue keeps the lock the same way when its turn comes: crashes close together add up)",
 			t.Unavailability))
 	}
 	pick := func(need float64, tick time.Duration) (time.Duration, bool) {
