@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
@@ -113,12 +114,19 @@ type Conflict struct {
 	Limit    string        // the target behind AtMost, in words
 	AtMost   time.Duration // Limit's bound
 	Advice   string        // what helps where no setting of the algorithm does
+	// Impossible says no value of Quantity meets Need at all (AtLeast is then not a
+	// bound): a session lock's clocks so far apart that the client's readTimeout ends
+	// after the leader's expiry whatever the session.
+	Impossible bool
 }
 
 // By returns how far apart the two bounds are.
 func (c Conflict) By() time.Duration { return c.AtLeast - c.AtMost }
 
 func (c Conflict) String() string {
+	if c.Impossible {
+		return fmt.Sprintf("%s holds for no %s, and %s allows %s ≤ %v. %s", strings.TrimSuffix(c.Need, ","), c.Quantity, c.Limit, c.Quantity, c.AtMost, c.Advice)
+	}
 	return fmt.Sprintf("%s needs %s ≥ %v, but %s allows %s ≤ %v: %v apart. %s",
 		c.Need, c.Quantity, c.AtLeast, c.Limit, c.Quantity, c.AtMost, c.By(), c.Advice)
 }

@@ -130,7 +130,7 @@ func lowerBounds(e Env, el, ec float64) sessionBounds {
 	silence := 1/(1+el) - 2/(3*(1-ec)) // the leader's expiry less the client's readTimeout, per unit of T
 	var b sessionBounds
 	b.partition, b.serverLoss, b.pause = math.Inf(1), math.Inf(1), 0
-	if silence > 0 {
+	if silence > 1e-9 { // rounding leaves a hair where the clocks eat it all
 		b.partition = float64(d+zkCleanup) / silence
 		b.serverLoss = float64(zkCleanup+zkReconnectPause+3*d) / silence
 	}
@@ -304,17 +304,26 @@ func sessionChoice(e Env, t Targets, r *Recommendation, b sessionBounds, need, e
 			return append(lines, sessionCheck(e, t, r, need, b.serverLoss, el)...)
 		}
 	}
-	// No tick lets a safe session meet the target.
+	// No tick lets a safe session meet the target (or the knob's limit).
 	smallest := sessionTicks[len(sessionTicks)-1]
 	allowed := maxSessionFor(e, t.Unavailability, smallest, el)
+	limit := fmt.Sprintf("the unavailability target of %v after a holder dies (with a %v tick)", t.Unavailability, smallest)
+	if t.Unavailability == 0 {
+		limit = "the session_timeout knob's limit"
+	}
 	c := Conflict{Quantity: "session_timeout", Need: "stopping a paused or partitioned holder before its session expires,",
-		AtLeast: ceilMillis(toDuration(min(need, float64(knobs.MaxZKWait)))), Limit: fmt.Sprintf("the unavailability target of %v after a holder dies (with a %v tick)", t.Unavailability, smallest),
+		AtLeast: ceilMillis(toDuration(need)), Limit: limit,
 		AtMost: allowed,
 		Advice: "No session timeout protects against a pause longer than the session: the holder wakes believing it holds the lock while another does (Curator's tech note 10). " +
 			"A fencing token, the lock node's czxid checked by the resource on every write, makes such a pause safe, and only it does; with it the session need not cover the pause."}
 	if b.pause <= b.partition {
 		c.Need = "stopping a partitioned holder at SUSPENDED before its session expires (the network's delay and the clocks' error),"
 		c.Advice = "A faster network, better clocks, or a looser target; no setting of the lock does."
+	}
+	if math.IsInf(b.partition, 1) || b.partition > float64(knobs.MaxZKWait) {
+		c.Impossible = true
+		c.Need = fmt.Sprintf("stopping a partitioned holder at SUSPENDED before its session expires, with clocks erring ε_l = %.4g and ε_c = %.4g (the client's readTimeout, 2T/3 on its clock, ends after the leader's expiry, T on its own),", el, ec(e))
+		c.Advice = "Better clocks (or a smaller stated drift); meanwhile only a fencing token keeps the data safe."
 	}
 	r.Conflicts = append(r.Conflicts, c)
 	lines = append(lines, "CONFLICT: "+c.String())
@@ -330,7 +339,7 @@ func sessionChoice(e Env, t Targets, r *Recommendation, b sessionBounds, need, e
 		}
 		need = b.partition
 	}
-	if math.IsInf(need, 1) {
+	if math.IsInf(need, 1) || need > float64(knobs.MaxZKWait) {
 		// No session outlasts the client's readTimeout on these clocks: keep the default
 		// ensemble and its longest session, and leave the data to the token.
 		setTick(sessionTicks[0])
@@ -345,6 +354,9 @@ func sessionChoice(e Env, t Targets, r *Recommendation, b sessionBounds, need, e
 	lines = append(lines, fmt.Sprintf("session_timeout = %v, the least that is safe; the unavailability target is missed", s.Timeout))
 	return append(lines, sessionCheck(e, t, r, need, b.serverLoss, el)...)
 }
+
+// ec is the client's clock rate error, with margin.
+func ec(e Env) float64 { return DriftMargin * max(e.ClientDriftPPM, 0) * 1e-6 }
 
 // sessionCheck shows the chosen session against its bounds, the ensemble's clamp, and the
 // unavailability it gives, setting r's maximum session and unavailability.

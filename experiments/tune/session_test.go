@@ -109,6 +109,11 @@ func TestSessionDriftEatsTheMargin(t *testing.T) {
 	assert.Contains(t, stepLines(r, "session_timeout"), "none possible")
 	require.NotEmpty(t, r.Conflicts)
 	assert.Equal(t, "session_timeout", r.Conflicts[0].Quantity)
+	assert.Contains(t, r.Conflicts[0].Limit, "knob's limit", "no unavailability target: the knob's hour is the limit")
+	assert.True(t, r.Conflicts[0].Impossible)
+	assert.Contains(t, r.Conflicts[0].String(), "holds for no session_timeout")
+	assert.True(t, r.Fencing, "only the czxid keeps the data safe then")
+	assert.Equal(t, 40*time.Second, r.Session.Timeout, "the longest the default ensemble grants")
 }
 
 // TestSessionUnavailabilityNeedsAShorterTick: a dead holder keeps the lock (T + 1.5
