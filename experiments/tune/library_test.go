@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,8 +68,7 @@ func knobNames() []string {
 }
 
 // knobNamesFor is every knob a recommendation for l can set: Redlock's, or a session
-// lock's (session.go), its optional ones included (fence_token even before the simulator
-// has the knob).
+// lock's (session.go), its optional ones included.
 func knobNamesFor(l Library) []string {
 	if !l.Session {
 		return knobNames()
@@ -78,9 +76,6 @@ func knobNamesFor(l Library) []string {
 	var out []string
 	for _, s := range fencedSessionRec().Knobs() {
 		out = append(out, s.Name)
-	}
-	if !slices.Contains(out, "fence_token") {
-		out = append(out, "fence_token")
 	}
 	return out
 }
@@ -181,9 +176,6 @@ func TestLibraryDefaultsAreTheProfiles(t *testing.T) {
 		for _, k := range l.Rules {
 			want, ok := sets[k.Knob]
 			if !ok { // a knob the profile leaves at the simulator's default
-				if _, err := knobs.LookupParam(k.Knob); err != nil {
-					continue // fence_token, before the simulator has it
-				}
 				def := knobs.DefaultConfig()
 				want = def.Get(k.Knob)
 			}

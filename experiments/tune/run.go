@@ -304,7 +304,26 @@ func (in Inputs) envKnobs(latKnob, workKnob, pauseKnob string) []sweep.KV {
 		kv = append(kv, sweep.KV{Name: "pause_rate", Value: fmt.Sprint(in.PauseRate)},
 			sweep.KV{Name: "pause_len", Value: pauseKnob})
 	}
-	return kv
+	// What the client's algorithm never reads (Redis's persistence, for Curator) is left
+	// out: `run` refuses a setting that cannot change the run.
+	return slices.DeleteFunc(kv, func(s sweep.KV) bool { return ignoredBy(in.Client, s.Name) })
+}
+
+// ignoredBy reports whether the algorithm of the client profile never reads knob
+// (knobs.Algorithm.Ignores).
+func ignoredBy(client, knob string) bool {
+	p, err := knobs.LookupProfile(client)
+	if err != nil {
+		return false
+	}
+	name := "redlock"
+	for _, s := range p.Sets {
+		if s.Name == "algorithm" {
+			name = s.Value
+		}
+	}
+	a, err := knobs.LookupAlgorithm(name)
+	return err == nil && slices.Contains(a.Ignores, knob)
 }
 
 // Options are how a tune runs its confirmation: where, on how many workers, and what it
@@ -532,11 +551,10 @@ func (p *Plan) safe(o *Outcome) bool {
 func (p *Plan) analytic(r Recommendation, i int) (float64, bool) {
 	if r.Session != nil {
 		// A session lock: a pause beyond the session makes both overlaps (the paused
-		// holder still believes it holds); stale writes too, unless a token fences them
-		// (every Curator run is fenced by its czxid while the simulator has no
-		// fence_token knob). Session expiry runs on the leader's monotonic clock, which
+		// holder still believes it holds); stale writes too, unless the czxid fences
+		// them (fence_token). Session expiry runs on the leader's monotonic clock, which
 		// a wall-clock step does not move.
-		if IncidentKinds[i] == experiments.MetricStaleIncidents && (r.Fencing || !hasFenceToken()) {
+		if IncidentKinds[i] == experiments.MetricStaleIncidents && r.Fencing {
 			return 0, true
 		}
 		return min(r.UsageTail, 1), true

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/model/zookeeper"
 )
@@ -60,13 +59,6 @@ const MinCuratorTries = 4
 var sessionTicks = []time.Duration{2 * time.Second, time.Second, 500 * time.Millisecond,
 	200 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond}
 
-// hasFenceToken reports whether the simulator has the fence_token knob (Curator's token
-// chosen by the application). Without it every Curator run is fenced by the czxid.
-func hasFenceToken() bool {
-	_, err := experiments.SweepRunner().Knob("fence_token", "czxid")
-	return err == nil
-}
-
 // sessionKnobs returns a session recommendation as knob settings, in a fixed order: the
 // recipe's, then the ensemble's where they change.
 func (r Recommendation) sessionKnobs() []Setting {
@@ -78,7 +70,7 @@ func (r Recommendation) sessionKnobs() []Setting {
 		{"tries", strconv.Itoa(r.Tries)},
 		{"on_suspended", s.OnSuspended},
 	}
-	if s.FenceToken != "" && s.FenceToken != "none" && hasFenceToken() {
+	if s.FenceToken != "" && s.FenceToken != "none" {
 		out = append(out, Setting{"fence_token", s.FenceToken})
 	}
 	if s.TickChanged {
@@ -403,9 +395,6 @@ func fenceLines(r *Recommendation) []string {
 		lines = []string{"fence_token = czxid: the pauses outlast any session the targets allow, and no setting of the lock keeps the data safe then; the lock node's czxid grows with every lock taken, so the resource, checking it on every write, refuses the paused holder's late writes"}
 	} else {
 		lines = []string{"fence_token = none needed by the targets: the session covers the pauses up to their p99.9; what lies beyond is the estimate below, and the czxid checked by the resource would catch it too (one exists() read per acquire)"}
-	}
-	if !hasFenceToken() {
-		lines = append(lines, "(this simulator has no fence_token knob yet: every curator run is fenced by the czxid, so the confirmation's stale writes are those a token lets through, none)")
 	}
 	return lines
 }

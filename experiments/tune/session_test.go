@@ -301,6 +301,20 @@ func TestSessionConfirmationSpec(t *testing.T) {
 	for _, redlock := range []string{"ttl", "drift_factor", "drift_pad", "timeout", "retry_jitter", "fencing"} {
 		assert.NotContains(t, base, redlock)
 	}
+	assert.NotContains(t, base, "fence_token", "no token where the session covers the pauses: the default none")
+
+	// One that needs the czxid runs with it, and with its ensemble's tick and maximum.
+	spec, err = c.Spec(fencedSessionRec())
+	require.NoError(t, err)
+	base = map[string]string{}
+	for _, kv := range spec.Base {
+		base[kv.Name] = kv.Value
+	}
+	assert.Equal(t, "czxid", base["fence_token"])
+	assert.Equal(t, "1s", base["zk_tick_time"])
+	assert.Equal(t, "30s", base["zk_max_session_timeout"], "6.8s, the double, is within it")
+	assert.Equal(t, []string{"1.7s", "3.4s", "6.8s"}, spec.Axes[0].Values)
+	assert.Equal(t, "1.7s", base["zk_min_session_timeout"], "below 2 ticks: widened")
 }
 
 // TestSessionConfirmationRuns: a small tune of client=curator runs its confirmation over
