@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock-sim/redlock-sim/experiments"
+	"github.com/redlock-sim/redlock-sim/experiments/knobs"
 	"github.com/redlock-sim/redlock-sim/experiments/sweep"
 )
 
@@ -390,4 +392,44 @@ func TestSessionUnavailabilityBoundHolds(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "%q", rep.Verdicts)
+}
+
+// TestSessionPauseBoundInAWorld: the story zk-gc-pause (a holder paused right after it
+// acquires) with the pause at its design value, 5s: the session the arithmetic recommends
+// for it (7.7s, on_suspended=stop) keeps the lock safe in every seed, and half of it does
+// not: the pause outlives the session and a second client holds.
+func TestSessionPauseBoundInAWorld(t *testing.T) {
+	r := recommendCurator(t, sessionEnv(5*time.Second), Targets{})
+	for _, c := range []struct {
+		session time.Duration
+		safe    bool
+	}{{r.Session.Timeout, true}, {r.Session.Timeout / 2, false}} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			set := []knobs.KV{{Name: "pause", Value: "5s"}, {Name: "session_timeout", Value: c.session.String()},
+				{Name: "zk_tick_time", Value: r.Session.TickTime.String()}, {Name: "on_suspended", Value: r.Session.OnSuspended}}
+			rec, err := experiments.Run(context.Background(), "zk-gc-pause", set, seed, experiments.Options{})
+			require.NoError(t, err)
+			t.Logf("session %v, seed %d: %s", c.session, seed, rec.Safety)
+			assert.Equal(t, c.safe, rec.Safety.LockSafe(), "session %v, seed %d: %s", c.session, seed, rec.Safety)
+		}
+	}
+}
+
+// TestSessionPartitionBoundInAWorld: the story zk-partitioned-holder-stop (the holder cut
+// off right after it acquires) on the shortest session the arithmetic recommends here,
+// 400ms on a 200ms tick for a 1s unavailability target: with on_suspended=stop the holder
+// stops before the ensemble expires its session, in every seed; carrying on until LOST, it
+// overlaps the next holder.
+func TestSessionPartitionBoundInAWorld(t *testing.T) {
+	r := recommendCurator(t, sessionEnv(0), Targets{Unavailability: time.Second})
+	require.Equal(t, 400*ms, r.Session.Timeout)
+	for _, onSuspended := range []string{r.Session.OnSuspended, "carry-on"} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			set := []knobs.KV{{Name: "session_timeout", Value: r.Session.Timeout.String()},
+				{Name: "zk_tick_time", Value: r.Session.TickTime.String()}, {Name: "on_suspended", Value: onSuspended}}
+			rec, err := experiments.Run(context.Background(), "zk-partitioned-holder-stop", set, seed, experiments.Options{})
+			require.NoError(t, err)
+			assert.Equal(t, onSuspended == "stop", rec.Safety.LockSafe(), "on_suspended=%s, seed %d: %s", onSuspended, seed, rec.Safety)
+		}
+	}
 }
