@@ -314,7 +314,7 @@ func sessionChoice(e Env, t Targets, r *Recommendation, b sessionBounds, need, e
 	}
 	if math.IsInf(b.partition, 1) || b.partition > float64(knobs.MaxZKWait) {
 		c.Impossible = true
-		c.Need = fmt.Sprintf("stopping a partitioned holder at SUSPENDED before its session expires, with clocks erring ε_l = %.4g and ε_c = %.4g (the client's readTimeout, 2T/3 on its clock, ends after the leader's expiry, T on its own),", el, ec(e))
+		c.Need = fmt.Sprintf("stopping a partitioned holder at SUSPENDED before its session expires, with clocks erring ε_l = %.4g and ε_c = %.4g (the client's readTimeout, 2T/3 on its clock, ends after the leader's expiry, T on its own),", el, clientErr(e))
 		c.Advice = "Better clocks (or a smaller stated drift); meanwhile only a fencing token keeps the data safe."
 	}
 	r.Conflicts = append(r.Conflicts, c)
@@ -347,8 +347,8 @@ func sessionChoice(e Env, t Targets, r *Recommendation, b sessionBounds, need, e
 	return append(lines, sessionCheck(e, t, r, need, b.serverLoss, el)...)
 }
 
-// ec is the client's clock rate error, with margin.
-func ec(e Env) float64 { return DriftMargin * max(e.ClientDriftPPM, 0) * 1e-6 }
+// clientErr is the client's clock rate error, with margin (sessionClocks).
+func clientErr(e Env) float64 { return DriftMargin * max(e.ClientDriftPPM, 0) * 1e-6 }
 
 // sessionCheck shows the chosen session against its bounds, the ensemble's clamp, and the
 // unavailability it gives, setting r's maximum session and unavailability.
