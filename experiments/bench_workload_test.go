@@ -38,6 +38,29 @@ func BenchmarkStandardWorkload(b *testing.B) {
 	}
 }
 
+// BenchmarkZooKeeperWorkload is BenchmarkStandardWorkload's workload run with
+// client=curator: Curator's mutex on a 5-server ZooKeeper ensemble (docs/BENCHMARKS.md,
+// "ZooKeeper"). Run it on one core: -cpu 1.
+func BenchmarkZooKeeperWorkload(b *testing.B) {
+	spec := DefaultBenchSpec()
+	spec.Duration, spec.Client = time.Minute, "curator"
+	b.ReportAllocs()
+	var cycles, events uint64
+	var wall float64
+	for range b.N {
+		r, err := RunBench(context.Background(), spec, BenchOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cycles += r.Cycles
+		events += r.Events
+		wall += r.WallTimeS
+	}
+	b.ReportMetric(wall*1e9/float64(cycles), "ns/cycle")
+	b.ReportMetric(wall*1e9/float64(events), "ns/event")
+	b.ReportMetric(float64(cycles)/wall, "cycles/s")
+}
+
 func TestBenchWorkloadShapes(t *testing.T) {
 	spec := DefaultBenchSpec()
 	spec.Duration = 5 * time.Second
