@@ -108,8 +108,8 @@ func (b BenchSpec) Knobs() []knobs.KV {
 // BenchResult is what one benchmark run measured. Counts are exact and replay with the
 // seed (the trace hash says so); wall time, the rates and the heap are the machine's.
 type BenchResult struct {
-	Workload  string   `json:"workload"` // standard or zero-hold
-	Locks     string   `json:"locks"`    // shared (one lock) or own (one per client)
+	Workload  string   `json:"workload"`         // standard or zero-hold
+	Locks     string   `json:"locks"`            // shared (one lock) or own (one per client)
 	Client    string   `json:"client,omitempty"` // the client profile, when not the standard Redlock
 	Clients   int      `json:"clients"`
 	Seed      uint64   `json:"seed"`
