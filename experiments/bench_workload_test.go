@@ -17,24 +17,7 @@ func BenchmarkStandardWorkload(b *testing.B) {
 	for _, own := range []bool{false, true} {
 		spec := DefaultBenchSpec()
 		spec.Duration, spec.OwnLocks = time.Minute, own
-		b.Run("locks="+spec.Locks(), func(b *testing.B) {
-			b.ReportAllocs()
-			var cycles, events uint64
-			var wall float64
-			for range b.N {
-				r, err := RunBench(context.Background(), spec, BenchOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				cycles += r.Cycles
-				events += r.Events
-				wall += r.WallTimeS
-			}
-			b.ReportMetric(wall*1e9/float64(cycles), "ns/cycle")
-			b.ReportMetric(wall*1e9/float64(events), "ns/event")
-			b.ReportMetric(float64(cycles)/wall, "cycles/s")
-			b.ReportMetric(spec.Duration.Seconds()*float64(b.N)/wall, "compression")
-		})
+		b.Run("locks="+spec.Locks(), func(b *testing.B) { benchWorkload(b, spec) })
 	}
 }
 
@@ -44,6 +27,11 @@ func BenchmarkStandardWorkload(b *testing.B) {
 func BenchmarkZooKeeperWorkload(b *testing.B) {
 	spec := DefaultBenchSpec()
 	spec.Duration, spec.Client = time.Minute, "curator"
+	benchWorkload(b, spec)
+}
+
+// benchWorkload runs spec b.N times and reports the bench command's figures per op.
+func benchWorkload(b *testing.B, spec BenchSpec) {
 	b.ReportAllocs()
 	var cycles, events uint64
 	var wall float64
@@ -59,6 +47,7 @@ func BenchmarkZooKeeperWorkload(b *testing.B) {
 	b.ReportMetric(wall*1e9/float64(cycles), "ns/cycle")
 	b.ReportMetric(wall*1e9/float64(events), "ns/event")
 	b.ReportMetric(float64(cycles)/wall, "cycles/s")
+	b.ReportMetric(spec.Duration.Seconds()*float64(b.N)/wall, "compression")
 }
 
 func TestBenchWorkloadShapes(t *testing.T) {
