@@ -700,11 +700,23 @@ func (n *Narrator) describeNet(r *sim.Record, l *line) (bool, error) {
 	case network.RecDrop:
 		l.text = "drop " + from + "→" + to + " (" + x.Reason + "): " + msg
 	case network.RecHold:
-		l.text = "hold " + from + "→" + to + " (clogged): " + msg
+		l.text = "hold " + from + "→" + to + " (" + holdWhy(x.Reason) + "): " + msg
 	case network.RecDup:
 		l.text = "duplicate " + from + "→" + to + ": " + msg
 	}
 	return true, nil
+}
+
+// holdWhy says why the network holds a message: a clog (no reason recorded), or on a TCP
+// link the cut or loss its kernel retransmits through, or the backlog it queues behind.
+func holdWhy(reason string) string {
+	switch reason {
+	case "":
+		return "clogged"
+	case "queued":
+		return "queued behind a retransmission"
+	}
+	return reason + ": TCP retransmits it"
 }
 
 // decodeMsg decodes a network record about a message, and the message: a world's network
