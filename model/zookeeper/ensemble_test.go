@@ -552,3 +552,21 @@ func TestAShutdownLosesNothingAndClosesConnections(t *testing.T) {
 	_, ok := nl.Tree().Get("/s")
 	assert.True(t, ok, "yet the write the servers logged survives: a create can succeed after a connection loss")
 }
+
+// TestANewLeaderAckOutlivedByItsLeaderIsNotSent: a follower whose NEWLEADER
+// acknowledgement is still under its fsync when it goes looking (its leader fell silent,
+// or the sync was cut) has no leader to acknowledge to when the fsync ends: it sends
+// nothing, and the run goes on (found by a partition sweep, where it indexed server −1).
+func TestANewLeaderAckOutlivedByItsLeaderIsNotSent(t *testing.T) {
+	w := newWorld(t, DefaultConfig())
+	w.settle()
+	f := w.e.Server(follower(w))
+	now := w.s.Now()
+	f.enqueueFsync(now, fsyncItem{zxid: zk.Zxid(f.acceptedEpoch, 0), newLeader: true})
+	require.NoError(t, f.look(now, "test: the sync was cut"))
+	sent := w.net.Stats().Sent
+	w.runFor(DefaultConfig().Fsync + time.Millisecond)
+	assert.Empty(t, f.fsyncing, "the fsync ended")
+	assert.Equal(t, roleLooking, f.role)
+	assert.Equal(t, sent, w.net.Stats().Sent, "no acknowledgement to anyone")
+}

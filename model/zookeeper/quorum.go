@@ -550,7 +550,11 @@ func (sv *Server) fsynced(now sim.Time) {
 	sv.fsyncing = nil
 	for _, it := range done {
 		if it.newLeader {
-			sv.send(sv.leader, model.Message{Kind: model.MsgCommand, Body: lock.Payload{Word: uint64(zk.OpAck), Int: it.zxid}})
+			// Acknowledged only to the leader it synced with: a server that went looking
+			// meanwhile has no leader to tell (a new sync empties the queue first).
+			if sv.role == roleFollowing && sv.leader >= 0 {
+				sv.send(sv.leader, model.Message{Kind: model.MsgCommand, Body: lock.Payload{Word: uint64(zk.OpAck), Int: it.zxid}})
+			}
 			continue
 		}
 		sv.appendLog(it.zxid)
