@@ -44,8 +44,9 @@ func DefaultWindow(tl *report.Timeline) report.Span {
 	if len(tl.Violations) > 0 {
 		v := tl.Violations[0]
 		s, e := secondsToDuration(v.StartS), secondsToDuration(v.EndS)
-		from := max(0, s-2*tl.TTL)
-		to := min(end, e+tl.TTL, pad(max(last, e)))
+		lease := leaseOf(tl)
+		from := max(0, s-2*lease)
+		to := min(end, e+lease, pad(max(last, e)))
 		return report.Span{From: from, To: max(to, min(end, e+time.Millisecond))}
 	}
 	var works []report.Span
@@ -61,6 +62,15 @@ func DefaultWindow(tl *report.Timeline) report.Span {
 		return report.Span{From: 0, To: end}
 	}
 	return report.Span{From: 0, To: pad(last)}
+}
+
+// leaseOf returns how long tl's lock outlives a silent holder: its TTL, or the session
+// timeout of a ZooKeeper lock (a timeline saved before LockSettings has only its TTL).
+func leaseOf(tl *report.Timeline) time.Duration {
+	if tl.Lock.Service != "" && tl.Lock.Lease > 0 {
+		return tl.Lock.Lease
+	}
+	return tl.TTL
 }
 
 func cmpDur(a, b time.Duration) int {
@@ -149,6 +159,10 @@ const (
 	shViolation                          // a validity or usage overlap (band and label)
 	shStaleMark                          // a stale write, on the oracle lane
 	shFencedMark                         // writes rejected by fencing, on the oracle lane
+	shLeader                             // a ZooKeeper server leads
+	shFollower                           // a ZooKeeper server follows
+	shElection                           // a ZooKeeper server looks for a leader
+	shExpire                             // a ZooKeeper leader expired a client's session
 )
 
 // shape is one element of the diagram in data units: seconds across, lanes down. Instants
@@ -170,6 +184,9 @@ type tlLayout struct {
 	Lanes           []tlLane
 	Shapes          []shape
 	Clients         []string
+	// Service is the lock service when it is not Redis ("zookeeper"): the legend then
+	// speaks of its locks, not of keys and OKs.
+	Service string
 	// Column is the time one pixel column spans when the diagram was simplified to what a
 	// reader can see at its scale (see simplify); 0 when every shape is drawn as it is.
 	Column float64
@@ -197,7 +214,7 @@ func layoutTimeline(tl *report.Timeline, win report.Span, subtitle string) *tlLa
 // columns pixels wide: past a few shapes per pixel column it draws what a reader can see
 // at that scale (see simplify), so that an hour-long window costs what a short one does.
 func layoutTimelineAt(tl *report.Timeline, win report.Span, subtitle string, columns int) *tlLayout {
-	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds()}
+	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds(), Service: tl.Lock.Service}
 	for _, c := range tl.Clients {
 		L.Clients = append(L.Clients, c.Name)
 	}
@@ -343,7 +360,7 @@ func binned(g []shape, columns int, from, to, col float64, clients int) []shape 
 		s := *proto[best]
 		s.X0, s.X1 = from+float64(c)*col, min(to, from+float64(c+1)*col)
 		switch s.Kind {
-		case shKey, shKeyUnknown, shDown, shNodePaused: // labels that name a kind, not one instance
+		case shKey, shKeyUnknown, shDown, shNodePaused, shLeader, shFollower, shElection: // labels that name a kind, not one instance
 		default:
 			s.Label = "" // "3/5", "pause 1.5s": true of one of the spans binned here, not of the bar
 		}
@@ -467,6 +484,16 @@ func (L *tlLayout) nodeShapes(tl *report.Timeline, i int, lanesOf map[string][]i
 	for _, p := range n.Paused {
 		L.span(shNodePaused, lane, p, y-downHalf, y+downHalf, -1, "paused")
 	}
+	for _, r := range n.Roles {
+		switch r.Role {
+		case report.RoleLeader:
+			L.span(shLeader, lane, r.Span, y+keyHalf, y+downHalf, -1, "leader, epoch "+strconv.FormatUint(uint64(r.Epoch), 10))
+		case report.RoleFollower:
+			L.span(shFollower, lane, r.Span, y+keyHalf, y+downHalf, -1, "follower")
+		case report.RoleLooking:
+			L.span(shElection, lane, r.Span, y+keyHalf, y+downHalf, -1, "election")
+		}
+	}
 	for _, m := range n.Marks {
 		L.mark(m, lane, y)
 	}
@@ -488,7 +515,7 @@ func resources(tl *report.Timeline) int {
 func (L *tlLayout) mark(m report.Mark, lane int, y float64) {
 	kinds := map[string]shapeKind{report.MarkRestart: shRestart, report.MarkFailover: shFailover,
 		report.MarkClockJump: shClockJump, report.MarkCrash: shCrash,
-		report.MarkExtend: shExtend, report.MarkExtendBad: shExtendFailed}
+		report.MarkExtend: shExtend, report.MarkExtendBad: shExtendFailed, report.MarkExpire: shExpire}
 	k, ok := kinds[m.Kind]
 	if !ok {
 		return
@@ -512,6 +539,13 @@ func (L *tlLayout) clientShapes(tl *report.Timeline, j int, lanesOf map[string][
 			k = shAttemptWon
 		}
 		label := strconv.Itoa(a.OKs) + "/" + strconv.Itoa(nodes)
+		if a.Text != "" { // a lock that takes no votes says what the attempt did instead
+			label = a.Text
+			if !a.Won {
+				label += ", " + a.Reason
+			}
+			label += "|" + shortAttempt(a)
+		}
 		if a.Reason == "validity-expired" {
 			label += " OK, but too late: validity expired|" + label
 		}
@@ -527,7 +561,7 @@ func (L *tlLayout) clientShapes(tl *report.Timeline, j int, lanesOf map[string][
 		L.span(shPause, lane, p, y-pauseHalf, y+pauseHalf, j, "pause "+roundDur(p.To-p.From))
 	}
 	for _, w := range c.Writes {
-		L.write(w, lane, y, j)
+		L.write(w, lane, y, j, &tl.Lock)
 	}
 	for _, m := range c.Marks {
 		L.mark(m, lane, y)
@@ -562,7 +596,14 @@ func sig3(v float64) string {
 	return s
 }
 
-func (L *tlLayout) write(w report.Write, lane int, y float64, j int) {
+// shortAttempt is an attempt's label when its Text does not fit: its lock node alone
+// ("node 1").
+func shortAttempt(a report.Attempt) string {
+	short, _, _ := strings.Cut(a.Text, ",")
+	return short
+}
+
+func (L *tlLayout) write(w report.Write, lane int, y float64, j int, lock *report.LockSettings) {
 	yw := y - 0.02
 	if !w.Arrived {
 		t := w.Sent.Seconds()
@@ -582,7 +623,7 @@ func (L *tlLayout) write(w report.Write, lane int, y float64, j int) {
 	}
 	label := ""
 	if w.Fenced {
-		label = "token " + strconv.FormatInt(w.Token, 10)
+		label = "token " + lock.Token(w.Token)
 	}
 	L.add(shape{Kind: k, Lane: lane, Y0: yw, Y1: yw, Client: j, Label: label}, at, at)
 }
@@ -729,8 +770,12 @@ func timelineTitle(tl *report.Timeline, win report.Span, counts *experiments.Saf
 		c := countViolations(tl.Violations)
 		counts, atLeast = &c, len(tl.Violations) >= oracle.MaxViolations
 	}
-	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdicts(*counts, atLeast),
-		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), roundDur(tl.TTL))
+	governs := "TTL " + roundDur(tl.TTL)
+	if tl.Lock.Service != "" { // another service's lock lives by its own settings, not Redlock's ttl
+		governs = strings.Join(tl.Lock.Settings, ", ")
+	}
+	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; %s]", name, tl.Seed, verdicts(*counts, atLeast),
+		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), governs)
 }
 
 // countViolations counts violations by kind.

@@ -32,6 +32,9 @@ type Timeline struct {
 	Duration time.Duration `json:"duration_ns"` // the run's simulated length
 	TTL      time.Duration `json:"ttl_ns"`
 	Quorum   int           `json:"quorum"`
+	// Lock says what governs the run's lock: its TTL, or a ZooKeeper session and the
+	// recipe's settings; and how its fencing tokens read.
+	Lock LockSettings `json:"lock"`
 	// Nodes are the Redlock nodes in order, with replicas every node of each group; or
 	// another service's servers, in order.
 	Nodes   []NodeLane   `json:"nodes"`
@@ -96,7 +99,10 @@ type NodeLane struct {
 	Keys   []KeySpan `json:"keys"`
 	Down   []Span    `json:"down"`   // crashed, killed or shut down, until restart
 	Paused []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
-	Marks  []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps
+	Marks  []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps, sessions expired
+	// Roles are a ZooKeeper server's roles in time: leader, follower, or looking (an
+	// election); none for a Redis node.
+	Roles []RoleSpan `json:"roles,omitempty"`
 }
 
 // ClientLane is one client process.
@@ -119,6 +125,10 @@ type Attempt struct {
 	OKs    int    `json:"oks"`    // nodes that said OK
 	Won    bool   `json:"won"`    // the attempt took the lock
 	Reason string `json:"reason"` // why it failed ("no-quorum", "validity-expired", ...); "none" when won
+	// Text says what the attempt did in its service's terms when OKs out of N would not:
+	// a ZooKeeper lock's node and the predecessors it waited on ("node 1, waited on 0
+	// (client1)"). Empty for a Redis lock.
+	Text string `json:"text,omitempty"`
 }
 
 // Write is one storage write: sent by the client at Sent, judged by the storage at At.
@@ -165,7 +175,8 @@ type TimelineCollector struct {
 	cl     []clientOpen          // per client: what is open
 	writes map[writeKey]int      // (client, write id) → index in its lane's Writes
 	obs    model.StorageObserver
-	bad    error // the first record that did not decode
+	bad    error     // the first record that did not decode
+	zk     *zkReader // a ZooKeeper run's lock nodes, sessions and roles; nil for another service
 }
 
 type openKey struct {
@@ -194,6 +205,7 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		resIdx: map[string]int{}, writes: map[writeKey]int{}}
 	c.tl.Duration = w.Config.Duration
 	c.tl.TTL = w.Config.Lock.TTL
+	c.tl.Lock = lockSettings(w)
 	c.tl.Quorum = w.Config.Lock.Quorum()
 	for i, r := range w.Resources {
 		c.resIdx[r] = i
@@ -236,6 +248,13 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		c.tl.Clients = append(c.tl.Clients, ClientLane{Name: cl.Name()})
 		c.cl = append(c.cl, clientOpen{validity: -1, work: -1, pause: -1})
 	}
+	if c.tl.Lock.Service == "zookeeper" {
+		var names []string
+		for _, cl := range w.Clients {
+			names = append(names, cl.Name())
+		}
+		c.zk = newZKReader(names, len(c.lanes), c.fail)
+	}
 	w.OnEvent(c.clientEvent)
 	c.obs = w.Oracle
 	w.Storage.SetObserver(c)
@@ -269,6 +288,10 @@ func (c *TimelineCollector) room() bool {
 // a node's keys (exec, expire, crash, restart, replication, resync, failover) is traced,
 // so looking after each of its records sees every change.
 func (c *TimelineCollector) Record(r *sim.Record) {
+	if c.zk != nil && r.Actor == network.Actor {
+		c.zk.netRecord(r)
+		return
+	}
 	lanes, ok := c.actors[r.Actor]
 	if !ok {
 		return
@@ -282,6 +305,9 @@ func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
 	if c.lanes[l] == nil { // another service's server: its faults, by model's descriptors
 		if fault, ok := model.FaultByRecord(r.Kind); ok {
 			c.nodeFault(r, &c.tl.Nodes[l], fault.Effect, false)
+		}
+		if c.zk != nil {
+			c.zk.serverRecord(c, r, l)
 		}
 		return
 	}
@@ -427,10 +453,17 @@ func (c *TimelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 	switch e.Kind {
 	case model.EvAttemptStarted:
 		op.attemptFrom = now
+		if c.zk != nil {
+			c.zk.attemptStarted(j)
+		}
 	case model.EvAttemptEnded:
 		if c.room() {
-			cl.Attempts = append(cl.Attempts, Attempt{Span: Span{From: op.attemptFrom.Duration(), To: t},
-				OKs: e.Lock.Votes, Won: e.Lock.Reason == lock.ReasonNone, Reason: e.Lock.Reason.String()})
+			a := Attempt{Span: Span{From: op.attemptFrom.Duration(), To: t},
+				OKs: e.Lock.Votes, Won: e.Lock.Reason == lock.ReasonNone, Reason: e.Lock.Reason.String()}
+			if c.zk != nil {
+				a.Text = c.zk.attempt(j)
+			}
+			cl.Attempts = append(cl.Attempts, a)
 		}
 	case model.EvAcquired:
 		op.work = c.openSpan(&cl.Work, t, -1)
@@ -528,6 +561,11 @@ func (c *TimelineCollector) Finish(scenario string, seed uint64) *Timeline {
 		nl := &tl.Nodes[l]
 		closeAll(nl.Down, end)
 		closeAll(nl.Paused, end)
+		for i := range nl.Roles {
+			if nl.Roles[i].To < 0 {
+				nl.Roles[i].To = end.Duration()
+			}
+		}
 		for i := range nl.Keys {
 			if j, ok := c.values[nl.Keys[i].Value]; ok {
 				nl.Keys[i].Client = j
