@@ -560,8 +560,20 @@ func (L *tlLayout) clientShapes(tl *report.Timeline, j int, lanesOf map[string][
 	for _, p := range c.Pauses {
 		L.span(shPause, lane, p, y-pauseHalf, y+pauseHalf, j, "pause "+roundDur(p.To-p.From))
 	}
-	for _, w := range c.Writes {
+	labelled := -1 // the last write whose zxid token is written under it
+	for i, w := range c.Writes {
 		L.write(w, lane, y, j, &tl.Lock)
+		if tl.Lock.Tokens != report.TokenZxid || !w.Fenced || len(L.Shapes) == 0 {
+			continue
+		}
+		// A zxid is eleven characters: the same token again close by is left unwritten,
+		// or the two would print over each other.
+		if s := &L.Shapes[len(L.Shapes)-1]; labelled >= 0 && c.Writes[labelled].Token == w.Token &&
+			(w.At-c.Writes[labelled].At).Seconds() < (L.To-L.From)/8 {
+			s.Label = ""
+		} else {
+			labelled = i
+		}
 	}
 	for _, m := range c.Marks {
 		L.mark(m, lane, y)
