@@ -183,3 +183,14 @@ func TestReplayOfZKServers(t *testing.T) {
 	}
 	assert.NotEmpty(t, jumps, "the servers' clock steps are lines of the replay")
 }
+
+// TestLockSettingsSayTheClamp: a session asked for below the ensemble's minimum (2 ticks)
+// is named as granted, with what was asked; a knob set away from its default is named,
+// and the lease the figure reckons in is the granted session.
+func TestLockSettingsSayTheClamp(t *testing.T) {
+	w := zkWorld(t, "zk-gc-pause", knobs.KV{Name: "session_timeout", Value: "1s"}, knobs.KV{Name: "acquire_timeout", Value: "30s"})
+	ls := lockSettings(w)
+	assert.Equal(t, []string{"session 2s (asked 1s, the ensemble's bounds)", "zk_tick_time 1s", "acquire_timeout 30s",
+		"on_suspended carry-on", "recipe curator"}, ls.Settings)
+	assert.Equal(t, 2*time.Second, ls.Lease)
+}
