@@ -802,9 +802,8 @@ func (n *Narrator) fields(r *sim.Record, skip ...string) string {
 		f := &r.Fields[i]
 		if slices.Contains(skip, f.Key) || (f.Key == "reason" && f.Str == "none") ||
 			(f.Key == "token" && f.Kind == sim.FieldInt && f.Int == 0) ||
-			(f.Key == "validity" && (r.Kind == attemptEnded || n.lock.Service == "zookeeper")) ||
-			(f.Key == "oks" && n.lock.Service == "zookeeper") {
-			continue // a ZooKeeper lock has no validity (it is held while its session lives) and takes no votes
+			(f.Key == "validity" && (r.Kind == attemptEnded || n.lock.Service == "zookeeper")) {
+			continue // a ZooKeeper lock has no validity: it is held while its session lives
 		}
 		b = append(b, ' ')
 		b = append(b, f.Key...)
