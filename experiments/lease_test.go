@@ -331,7 +331,7 @@ func (l *leaseLock) event(e lock.Event) {
 
 // leaseAlgorithm is the one registration: the algorithm, and through it its service.
 var leaseAlgorithm = knobs.Algorithm{Name: "lease-test", Help: "a lease from one server of a protocol of its own",
-	Masters: 1, Fences: true, Service: &leaseService,
+	Masters: 1, Fences: func(*knobs.Config) bool { return true }, Service: &leaseService,
 	New: func(cfg *knobs.Config) (lock.Factory, error) {
 		ttl := cfg.Lock.TTL
 		return func(rng *rand.Rand) (lock.Client, error) {

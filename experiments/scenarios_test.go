@@ -185,10 +185,18 @@ func TestScenarioOutcomes(t *testing.T) {
 		},
 		"zk-gc-pause": func(t *testing.T, r *Record) {
 			twoHolders(t, r)
-			assert.Positive(t, r.Safety.FencedWritesRejected, "the czxid fences client1's late write")
-			assert.Zero(t, r.Safety.StaleWritesAccepted)
+			assert.Positive(t, r.Safety.StaleWritesAccepted, "no token: client1's late write lands")
+			assert.Equal(t, "none", r.Config.Get("fence_token"))
 			short := run(t, "zk-gc-pause", knobs.KV{Name: "pause", Value: "1500ms"})
 			safeAndDone(t, short, 2)
+			seq := run(t, "zk-gc-pause", knobs.KV{Name: "fence_token", Value: "sequence"})
+			assert.Zero(t, seq.Safety.StaleWritesAccepted, "the node's sequence fences it too")
+			assert.Positive(t, seq.Safety.FencedWritesRejected)
+		},
+		"zk-gc-pause-fenced": func(t *testing.T, r *Record) {
+			twoHolders(t, r)
+			assert.Positive(t, r.Safety.FencedWritesRejected, "the czxid fences client1's late write")
+			assert.Zero(t, r.Safety.StaleWritesAccepted)
 		},
 		"zk-partitioned-holder": func(t *testing.T, r *Record) {
 			twoHolders(t, r)

@@ -282,19 +282,19 @@ func TestTimelineDrawsAnotherServicesServer(t *testing.T) {
 	assertPNG(t, png.Bytes(), DefaultWidth, DefaultHeight)
 }
 
-// TestTimelineLayoutZKGCPause: a Curator run's figure names what governs its lock (the
+// TestTimelineLayoutZKGCPause: a Curator run's figure (zk-gc-pause-fenced) names what governs its lock (the
 // session, not Redlock's TTL) and opens two sessions before the overlap; its attempts say
 // what they did (client2's node 1 waited on client1's node 0), its tokens are zxids, the
 // servers' lanes show who leads, and the leader's lane the instant client1's session
 // expired; the legend speaks of locks, not keys and OKs.
 func TestTimelineLayoutZKGCPause(t *testing.T) {
-	tl := timeline(t, "zk-gc-pause")
+	tl := timeline(t, "zk-gc-pause-fenced")
 	win := DefaultWindow(tl)
 	assert.Equal(t, time.Duration(0), win.From)
 	assert.Equal(t, secondsToDuration(tl.Violations[0].EndS)+3*time.Second, win.To,
 		"one session (3s) after the first overlap's end, not one ttl (10s)")
 	L := layoutTimeline(tl, win, "")
-	assert.Contains(t, L.Title, "; session 3s, zk_tick_time 1s, on_suspended carry-on, recipe curator]")
+	assert.Contains(t, L.Title, "; session 3s, zk_tick_time 1s, on_suspended carry-on, fence_token czxid, recipe curator]")
 	assert.NotContains(t, L.Title, "TTL")
 
 	won := shapesOf(L, shAttemptWon, "client2")

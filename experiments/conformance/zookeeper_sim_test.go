@@ -28,9 +28,10 @@ import (
 
 // zkSimKnobs are the real harness's settings as knobs: three servers, tickTime 200ms,
 // a 3s session, a 2s connection timeout and ExponentialBackoffRetry(100ms, 5) (tries is
-// the first attempt and the retries).
+// the first attempt and the retries); the harness reports each lock node's czxid, so the
+// simulated application takes it as its token too.
 var zkSimKnobs = fmt.Sprintf("client: curator, nodes: 3, zk_tick_time: %v, zk_init_limit: %d, zk_sync_limit: %d, "+
-	"session_timeout: %v, connection_timeout: %v, retry_delay: %v, tries: %d",
+	"session_timeout: %v, connection_timeout: %v, retry_delay: %v, tries: %d, fence_token: czxid",
 	zkTick, zkInitLimit, zkSyncLimit, zkSession, zkConnection, zkRetryBase, zkRetryMax+1)
 
 // The tolerances of the simulated side, stated before anything is compared. The

@@ -25,9 +25,14 @@ type Algorithm struct {
 	// New returns the factory of the algorithm's clients for cfg, or the error of the first
 	// knob it cannot use.
 	New func(cfg *Config) (lock.Factory, error)
-	// Fences says every lock it takes comes with a fencing token, which the clients send
-	// with their writes whatever the `fencing` knob (Redlock's own fencing) says.
-	Fences bool
+	// Fences, when set, says whether the locks it takes under cfg come with a fencing
+	// token of the algorithm's own (Curator's czxid when the fence_token knob asks for
+	// it), which the clients then send with their writes whatever the `fencing` knob
+	// (Redlock's own fencing) says.
+	Fences func(cfg *Config) bool
+	// Ignores names the knobs its clients and servers never read (Redlock's ttl and drift,
+	// the Redis servers' settings): each is inert under it, with Help's first words as why.
+	Ignores []string
 	// Service is the lock service its clients talk to; nil: Redis, whose servers are the
 	// world's groups (model.Group) and whose connection is the `connection` knob's.
 	Service *Service

@@ -153,6 +153,7 @@ func TestEnumKnobsAllowedListsTable(t *testing.T) {
 		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock", "curator"},
 		"on_suspended":   {"carry-on", "stop"},
 		"recipe":         {"curator", "naive"},
+		"fence_token":    {"none", "czxid", "sequence"},
 		"dialect":        enumNames(redlock.Dialects()),
 		"connection":     {"queued", "drop", "offline-queue", "go-redis", "redis-py-8"},
 		"validity_clock": {"monotonic", "wall"},

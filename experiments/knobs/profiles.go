@@ -122,9 +122,10 @@ var profileTable = []Profile{
 			"held while lowest, each waiter watching its predecessor; a 60s session (clamped by the ensemble " +
 			"to 20 ticks, 40s by default) and a 15s connection timeout; ExponentialBackoffRetry(1000, 3) as " +
 			"Curator's documentation writes it (retry_delay 1s, tries 4); acquire() without a limit; the " +
-			"application carries on until LOST (on_suspended); the node's czxid is the fencing token; the " +
-			"Redlock knobs below are not read (its session, ensemble and recipe knobs are the zk_* ones, " +
-			"session_timeout, connection_timeout, acquire_timeout, on_suspended and recipe)",
+			"application carries on until LOST (on_suspended) and writes without a fencing token (fence_token: " +
+			"czxid or sequence sends one); the Redlock knobs below are not read (its session, ensemble and " +
+			"recipe knobs are the zk_* ones, session_timeout, connection_timeout, acquire_timeout, on_suspended, " +
+			"fence_token and recipe)",
 		Sets: kvs("algorithm", "curator", "ttl", "10s", "drift_factor", "0", "drift_pad", "0s",
 			"retry_delay", "1s", "retry_jitter", "0s", "tries", "4", "mode", "multiplexed",
 			"timeout", "0s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",

@@ -2,6 +2,7 @@ package knobs
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/clock"
@@ -32,6 +33,7 @@ type ZooKeeper struct {
 	AcquireTimeout                       time.Duration // 0: acquire() without a limit
 	OnSuspended                          curator.OnSuspended
 	Recipe                               curator.Recipe
+	Token                                curator.Token // the application's fencing token (fence_token)
 }
 
 // defaultZooKeeper returns ZooKeeper's and Curator's defaults.
@@ -91,14 +93,19 @@ func (c *Config) CuratorConfig() curator.Config {
 	return curator.Config{SessionTimeout: min(max(c.ZK.SessionTimeout, lo), hi),
 		ConnectionTimeout: c.ZK.ConnectionTimeout, BaseSleep: c.Lock.RetryDelay,
 		MaxRetries: min(c.Lock.Tries-1, curator.MaxRetries), AcquireTimeout: c.ZK.AcquireTimeout,
-		OnSuspended: c.ZK.OnSuspended, Recipe: c.ZK.Recipe}
+		OnSuspended: c.ZK.OnSuspended, Recipe: c.ZK.Recipe, Token: c.ZK.Token}
 }
 
 // curatorAlgorithm is the registration of Curator's mutex, and through it the ensemble.
-var curatorAlgorithm = Algorithm{Name: "curator", Fences: true, Service: &zookeeperService,
+var curatorAlgorithm = Algorithm{Name: "curator", Service: &zookeeperService,
+	Fences: func(cfg *Config) bool { return cfg.ZK.Token != curator.NoToken },
+	Ignores: []string{"ttl", "drift_factor", "drift_pad", "retry_jitter", "variant", "mode", "timeout", "timeout_factor",
+		"context_factor", "extend_timeout", "release_timeout", "fail_fast", "max_extensions", "set_nx_on_extend",
+		"extend_every", "fencing", "dialect", "connection", "validity_clock", "replicas", "replication_delay",
+		"replication_jitter", "failover_after", "persistence", "service_time", "hz", "preload_scripts"},
 	Help: "Apache Curator 5.4's InterProcessMutex (package redlock/curator) on a ZooKeeper 3.8 ensemble of nodes " +
 		"servers (model/zookeeper): ephemeral sequential nodes, a watch on the predecessor, Curator's " +
-		"connection states; the czxid as fencing token; it reads the zk_* and recipe knobs, retry_delay " +
+		"connection states; the czxid or the sequence as fencing token when fence_token asks for one; it reads the zk_* and recipe knobs, retry_delay " +
 		"and tries (ExponentialBackoffRetry(retry_delay, tries − 1))",
 	New: func(cfg *Config) (lock.Factory, error) {
 		if err := cfg.ZK.check(cfg.Lock.Effective().Nodes); err != nil {
@@ -201,6 +208,8 @@ func zkKnobs() []knob {
 			func(z *ZooKeeper) *time.Duration { return &z.AcquireTimeout }),
 		enumKnob("on_suspended", "what the application does with a held lock when Curator says SUSPENDED: carry on until LOST, or stop at once as Curator recommends",
 			curator.OnSuspendeds(), func(c *Config) *curator.OnSuspended { return &c.ZK.OnSuspended }),
+		enumKnob("fence_token", "the fencing token the application takes from its lock node and sends with its writes: none (InterProcessMutex hands out none), the node's czxid, or its sequence number (plus one)",
+			curator.Tokens(), func(c *Config) *curator.Token { return &c.ZK.Token }),
 		enumKnob("recipe", "Curator's recipe (each waiter watches its predecessor), or the naive one (every waiter watches the lock's children: the herd)",
 			curator.Recipes(), func(c *Config) *curator.Recipe { return &c.ZK.Recipe }),
 	}
@@ -228,6 +237,9 @@ func enumKnob[E interface {
 // zkInert returns why a ZooKeeper knob cannot change a run of c ("" when it can, or
 // when name is not one).
 func (c *Config) zkInert(name string) string {
+	if a, err := LookupAlgorithm(c.Algorithm); err == nil && slices.Contains(a.Ignores, name) {
+		return fmt.Sprintf("algorithm %s never reads it: it is Redlock's or the Redis servers', and %s locks with a ZooKeeper session (its knobs are the zookeeper group's, retry_delay and tries)", a.Name, a.Name)
+	}
 	for _, k := range zkKnobs() {
 		if k.Name != name {
 			continue

@@ -78,7 +78,7 @@ func lockSettings(w *world.World) LockSettings {
 			s.Settings = append(s.Settings, p.Name+" "+v)
 		}
 	}
-	if cfg.Get("fence_token") != "sequence" {
+	if cfg.Get("fence_token") == "czxid" { // a sequence number reads as the whole number it is
 		s.Tokens = TokenZxid
 	}
 	return s

@@ -51,19 +51,24 @@ func zkTimeline(t *testing.T, name string, settings ...knobs.KV) *Timeline {
 	return tc.Finish(name, 1)
 }
 
-// TestTimelineOfZKGCPause: zk-gc-pause's timeline says what governs a Curator lock (the
-// session the ensemble negotiated, the tick, the application's choices), not Redlock's
-// ttl; its tokens read as zxids; client2's attempt is told by its lock node and the one
-// it waited on; the leader's lane shows its role and the instant it expired client1's
-// session.
+// TestTimelineOfZKGCPause: zk-gc-pause-fenced's timeline says what governs a Curator lock
+// (the session the ensemble negotiated, the tick, the application's choices), not
+// Redlock's ttl; its czxid tokens read as zxids; client2's attempt is told by its lock
+// node and the one it waited on; the leader's lane shows its role and the instant it
+// expired client1's session. Unfenced (zk-gc-pause), its tokens are no zxids.
 func TestTimelineOfZKGCPause(t *testing.T) {
-	tl := zkTimeline(t, "zk-gc-pause")
+	tl := zkTimeline(t, "zk-gc-pause-fenced")
 	assert.Equal(t, "curator", tl.Lock.Algorithm)
 	assert.Equal(t, "zookeeper", tl.Lock.Service)
 	assert.Equal(t, 3*time.Second, tl.Lock.Lease, "the session timeout, not the ttl")
-	assert.Equal(t, []string{"session 3s", "zk_tick_time 1s", "on_suspended carry-on", "recipe curator"}, tl.Lock.Settings)
+	assert.Equal(t, []string{"session 3s", "zk_tick_time 1s", "on_suspended carry-on", "fence_token czxid", "recipe curator"}, tl.Lock.Settings)
 	assert.Equal(t, TokenZxid, tl.Lock.Tokens)
 	assert.Equal(t, "0x100000004", tl.Lock.Token(4294967300))
+	unfenced := zkTimeline(t, "zk-gc-pause")
+	assert.Equal(t, []string{"session 3s", "zk_tick_time 1s", "on_suspended carry-on", "fence_token none", "recipe curator"}, unfenced.Lock.Settings)
+	assert.Empty(t, unfenced.Lock.Tokens)
+	seq := zkTimeline(t, "zk-gc-pause", knobs.KV{Name: "fence_token", Value: "sequence"})
+	assert.Empty(t, seq.Lock.Tokens, "a sequence number reads as a whole number")
 
 	require.Len(t, tl.Clients, 2)
 	c1, c2 := tl.Clients[0], tl.Clients[1]
@@ -128,7 +133,7 @@ func TestTimelineOfRedisHasNoZooKeeper(t *testing.T) {
 // TestNarrationOfZKTokens: a ZooKeeper run's trace prints fencing tokens, session ids and
 // zxids in hexadecimal, as ZooKeeper does, and no validity for a lock that has none.
 func TestNarrationOfZKTokens(t *testing.T) {
-	w := zkWorld(t, "zk-gc-pause")
+	w := zkWorld(t, "zk-gc-pause-fenced")
 	var out bytes.Buffer
 	n, err := NewNarrator(w, &out, 0, 0, TraceOptions{})
 	require.NoError(t, err)
@@ -191,6 +196,6 @@ func TestLockSettingsSayTheClamp(t *testing.T) {
 	w := zkWorld(t, "zk-gc-pause", knobs.KV{Name: "session_timeout", Value: "1s"}, knobs.KV{Name: "acquire_timeout", Value: "30s"})
 	ls := lockSettings(w)
 	assert.Equal(t, []string{"session 2s (asked 1s, the ensemble's bounds)", "zk_tick_time 1s", "acquire_timeout 30s",
-		"on_suspended carry-on", "recipe curator"}, ls.Settings)
+		"on_suspended carry-on", "fence_token none", "recipe curator"}, ls.Settings)
 	assert.Equal(t, 2*time.Second, ls.Lease)
 }

@@ -50,7 +50,7 @@ var order = []string{"baseline", "failover-race", "restart-no-persistence", "res
 	"partition-unavailability", "extension", "unlimited-extension", "watchdog-pause", "gc-pause", "gc-pause-fenced",
 	"fencing-reset", "delayed-packet", "clock-jump", "clock-slew", "crash-restart-no-fsync", "replies-in-flight",
 	"slow-replies", "careless-client", "holder-crash", "lost-release", "release-locked-only", "get-then-del", "setnx-then-expire", "unsafe-release",
-	"zk-gc-pause", "zk-partitioned-holder", "zk-partitioned-holder-stop", "zk-leader-crash", "zk-clock-jump", "zk-herd"}
+	"zk-gc-pause", "zk-gc-pause-fenced", "zk-partitioned-holder", "zk-partitioned-holder-stop", "zk-leader-crash", "zk-clock-jump", "zk-herd"}
 
 // Scenarios returns the catalogue, in a fixed order.
 func Scenarios() []Scenario { return slices.Clone(scenarioTable) }

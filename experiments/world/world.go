@@ -249,7 +249,7 @@ func (w *World) planClients(algo lock.Factory) error {
 			Name: name, Index: j, Clock: ck, Lock: algo, AckTimeout: cfg.Lock.Effective().NodeTimeout(),
 			Nodes: nodes, Storage: network.Endpoint(n), Resources: res,
 			Hold: cfg.Hold, Think: cfg.Think, StartAt: start,
-			Fenced:         cfg.Lock.Fencing != redlock.FenceNone || w.Algorithm.Fences,
+			Fenced:         cfg.Lock.Fencing != redlock.FenceNone || (w.Algorithm.Fences != nil && w.Algorithm.Fences(cfg)),
 			StopAtDeadline: cfg.StopAtDeadline, ExtendEvery: extendEvery, ReleaseAfterAck: cfg.ReleaseAfterAck,
 			PauseRate: cfg.PauseRate, PauseLen: cfg.PauseLen, MaxCycles: cfg.MaxCycles,
 			Conn: conn, WallValidity: cfg.WallValidity,

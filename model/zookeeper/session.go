@@ -39,7 +39,7 @@ type SessionConfig struct {
 //     for readTimeout (connectTimeout, the timeout over n, while connecting), or at once
 //     when the server closes the connection (EOF);
 //   - then, after ClientCnxn's cleanup sleep (CleanupSleep, 100ms), fails every request
-//     in flight with CONNECTIONLOSS, tells the algorithm
+//     in flight, and every one sent during the sleep, with CONNECTIONLOSS, tells the algorithm
 //     Disconnected (a WatchedEvent of type None), and reconnects to the next server with
 //     the session id and its last zxid; a server that still knows the session answers
 //     SyncConnected and gets the session's watches again (setWatches), one that does not
@@ -140,11 +140,17 @@ type watchReg struct {
 func (s *session) server() int { return s.order[s.pos] }
 
 // Send carries the algorithm's request: at once when connected, after the connect
-// otherwise.
+// otherwise, and to its CONNECTIONLOSS when the connection is in its cleanup sleep.
 func (s *session) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, _ time.Duration) {
 	r := sent{node: node, req: req, p: *p}
 	if zk.OpOf(p) == zk.OpClose {
 		s.closing = true
+	}
+	if s.state == ssCleanup {
+		// ClientCnxn.queuePacket: the state is still alive, so the packet joins the
+		// outgoing queue, which cleanup() fails with CONNECTIONLOSS when the sleep ends.
+		s.sent = append(s.sent, r)
+		return
 	}
 	if s.state != ssConnected {
 		s.queued = append(s.queued, r)

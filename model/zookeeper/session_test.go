@@ -127,6 +127,36 @@ func TestARequestInFlightFailsWithConnectionLoss(t *testing.T) {
 	assert.Len(t, w.h.spans, 1, "no second hold")
 }
 
+// TestARequestSentDuringTheCleanupSleepFailsWithConnectionLoss: a release whose delete
+// is sent while the connection is in its cleanup sleep (its server closed it, nobody has
+// been told yet) is not kept for the next server: ClientCnxn.queuePacket puts it in the
+// outgoing queue while the state is still alive, and cleanup() fails that queue with
+// CONNECTIONLOSS when the sleep ends (ClientCnxn.java 1385–1401, 1675–1683).
+func TestARequestSentDuringTheCleanupSleepFailsWithConnectionLoss(t *testing.T) {
+	w := newZKWorldWith(t, 1, 6*time.Second, true, time.Second, time.Second, nil)
+	w.run(1500 * time.Millisecond)
+	require.Len(t, w.h.spans, 1)
+	release := w.h.spans[0].from.Duration() + time.Second // the hold is 1s
+	var srv *Server
+	for _, sv := range w.e.Servers() {
+		if _, ok := sv.conns[w.clients[0].Endpoint()]; ok {
+			srv = sv
+		}
+	}
+	require.NotNil(t, srv)
+	kill := release - 50*time.Millisecond - lat // the EOF arrives 50ms before the release
+	w.run(kill)
+	srv.Kill()
+	codes := len(*w.codes[0])
+	w.run(release + 49*time.Millisecond)
+	assert.Len(t, *w.codes[0], codes, "the delete waits in the outgoing queue during the sleep")
+	w.run(release + 51*time.Millisecond)
+	require.Len(t, *w.codes[0], codes+1, "the sleep is over: the delete failed")
+	assert.Equal(t, zk.ConnectionLoss, (*w.codes[0])[codes], "not kept for the next connection")
+	st := w.states[0]
+	assert.Equal(t, zk.StateDisconnected, st[len(st)-1].state)
+}
+
 // TestAnUnseededSessionConnHoldsNoState: one NewSessionConn without a Rand, shared by two
 // worlds in turn (as a registration's is by a sweep's runs), gives both the same run.
 func TestAnUnseededSessionConnHoldsNoState(t *testing.T) {

@@ -35,8 +35,11 @@
 // reports lock.Lost when the application stops relying on the lock. A held lock has no
 // deadline of its own (its Deadline is far away): it is held until released or Lost.
 //
-// The fencing token is the lock node's czxid (the create's reply; a node found again by
-// its prefix is read with exists for it, as an application wanting a token must).
+// The fencing token, when the application takes one (Config.Token), is the lock node's
+// czxid (the create's reply; a node found again by its prefix is read with exists for it,
+// as an application wanting a token must) or its sequence number plus one (the name's
+// suffix, from the parent's cversion: it grows with every child created or deleted). The recipe itself
+// hands out none: an application without one reports its lock unfenced.
 //
 // Config.Recipe = Naive is the recipe without the predecessor watch: every waiter
 // watches the lock's children (getChildren with a watch) and looks again at every change,
@@ -50,6 +53,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,6 +111,32 @@ func (r Recipe) String() string {
 // Recipes returns every Recipe, in order.
 func Recipes() []Recipe { return []Recipe{Curator, Naive} }
 
+// Token is the fencing token an application takes from the lock node it holds, to send
+// with its writes; InterProcessMutex offers none of its own.
+type Token uint8
+
+// The tokens.
+const (
+	// NoToken: the application writes without a token, as most do.
+	NoToken Token = iota
+	// Czxid is the zxid of the node's create: unique and growing across the ensemble.
+	Czxid
+	// Sequence is the node's sequence number: growing within the lock's parent.
+	Sequence
+)
+
+var tokenNames = [...]string{"none", "czxid", "sequence"}
+
+func (t Token) String() string {
+	if int(t) < len(tokenNames) {
+		return tokenNames[t]
+	}
+	return fmt.Sprintf("token(%d)", int(t))
+}
+
+// Tokens returns every Token, in order.
+func Tokens() []Token { return []Token{NoToken, Czxid, Sequence} }
+
 // Config is an InterProcessMutex client's settings.
 type Config struct {
 	// SessionTimeout is the session's negotiated timeout: what Curator asked for (60s by
@@ -123,6 +153,7 @@ type Config struct {
 	AcquireTimeout time.Duration
 	OnSuspended    OnSuspended
 	Recipe         Recipe
+	Token          Token
 }
 
 // MaxRetries is ExponentialBackoffRetry's MAX_RETRIES_LIMIT.
@@ -153,6 +184,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("curator: %v: want carry-on or stop", c.OnSuspended)
 	case int(c.Recipe) >= len(recipeNames):
 		return fmt.Errorf("curator: %v: want curator or naive", c.Recipe)
+	case int(c.Token) >= len(tokenNames):
+		return fmt.Errorf("curator: %v: want none, czxid or sequence", c.Token)
 	}
 	return nil
 }
@@ -573,7 +606,7 @@ func (l *Mutex) children(now time.Duration, m *zk.Msg) {
 		}
 		l.sleep(now, phAgain, l.loopRetries)
 		l.loopRetries++
-	case i == 0 && l.czxid == 0:
+	case i == 0 && l.czxid == 0 && l.cfg.Token == Czxid:
 		l.begin(now, phToken)
 	case i == 0:
 		l.acquired()
@@ -627,8 +660,28 @@ func (l *Mutex) failAcquire(r lock.Reason, replies int) {
 func (l *Mutex) acquired() {
 	l.ph, l.lost = phHeld, false
 	l.event(lock.Event{Kind: lock.AttemptEnded, Votes: 1, Replies: 1})
-	l.event(lock.Event{Kind: lock.Acquired, Votes: 1, Replies: 1, Deadline: l.start + forever,
-		Validity: forever, Token: l.czxid, Fenced: true})
+	ev := lock.Event{Kind: lock.Acquired, Votes: 1, Replies: 1, Deadline: l.start + forever, Validity: forever}
+	switch l.cfg.Token {
+	case Czxid:
+		ev.Token, ev.Fenced = l.czxid, true
+	case Sequence:
+		ev.Token, ev.Fenced = sequenceOf(l.ourPath)+1, true
+	}
+	l.event(ev)
+}
+
+// sequenceOf returns the sequence number a sequential node's name ends with (ten
+// digits), or -1 when it has none. The token is one more: the first node's sequence is 0,
+// and a token of 0 is none to the client process.
+func sequenceOf(path string) int64 {
+	if len(path) < 10 {
+		return -1
+	}
+	n, err := strconv.ParseInt(path[len(path)-10:], 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // pushed takes a watch event or a change of the session's state.

@@ -53,6 +53,7 @@ func TestScripts(t *testing.T) {
 // build reads a mutex's settings from a new command.
 func build(args []datadriven.CmdArg) (*Mutex, string, error) {
 	cfg := DefaultConfig()
+	cfg.Token = Czxid // the scripts read the token unless they say token=none or sequence
 	for _, a := range args {
 		if len(a.Vals) != 1 {
 			return nil, "", fmt.Errorf("%s: want one value", a.Key)
@@ -72,6 +73,8 @@ func build(args []datadriven.CmdArg) (*Mutex, string, error) {
 			cfg.AcquireTimeout, err = time.ParseDuration(v)
 		case "on_suspended":
 			cfg.OnSuspended = map[string]OnSuspended{"carry-on": CarryOn, "stop": Stop}[v]
+		case "token":
+			cfg.Token = map[string]Token{"none": NoToken, "czxid": Czxid, "sequence": Sequence}[v]
 		case "recipe":
 			cfg.Recipe = map[string]Recipe{"curator": Curator, "naive": Naive}[v]
 		default:
@@ -85,8 +88,8 @@ func build(args []datadriven.CmdArg) (*Mutex, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return m, fmt.Sprintf("session=%v connection=%v retry=ExponentialBackoffRetry(%v, %d) acquire_timeout=%v on_suspended=%v recipe=%v",
-		cfg.SessionTimeout, cfg.ConnectionTimeout, cfg.BaseSleep, cfg.MaxRetries, cfg.AcquireTimeout, cfg.OnSuspended, cfg.Recipe), nil
+	return m, fmt.Sprintf("session=%v connection=%v retry=ExponentialBackoffRetry(%v, %d) acquire_timeout=%v on_suspended=%v recipe=%v token=%v",
+		cfg.SessionTimeout, cfg.ConnectionTimeout, cfg.BaseSleep, cfg.MaxRetries, cfg.AcquireTimeout, cfg.OnSuspended, cfg.Recipe, cfg.Token), nil
 }
 
 func parseHex(s string) (int64, error) {
