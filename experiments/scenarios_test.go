@@ -234,6 +234,11 @@ func TestScenarioOutcomes(t *testing.T) {
 			safeAndDone(t, rec, 2)
 		},
 		"zk-herd": func(t *testing.T, r *Record) { safeAndDone(t, r, 5) },
+		"hybrid-split": func(t *testing.T, r *Record) {
+			twoHolders(t, r)
+			assert.Positive(t, r.Safety.StaleWritesAccepted, "neither lock's holder sends a token")
+		},
+		"hybrid-arbiter": func(t *testing.T, r *Record) { safeAndDone(t, r, 3) },
 	}
 	for _, sc := range scenarios.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {

@@ -54,16 +54,23 @@ type NewConn func(link *Link, n int) Conn
 // probes): the algorithm's ids never come near it.
 const ConnID = 1 << (lifeShift - 1)
 
-// Link is what a connection may ask of the client process that owns it.
-type Link struct{ c *Client }
+// Link is what a connection may ask of the client process that owns it. A side of a
+// SplitConn has a Link of its own, which numbers its servers from base and marks its
+// request ids and timer arguments, so that neither side knows of the other.
+type Link struct {
+	c        *Client
+	base     int    // the process's index of the link's server 0
+	reqTag   uint64 // set in every request id the link sends (SplitReq on a split's first side)
+	timerTag uint32 // set in every timer argument the link sets (splitTimer on its second)
+}
 
 // Send sends m to server node, as a message of the process's current incarnation (its
 // request id carries it: replies to an earlier one are dropped before any connection
 // sees them).
 func (l *Link) Send(node int, m Message) {
 	c := l.c
-	m.ReqID |= c.life << lifeShift
-	c.net.Send(c.ep, c.cfg.Nodes[node], m)
+	m.ReqID |= l.reqTag | c.life<<lifeShift
+	c.net.Send(c.ep, c.cfg.Nodes[l.base+node], m)
 }
 
 // SendRequest sends request req with body p to server node, as Send does with
@@ -71,14 +78,14 @@ func (l *Link) Send(node int, m Message) {
 // every request, a message built first and then handed on was copied twice more.
 func (l *Link) SendRequest(node int, req uint64, p *lock.Payload) {
 	c := l.c
-	c.net.Send(c.ep, c.cfg.Nodes[node], Message{Kind: MsgCommand, ReqID: req | c.life<<lifeShift, Body: *p})
+	c.net.Send(c.ep, c.cfg.Nodes[l.base+node], Message{Kind: MsgCommand, ReqID: req | l.reqTag | c.life<<lifeShift, Body: *p})
 }
 
 // Deliver feeds the algorithm body p as server node's reply to req (lock.PushReq: a push),
 // and carries out what it asks.
 func (l *Link) Deliver(now sim.Time, node int, req lock.Req, p lock.Payload) {
 	c := l.c
-	outs, err := c.m.Reply(c.mono(now), node, req, p)
+	outs, err := c.m.Reply(c.mono(now), l.base+node, req, p)
 	c.feed(now, outs, err)
 }
 
@@ -86,7 +93,7 @@ func (l *Link) Deliver(now sim.Time, node int, req lock.Req, p lock.Payload) {
 // process dies first (a timer of an earlier incarnation never fires).
 func (l *Link) After(now sim.Time, d time.Duration, arg uint32) sim.EventID {
 	c := l.c
-	return c.at(c.clk.TimerFires(now, d), cevConn, uint64(arg)|c.life<<32)
+	return c.at(c.clk.TimerFires(now, d), cevConn, uint64(arg|l.timerTag)|c.life<<32)
 }
 
 // Cancel cancels a timer After set.
@@ -112,7 +119,7 @@ func (l *Link) Rand() *rand.Rand {
 }
 
 // Endpoint returns server node's network endpoint.
-func (l *Link) Endpoint(node int) network.Endpoint { return l.c.cfg.Nodes[node] }
+func (l *Link) Endpoint(node int) network.Endpoint { return l.c.cfg.Nodes[l.base+node] }
 
 // DirectConn is a connection that adds nothing: each request goes out as it is, each reply
 // and push reaches the algorithm as it came, and a request the algorithm gave up on is
@@ -141,3 +148,111 @@ func (d *direct) Receive(now sim.Time, node int, id uint64, m *Message) {
 func (d *direct) Timer(sim.Time, uint32) {}
 func (d *direct) Restart(sim.Time)       {}
 func (d *direct) Stats() ConnStats       { return ConnStats{} }
+
+// SplitReq is the bit a SplitConn's first side sets in the request ids it sends, and its
+// servers' replies carry back: within the low 32 bits a trace keeps of an id, and above
+// any id a connection or its algorithm numbers (each numbers from 1, its own from ConnID,
+// whose low 32 bits restart at 0), so that a trace can tell whose message it shows
+// (SplitProtocol).
+const SplitReq = 1 << 31
+
+// splitTimer is the bit a SplitConn's second side sets in its timer arguments: above the
+// node and kind bits the Redis connections pack, and above any ZooKeeper session's
+// generation a run reaches (2^23 connections).
+const splitTimer = 1 << 31
+
+// SplitConn returns the connection of a process whose algorithm talks to two services at
+// once (the hybrid lock: Redis masters first, a ZooKeeper ensemble after them): its
+// servers 0..first−1 are reached through a's connection, the rest through b's, each
+// numbering its own servers from 0 and each with its own Link, so that neither knows of
+// the other. a's request ids carry SplitReq (taken off again before a sees a reply) and
+// b's timer arguments splitTimer, so that the two sides' ids and timers, each numbered
+// from 1, never meet. A split is not split again.
+func SplitConn(a NewConn, first int, b NewConn) NewConn {
+	return func(link *Link, n int) Conn {
+		la := &Link{c: link.c, base: link.base, reqTag: SplitReq}
+		lb := &Link{c: link.c, base: link.base + first, timerTag: splitTimer}
+		return &split{a: a(la, first), b: b(lb, n-first), first: first}
+	}
+}
+
+type split struct {
+	a, b  Conn
+	first int
+}
+
+func (s *split) Send(now sim.Time, node int, req lock.Req, p *lock.Payload, ctx time.Duration) {
+	if node < s.first {
+		s.a.Send(now, node, req, p, ctx)
+		return
+	}
+	s.b.Send(now, node-s.first, req, p, ctx)
+}
+
+func (s *split) Abandon(now sim.Time, node int, req lock.Req) {
+	if node < s.first {
+		s.a.Abandon(now, node, req)
+		return
+	}
+	s.b.Abandon(now, node-s.first, req)
+}
+
+func (s *split) Receive(now sim.Time, node int, id uint64, m *Message) {
+	if node < s.first {
+		s.a.Receive(now, node, id&^SplitReq, m)
+		return
+	}
+	s.b.Receive(now, node-s.first, id, m)
+}
+
+func (s *split) Timer(now sim.Time, arg uint32) {
+	if arg&splitTimer != 0 {
+		s.b.Timer(now, arg&^splitTimer)
+		return
+	}
+	s.a.Timer(now, arg)
+}
+
+func (s *split) Restart(now sim.Time) {
+	s.a.Restart(now)
+	s.b.Restart(now)
+}
+
+func (s *split) Stats() ConnStats {
+	a, b := s.a.Stats(), s.b.Stats()
+	return ConnStats{Connects: a.Connects + b.Connects, Resent: a.Resent + b.Resent}
+}
+
+// SplitProtocol is the protocol of a world whose clients talk to two services through a
+// SplitConn: A is the first side's (RESP), B the second's (ZooKeeper's). Their payloads
+// cannot be told apart by their words (RESP's "(integer) 0" and ZooKeeper's ping reply
+// pack alike), so a trace renders a message in A's words when its request id carries
+// SplitReq, as the first side's requests and their replies do, and in B's otherwise: the
+// second side's, its servers' pushes and what they send one another (a Redis group's
+// replication stays inside its endpoint). Its own Append methods, for a payload without
+// its message, speak B.
+type SplitProtocol struct{ A, B lock.Protocol }
+
+// Of returns the protocol of the message with request id id.
+func (p SplitProtocol) Of(id uint64) lock.Protocol {
+	if id&SplitReq != 0 {
+		return p.A
+	}
+	return p.B
+}
+
+// Name returns both protocols' names, "resp+zookeeper".
+func (p SplitProtocol) Name() string { return p.A.Name() + "+" + p.B.Name() }
+
+// AppendRequest appends q in B's words.
+func (p SplitProtocol) AppendRequest(dst []byte, q *lock.Payload) []byte {
+	return p.B.AppendRequest(dst, q)
+}
+
+// AppendReply appends q in B's words.
+func (p SplitProtocol) AppendReply(dst []byte, q *lock.Payload) []byte {
+	return p.B.AppendReply(dst, q)
+}
+
+// AppendPush appends q in B's words.
+func (p SplitProtocol) AppendPush(dst []byte, q *lock.Payload) []byte { return p.B.AppendPush(dst, q) }

@@ -173,6 +173,9 @@ func AppendMessage(dst []byte, p lock.Protocol, m *Message) []byte {
 	dst = append(dst, "req="...)
 	dst = strconv.AppendUint(dst, m.ReqID, 10)
 	dst = append(dst, ' ')
+	if sp, ok := p.(SplitProtocol); ok {
+		p = sp.Of(m.ReqID)
+	}
 	switch m.Kind {
 	case MsgReply, MsgCommand, MsgPush:
 		if p == nil {

@@ -61,6 +61,7 @@ var algorithmTable = []Algorithm{
 				Lock: redissonConfig(cfg), Masters: cfg.Lock.Effective().Nodes, Watchdog: cfg.ExtendEvery})
 		}},
 	curatorAlgorithm,
+	hybridAlgorithm,
 }
 
 // redissonConfig is an RLock's settings from a world's knobs: with replicas, a Sentinel
@@ -73,10 +74,27 @@ func redissonConfig(cfg *Config) redisson.Config {
 // Servers returns how many servers a's clients address under cfg: its own number
 // (Redisson locks on one master), or the `nodes` knob's N.
 func (a *Algorithm) Servers(cfg *Config) int {
+	n := cfg.Lock.Effective().Nodes
 	if a.Masters > 0 {
-		return a.Masters
+		n = a.Masters
 	}
-	return cfg.Lock.Effective().Nodes
+	if a.Service != nil && a.Service.Count != nil { // Redis's masters and the service's servers
+		n += a.Service.Count(cfg)
+	}
+	return n
+}
+
+// RedisMasters returns how many Redis masters a's clients address under cfg: all its
+// servers when its service is Redis, the masters beside another service's servers (the
+// hybrid lock's, Service.Count), or none.
+func (a *Algorithm) RedisMasters(cfg *Config) int {
+	switch {
+	case a.Service == nil:
+		return a.Servers(cfg)
+	case a.Service.Count != nil:
+		return a.Servers(cfg) - a.Service.Count(cfg)
+	}
+	return 0
 }
 
 // Algorithms returns the registered lock algorithms, in table order.

@@ -310,6 +310,7 @@ func registry() []knob {
 		distKnob("client_down", "faults", "how long a crashed client stays down before it restarts, holding nothing, and acquires again", func(c *Config) *dist.Dist { return &c.ClientDown }),
 	)
 	ks = append(ks, zkKnobs()...)
+	ks = append(ks, hybridKnobs()...)
 	def := DefaultConfig()
 	for i := range ks {
 		ks[i].Default = ks[i].get(&def)

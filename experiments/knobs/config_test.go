@@ -149,7 +149,7 @@ func TestDistSyntax(t *testing.T) {
 // mode shows up in `redlock-sim params` and in error messages.
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
-		"algorithm":      {"redlock", "redisson", "redisson-redlock", "curator"},
+		"algorithm":      {"redlock", "redisson", "redisson-redlock", "curator", "hybrid"},
 		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock", "curator"},
 		"on_suspended":   {"carry-on", "stop"},
 		"recipe":         {"curator", "naive"},

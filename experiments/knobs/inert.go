@@ -41,6 +41,9 @@ func (c *Config) Inert(name string) string {
 	if why := c.zkInert(name); why != "" {
 		return why
 	}
+	if why := c.hybridInert(name); why != "" {
+		return why
+	}
 	for _, r := range RandomNodeFaults() {
 		if name == r.Len && r.RateOf(c) == 0 {
 			return rate("it is "+r.LenIs, r.Rate)
@@ -52,7 +55,7 @@ func (c *Config) Inert(name string) string {
 		if a, err := LookupAlgorithm(c.Algorithm); err == nil && a.Masters > 0 {
 			return fmt.Sprintf("it is N, the masters Redlock addresses, and algorithm %s locks on %d whatever nodes says", a.Name, a.Masters)
 		}
-		if c.Lock.Variant.SingleInstance() && c.Algorithm == "redlock" {
+		if c.Lock.Variant.SingleInstance() && (c.Algorithm == "redlock" || c.Algorithm == hybridAlgorithm.Name) {
 			return fmt.Sprintf("it is N, the masters Redlock addresses, and variant %s talks to one node whatever nodes says (replicas adds servers behind it)", c.Lock.Variant)
 		}
 	case "pause_len":

@@ -28,6 +28,12 @@ type Service struct {
 	// env.Servers endpoints, in the order the algorithm numbers its servers, and it
 	// returns them, each with its process if it has one.
 	Servers func(env ServiceEnv) ([]Server, error)
+	// Count, when set, says the algorithm's clients address Redis masters beside the
+	// service's servers (the hybrid lock): the world creates the masters as it would for
+	// Redlock (the `nodes` knob's N of them), as servers 0..N−1 with the `connection`
+	// knob's connection under the service's, and Count(cfg) servers of the service's
+	// own after them.
+	Count func(cfg *Config) int
 }
 
 // Server is one server a Service created: the endpoint its clients address, and its

@@ -34,13 +34,15 @@ type ZooKeeper struct {
 	OnSuspended                          curator.OnSuspended
 	Recipe                               curator.Recipe
 	Token                                curator.Token // the application's fencing token (fence_token)
+	// Servers is the hybrid lock's ensemble size (zk_servers); curator's is `nodes`.
+	Servers int
 }
 
 // defaultZooKeeper returns ZooKeeper's and Curator's defaults.
 func defaultZooKeeper() ZooKeeper {
 	d := zookeeper.DefaultConfig()
 	return ZooKeeper{TickTime: d.TickTime, InitLimit: d.InitLimit, SyncLimit: d.SyncLimit,
-		SessionTimeout: 60 * time.Second, ConnectionTimeout: 15 * time.Second}
+		SessionTimeout: 60 * time.Second, ConnectionTimeout: 15 * time.Second, Servers: 3}
 }
 
 // Limits of the ZooKeeper knobs: generous, but each a bound on a run's timers.
@@ -245,8 +247,8 @@ func (c *Config) zkInert(name string) string {
 			continue
 		}
 		a, err := LookupAlgorithm(c.Algorithm)
-		if err == nil && a.Service != &zookeeperService {
-			return fmt.Sprintf("it tunes the ZooKeeper ensemble or Curator's recipe, and algorithm %s runs no ZooKeeper (set client=curator)", a.Name)
+		if err == nil && a.Service != &zookeeperService && a.Service != &hybridService {
+			return fmt.Sprintf("it tunes the ZooKeeper ensemble or Curator's recipe, and algorithm %s runs no ZooKeeper (set client=curator, or algorithm=hybrid)", a.Name)
 		}
 		return ""
 	}

@@ -44,13 +44,15 @@ type Scenario struct {
 var builtin embed.FS
 
 // order is the catalogue's order: the safe baseline, then the stories roughly as the
-// debate tells them, then the same faults told of Curator's lock on ZooKeeper.
+// debate tells them, then the same faults told of Curator's lock on ZooKeeper, then the
+// hybrid lock of both.
 var order = []string{"baseline", "failover-race", "restart-no-persistence", "restart-delayed",
 	"aof-everysec-power-loss", "aof-always", "split-brain-no-jitter", "split-brain-jitter",
 	"partition-unavailability", "extension", "unlimited-extension", "watchdog-pause", "gc-pause", "gc-pause-fenced",
 	"fencing-reset", "delayed-packet", "clock-jump", "clock-slew", "crash-restart-no-fsync", "replies-in-flight",
 	"slow-replies", "careless-client", "holder-crash", "lost-release", "release-locked-only", "get-then-del", "setnx-then-expire", "unsafe-release",
-	"zk-gc-pause", "zk-gc-pause-fenced", "zk-partitioned-holder", "zk-partitioned-holder-stop", "zk-leader-crash", "zk-clock-jump", "zk-herd"}
+	"zk-gc-pause", "zk-gc-pause-fenced", "zk-partitioned-holder", "zk-partitioned-holder-stop", "zk-leader-crash", "zk-clock-jump", "zk-herd",
+	"hybrid-split", "hybrid-arbiter"}
 
 // Scenarios returns the catalogue, in a fixed order.
 func Scenarios() []Scenario { return slices.Clone(scenarioTable) }

@@ -126,6 +126,9 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 	c.Duration, c.Clients = cfg.Duration, cfg.Clients
 	if alg, err := knobs.LookupAlgorithm(cfg.Algorithm); err == nil {
 		c.Nodes = alg.Servers(&cfg)
+		if m := alg.RedisMasters(&cfg); m > 0 { // the hybrid's redisN are its masters only
+			c.Nodes = m
+		}
 	}
 	w := world{s: s, ch: ch, c: c, replicas: cfg.EffectiveReplicas(), slewed: map[string]bool{}}
 	for _, kind := range s.Faults {

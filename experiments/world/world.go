@@ -26,7 +26,7 @@ import (
 // fenced storage, the clients and the oracle watching them.
 //
 // It is built in two steps so that a scenario can shape it. Plan lays out every actor's
-// configuration (Groups, ClientCfgs; endpoints are numbered groups first, then the storage,
+// configuration (Groups, ClientCfgs; endpoints are numbered groups first, then another service's servers, then the storage,
 // then the clients), which a scenario's Configure may edit; Build then creates the actors,
 // after which a scenario's Setup schedules faults and event hooks.
 type World struct {
@@ -39,7 +39,9 @@ type World struct {
 	// talk to (Algorithm.Service; nil: Redis).
 	Algorithm knobs.Algorithm
 	// Groups are the Redis servers (none when the algorithm talks to another service);
-	// Servers are the endpoints of the servers the clients address, whatever the service.
+	// Servers are the endpoints of the servers the clients address, whatever the service,
+	// except beside Redis (the hybrid lock: knobs.Service.Count), where Groups hold the
+	// Redis masters and Servers the other service's servers only.
 	Groups  []*redis.Group
 	Servers []network.Endpoint
 	// Processes are the processes of another service's servers, in Servers' order (nil
@@ -104,7 +106,7 @@ func Plan(cfg knobs.Config, seed uint64, opts ...PlanOption) (*World, error) {
 	w.Algorithm = a
 	net.SetMessage(model.MessageParts, model.MessageFormat(w.Protocol()))
 	w.Resources = resourceNames(cfg.Resources)
-	if a.Service == nil {
+	if a.Service == nil || a.Service.Count != nil {
 		if err := w.planGroups(); err != nil {
 			return nil, err
 		}
@@ -128,7 +130,7 @@ func (w *World) nodes() int { return w.Algorithm.Servers(&w.Config) }
 
 func (w *World) planGroups() error {
 	cfg := &w.Config
-	for i := range w.nodes() {
+	for i := range w.Algorithm.RedisMasters(cfg) {
 		g := redis.GroupConfig{Name: "redis" + strconv.Itoa(i+1),
 			ReplicationDelay: cfg.ReplDelay, ReplicationJitter: cfg.ReplJitter}
 		replicas := cfg.EffectiveReplicas()
@@ -314,7 +316,8 @@ func (w *World) buildService() error {
 	if svc == nil {
 		return nil
 	}
-	n := w.nodes()
+	first := len(w.Groups) // beside Redis, the service's servers follow its masters
+	n := w.nodes() - first
 	taken := map[string]bool{}
 	servers, err := svc.Servers(knobs.ServiceEnv{Sim: w.Sim, Net: w.Net, Config: &w.Config, Servers: n,
 		Clock: func(name string) (clock.Config, error) {
@@ -344,8 +347,8 @@ func (w *World) buildService() error {
 	w.Servers = make([]network.Endpoint, n)
 	w.Processes = make([]model.ServerProcess, n)
 	for i, sv := range servers {
-		if sv.Endpoint != network.Endpoint(i) {
-			return fmt.Errorf("world: service %s: server %d got endpoint %d, planned %d", svc.Name, i, sv.Endpoint, i)
+		if sv.Endpoint != network.Endpoint(first+i) {
+			return fmt.Errorf("world: service %s: server %d got endpoint %d, planned %d", svc.Name, i, sv.Endpoint, first+i)
 		}
 		w.Servers[i], w.Processes[i] = sv.Endpoint, sv.Process
 	}

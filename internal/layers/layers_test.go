@@ -38,6 +38,8 @@ var layer = map[string]int{
 	"redlock/redisson":    8,
 	"redlock/redisdriver": 8,
 	"redlock/curator":     7,
+	// The hybrid lock composes two algorithms (Redlock's, Curator's), given as factories.
+	"redlock/hybrid": 8,
 	// The algorithms' datadriven test harness, and its RESP adapter; imported by tests only.
 	"redlock/lock/locktest": 6, "redlock/lock/locktest/resptest": 7,
 	// The simulated world: the client process, the storage and the messages, then the
@@ -87,6 +89,9 @@ var never = map[string][]string{
 	"redlock/redisson": {"redlock"},
 	// Curator's mutex speaks ZooKeeper's protocol alone.
 	"redlock/curator": {"redlock", "redlock/resp"},
+	// The hybrid lock routes its two clients' requests by server and reads neither
+	// protocol.
+	"redlock/hybrid": {"redlock/resp", "redlock/zk"},
 }
 
 // packages returns every package directory of the module below root with its non-test

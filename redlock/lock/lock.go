@@ -236,12 +236,17 @@ const (
 	// an error or never answered, and the library gives up on the lock without releasing
 	// it (redlock-py raises MultipleRedlockException).
 	ReasonServerError
+	// ReasonEscalated is no failure but a note on an Acquired event: the lock was taken
+	// through a fallback after the first service gave the acquire up (the hybrid lock's
+	// ZooKeeper after Redis), so that a trace says which path took it. No attempt ends
+	// with it: an observer counts the winning attempt as won.
+	ReasonEscalated
 )
 
 var reasonNames = [...]string{ReasonNone: "none", ReasonNoQuorum: "no-quorum",
 	ReasonValidityExpired: "validity-expired", ReasonFenceFailed: "fence-failed",
 	ReasonExtensionLimit: "extension-limit", ReasonAborted: "aborted",
-	ReasonServerError: "server-error"}
+	ReasonServerError: "server-error", ReasonEscalated: "escalated"}
 
 // String returns the reason's name. Its fast path inlines: the client folds a reason into
 // the trace hash with every lock event.

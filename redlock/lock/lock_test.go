@@ -99,8 +99,9 @@ func TestReasonString(t *testing.T) {
 	for r, want := range map[lock.Reason]string{
 		lock.ReasonNone: "none", lock.ReasonNoQuorum: "no-quorum", lock.ReasonValidityExpired: "validity-expired",
 		lock.ReasonFenceFailed: "fence-failed", lock.ReasonExtensionLimit: "extension-limit",
-		lock.ReasonAborted: "aborted", lock.ReasonServerError: "server-error", lock.ReasonServerError + 1: "reason(7)",
-		200: "reason(200)",
+		lock.ReasonAborted: "aborted", lock.ReasonServerError: "server-error", lock.ReasonEscalated: "escalated",
+		lock.ReasonEscalated + 1: "reason(8)",
+		200:                      "reason(200)",
 	} {
 		assert.Equal(t, want, r.String())
 	}
