@@ -80,7 +80,10 @@ func timelineLegend(L *tlLayout) plot.Legend {
 		present[s.Kind] = true
 	}
 	holds, attempts := ": its key on a node, its lock", "acquire attempt: won / lost (OKs/N)"
-	if L.Service != "" { // a ZooKeeper lock has no keys and takes no votes
+	switch {
+	case L.Service != "" && L.Redis: // the hybrid lock: Redis first, then ZooKeeper
+		attempts = "acquire attempt: won / lost (OKs/N, or its lock node and the nodes it waited on)"
+	case L.Service != "": // a ZooKeeper lock has no keys and takes no votes
 		holds, attempts = ": its lock", "acquire attempt: won / lost (its lock node, the nodes it waited on)"
 	}
 	for j, name := range L.Clients {

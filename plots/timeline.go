@@ -185,8 +185,9 @@ type tlLayout struct {
 	Shapes          []shape
 	Clients         []string
 	// Service is the lock service when it is not Redis ("zookeeper"): the legend then
-	// speaks of its locks, not of keys and OKs.
+	// speaks of its locks, not of keys and OKs, unless Redis nodes are drawn beside it.
 	Service string
+	Redis   bool // the figure has Redis nodes' lanes
 	// Column is the time one pixel column spans when the diagram was simplified to what a
 	// reader can see at its scale (see simplify); 0 when every shape is drawn as it is.
 	Column float64
@@ -214,7 +215,7 @@ func layoutTimeline(tl *report.Timeline, win report.Span, subtitle string) *tlLa
 // columns pixels wide: past a few shapes per pixel column it draws what a reader can see
 // at that scale (see simplify), so that an hour-long window costs what a short one does.
 func layoutTimelineAt(tl *report.Timeline, win report.Span, subtitle string, columns int) *tlLayout {
-	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds(), Service: tl.Lock.Service}
+	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds(), Service: tl.Lock.Service, Redis: redisNodes(tl) > 0}
 	for _, c := range tl.Clients {
 		L.Clients = append(L.Clients, c.Name)
 	}
@@ -369,11 +370,23 @@ func binned(g []shape, columns int, from, to, col float64, clients int) []shape 
 	return out
 }
 
-// groups returns the number of Redlock nodes (groups), which attempts count OKs out of.
+// redisNodes returns the number of Redis nodes' lanes (replicas included).
+func redisNodes(tl *report.Timeline) int {
+	n := 0
+	for _, nl := range tl.Nodes {
+		if nl.Service == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// groups returns the number of Redlock nodes (groups), which attempts count OKs out of;
+// another service's servers are none of them.
 func groups(tl *report.Timeline) int {
 	var seen []string
 	for _, n := range tl.Nodes {
-		if !slices.Contains(seen, n.Group) {
+		if n.Service == "" && !slices.Contains(seen, n.Group) {
 			seen = append(seen, n.Group)
 		}
 	}
@@ -394,10 +407,11 @@ func (L *tlLayout) addLanes(tl *report.Timeline) {
 	}
 	// The Redlock page and Kleppmann call the nodes A, B, C, D, E; so do the scenarios'
 	// stories. Groups with replicas keep their node names, which say master and replica.
-	letters := groups(tl) == len(tl.Nodes) && len(tl.Nodes) <= 26
+	// Another service's servers (ZooKeeper's) are no Redlock nodes and get no letter.
+	letters := groups(tl) == redisNodes(tl) && redisNodes(tl) <= 26
 	for i, n := range tl.Nodes {
 		label := n.Name
-		if letters {
+		if letters && n.Service == "" {
 			label += " (" + string(rune('A'+i)) + ")"
 		}
 		add(n.Name, label, laneNode, nodeH)

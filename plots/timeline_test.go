@@ -339,3 +339,22 @@ func TestTimelineLayoutZKElection(t *testing.T) {
 	assert.Equal(t, "leader, epoch 2", leaders[0].Label)
 	assert.Contains(t, shapesOf(L, shAttemptWon, "client1")[0].Label, "node 0 (found again)")
 }
+
+// TestTimelineLayoutHybrid: the hybrid lock's figure letters its Redis masters A–C, as the
+// Redlock page does, and not the ZooKeeper servers beside them; its title names the TTL
+// and the session; its Redis attempts count OKs out of the three masters.
+func TestTimelineLayoutHybrid(t *testing.T) {
+	tl := timeline(t, "hybrid-split")
+	L := layoutTimeline(tl, DefaultWindow(tl), "")
+	var names []string
+	for _, l := range L.Lanes {
+		if l.Kind == laneNode {
+			names = append(names, l.Label)
+		}
+	}
+	assert.Equal(t, []string{"redis1 (A)", "redis2 (B)", "redis3 (C)", "zk1", "zk2", "zk3"}, names)
+	assert.Contains(t, L.Title, "; TTL 10s, session 3s,")
+	lost := shapesOf(L, shAttemptLost, "client1")
+	require.NotEmpty(t, lost)
+	assert.Equal(t, "1/3", lost[0].Label)
+}

@@ -64,6 +64,10 @@ func lockSettings(w *world.World) LockSettings {
 	}
 	cc := cfg.CuratorConfig()
 	s.Lease = cc.SessionTimeout
+	if len(w.Groups) > 0 { // Redis masters beside the ensemble (the hybrid lock): its keys live by the TTL
+		s.Settings = append(s.Settings, "TTL "+cfg.Lock.TTL.String())
+		s.Lease = max(s.Lease, cfg.Lock.TTL)
+	}
 	session := "session " + cc.SessionTimeout.String()
 	if cc.SessionTimeout != cfg.ZK.SessionTimeout {
 		session += " (asked " + cfg.ZK.SessionTimeout.String() + ", the ensemble's bounds)"
@@ -78,7 +82,9 @@ func lockSettings(w *world.World) LockSettings {
 			s.Settings = append(s.Settings, p.Name+" "+v)
 		}
 	}
-	if cfg.Get("fence_token") == "czxid" { // a sequence number reads as the whole number it is
+	// A sequence number reads as the whole number it is; so does every token of the
+	// hybrid lock, whose Redis tokens are counters.
+	if cfg.Get("fence_token") == "czxid" && len(w.Groups) == 0 {
 		s.Tokens = TokenZxid
 	}
 	return s

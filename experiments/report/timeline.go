@@ -96,6 +96,9 @@ type KeySpan struct {
 type NodeLane struct {
 	Name   string    `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas; "lease1"
 	Group  string    `json:"group"` // "redis3", "redis1"; another service's server's own name
+	// Service is the service of a server that is not Redis ("zookeeper"); empty for a
+	// Redis node.
+	Service string `json:"service,omitempty"`
 	Keys   []KeySpan `json:"keys"`
 	Down   []Span    `json:"down"`   // crashed, killed or shut down, until restart
 	Paused []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
@@ -235,7 +238,7 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		}
 		c.actors[name] = append(c.actors[name], len(c.lanes))
 		c.lanes, c.procs = append(c.lanes, nil), append(c.procs, p)
-		c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: name, Group: name})
+		c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: name, Group: name, Service: w.Algorithm.Service.Name})
 		c.epoch = append(c.epoch, 0)
 		c.open = append(c.open, nil)
 	}
@@ -254,6 +257,7 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 			names = append(names, cl.Name())
 		}
 		c.zk = newZKReader(names, len(c.lanes), c.fail)
+		c.zk.redisToo = len(w.Groups) > 0 // the hybrid lock: an attempt may take no lock node
 	}
 	w.OnEvent(c.clientEvent)
 	c.obs = w.Oracle

@@ -47,6 +47,7 @@ type zkReader struct {
 	found    []bool           // per client: its node was found again after a connection loss
 	role     []int            // per node lane: index of its open role span, -1 when none
 	bad      func(err error)  // keeps the first record that did not decode
+	redisToo bool             // the lock takes Redis keys too (the hybrid lock)
 	names    func(int) string // client index → name
 }
 
@@ -148,9 +149,13 @@ func (z *zkReader) attemptStarted(j int) {
 	z.node[j], z.waited[j], z.children[j], z.prefix[j], z.found[j] = "", nil, false, "", false
 }
 
-// attempt says what client j's attempt did: "node 1, waited on 0 (client1)".
+// attempt says what client j's attempt did: "node 1, waited on 0 (client1)". An attempt
+// of the hybrid lock that took no lock node went to Redis, and is told by its OKs ("").
 func (z *zkReader) attempt(j int) string {
 	if z.node[j] == "" {
+		if z.redisToo {
+			return ""
+		}
 		return "no lock node"
 	}
 	s := "node " + sequence(z.node[j])

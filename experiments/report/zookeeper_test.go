@@ -199,3 +199,27 @@ func TestLockSettingsSayTheClamp(t *testing.T) {
 		"on_suspended carry-on", "fence_token none", "recipe curator"}, ls.Settings)
 	assert.Equal(t, 2*time.Second, ls.Lease)
 }
+
+// TestTimelineOfHybrid: the hybrid lock's timeline names the TTL its Redis keys live by
+// beside the session, reads its tokens as whole numbers (its Redis tokens are counters),
+// tells its Redis attempts by their OKs and its escalated one by its lock node, and marks
+// only the ensemble's lanes as ZooKeeper's.
+func TestTimelineOfHybrid(t *testing.T) {
+	tl := zkTimeline(t, "hybrid-split")
+	require.NotEmpty(t, tl.Lock.Settings)
+	assert.Equal(t, "TTL "+tl.TTL.String(), tl.Lock.Settings[0])
+	assert.Equal(t, "session 3s", tl.Lock.Settings[1])
+	assert.Empty(t, tl.Lock.Tokens)
+	var texts []string
+	for _, a := range tl.Clients[0].Attempts {
+		texts = append(texts, a.Text)
+	}
+	require.NotEmpty(t, texts)
+	assert.Empty(t, texts[0], "a Redis attempt is told by its OKs")
+	assert.Regexp(t, `^node \d+`, texts[len(texts)-1], "the escalated attempt took a lock node")
+	var services []string
+	for _, n := range tl.Nodes {
+		services = append(services, n.Name+":"+n.Service)
+	}
+	assert.Equal(t, []string{"redis1:", "redis2:", "redis3:", "zk1:zookeeper", "zk2:zookeeper", "zk3:zookeeper"}, services)
+}

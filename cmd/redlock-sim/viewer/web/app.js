@@ -68,7 +68,13 @@ function title(e, text) { sv("title", {}, e).textContent = text; return e; }
 // lockOf is what governs the run's lock (report.LockSettings): a Redis lock's TTL, or
 // another service's settings; service is "" for Redis.
 function lockOf(run) { return (run || view.run).replay.timeline.lock || {}; }
-function isService(run) { return !!lockOf(run).service; }
+// isService says the lock is another service's alone (Curator's on ZooKeeper): no keys,
+// no votes, no validity to count down. The hybrid lock has Redis nodes beside its
+// ensemble, and reads as Redlock where it takes its keys.
+function isService(run) {
+  const r = run || view.run;
+  return !!lockOf(r).service && !r.replay.timeline.nodes.some((n) => !n.service);
+}
 // token renders a fencing token as the lock's tokens read: a ZooKeeper czxid as the zxid
 // ZooKeeper prints (0x100000004: epoch 1, counter 4), else the whole number.
 function token(t, run) {
@@ -365,7 +371,7 @@ function renderStory() {
   story.textContent = "";
   story.append(el("b", {}, run.scenario.name + ": "), run.scenario.story + " ");
   const lk = lockOf(run);
-  if (lk.service) story.append(el("span", { class: "expect", id: "lock-settings" }, "The lock: " + lk.algorithm + " on " + lk.service + ", " + (lk.settings || []).join(", ") +
+  if (lk.service) story.append(el("span", { class: "expect", id: "lock-settings" }, "The lock: " + lk.algorithm + " on " + (isService(run) ? "" : "Redis and ") + lk.service + ", " + (lk.settings || []).join(", ") +
     (lk.tokens === "zxid" ? "; its fencing token is the lock node's czxid, a zxid (0x100000004: epoch 1, counter 4)" : "") + ". "));
   if (run.scenario.expect) {
     const check = run.check || [];
@@ -560,7 +566,7 @@ function renderState() {
     tr.append(el("td", { class: ns.status === "up" ? "" : "down" }, ns.status));
     const keys = ns.keys || [];
     const held = el("td");
-    if (svc) held.textContent = ns.role || "—";
+    if (svc || ns.role) held.textContent = ns.role || "—";
     else if (!keys.length) held.textContent = "—";
     for (const k of keys) {
       const who = k.client >= 0 ? tl.clients[k.client].name : "?";
@@ -1038,7 +1044,7 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
       if (l.kind === "node") {
         const ns = s.nodes[l.i], k = (ns.keys || [])[0];
         if (ns.status !== "up") sv("text", { x: cx, y: ty, "font-size": small || 15, "font-style": "italic", fill: "#666" }, g).textContent = ns.status;
-        else if (isService()) sv("text", { x: cx, y: ty, "font-size": small || 15, fill: "#555" }, g).textContent = ns.role || "up";
+        else if (isService() || tl.nodes[l.i].service) sv("text", { x: cx, y: ty, "font-size": small || 15, fill: "#555" }, g).textContent = ns.role || "up";
         else if (!k) sv("text", { x: cx, y: ty, "font-size": small || 15, fill: "#999" }, g).textContent = "no key";
         if (k) {
           const c = clientColor(k.client), name = k.client >= 0 ? tl.clients[k.client].name : "?";
