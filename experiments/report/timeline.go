@@ -94,15 +94,15 @@ type KeySpan struct {
 // NodeLane is one redis-server process, or one server of another lock service (whose keys
 // the timeline does not know: its lane shows its process faults and clock jumps).
 type NodeLane struct {
-	Name   string    `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas; "lease1"
-	Group  string    `json:"group"` // "redis3", "redis1"; another service's server's own name
+	Name  string `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas; "lease1"
+	Group string `json:"group"` // "redis3", "redis1"; another service's server's own name
 	// Service is the service of a server that is not Redis ("zookeeper"); empty for a
 	// Redis node.
-	Service string `json:"service,omitempty"`
-	Keys   []KeySpan `json:"keys"`
-	Down   []Span    `json:"down"`   // crashed, killed or shut down, until restart
-	Paused []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
-	Marks  []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps, sessions expired
+	Service string    `json:"service,omitempty"`
+	Keys    []KeySpan `json:"keys"`
+	Down    []Span    `json:"down"`   // crashed, killed or shut down, until restart
+	Paused  []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
+	Marks   []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps, sessions expired
 	// Roles are a ZooKeeper server's roles in time: leader, follower, or looking (an
 	// election); none for a Redis node.
 	Roles []RoleSpan `json:"roles,omitempty"`
