@@ -1202,8 +1202,8 @@ const EXERCISES = {
     a: "There is no violation to jump to: the five clients retry in lockstep and the four live nodes split their votes every round (10 split-brain rounds). With retry_jitter = 1ms the clients drift apart and the rounds fall to 2." },
   "restart-delayed": { q: "Where does client1's validity end, and where does it stop working? What does the red band say?",
     a: "Its validity ends at 1.98 s but it works on to 3.1 s: the red band is a usage overlap, gc-pause's story, which no restart delay can prevent." },
-  "zk-gc-pause": { q: "Step to client1's write at 11.031 s, after its pause. Why does the storage refuse it, when client1 still believes it holds the lock?",
-    a: "Its token is its lock node's czxid, 0x100000004 (epoch 1, counter 4). The leader expired client1's session at 5.000 s, while client1 was paused, and deleted its node; client2's node, created later, has czxid 0x100000006, and the storage has accepted that token. A zxid only grows, so the older token is refused. Curator could not tell client1: a paused process hears nothing." },
+  "zk-gc-pause": { q: "Step to client1's write at 11.031 s, after its pause. Why does the storage accept it, and what would refuse it?",
+    a: "client1 sends no token (fence_token none: InterProcessMutex hands out none), so the storage cannot tell its late write from client2's. The leader expired client1's session at 5.000 s, while it was paused, and client2 took the lock at 5.004 s; Curator could not tell client1: a paused process hears nothing. With fence_token = czxid its token is its lock node's czxid, 0x100000004 (epoch 1, counter 4), older than client2's 0x100000006, and the storage refuses it: a zxid only grows." },
   "zk-partitioned-holder": { q: "client1 is cut off at 1.020 s. When does it stop working, and when would it have stopped had it heeded SUSPENDED?",
     a: "At 6.120 s, when Curator says LOST, a whole session (3 s) after SUSPENDED at 3.120 s; meanwhile the leader expired its session at 5.000 s and client2 took the lock at 5.004 s. With on_suspended = stop it stops at 3.120 s, before the expiry: the run is safe." },
 };
