@@ -88,7 +88,7 @@ func runTuneCtx(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	file := fs.String("file", "", "read the inputs from a YAML `FILE`: keys are these flags' names (dashes or underscores), values as on the command line; flags given override it")
 	// The confirmation.
 	fs.DurationVar(&in.Duration, "duration", in.Duration, "simulated time of each confirmation run, `DURATION`")
-	fs.IntVar(&in.Seeds, "seeds", in.Seeds, "confirmation runs per ttl in the first round, `N`")
+	fs.IntVar(&in.Seeds, "seeds", in.Seeds, "confirmation runs per ttl (per session_timeout with --client curator) in the first round, `N`")
 	fs.IntVar(&in.MaxSeeds, "max-seeds", in.MaxSeeds, "add rounds of runs until every violation bound meets its target or this many runs per ttl, `N`, are spent")
 	fs.Uint64Var(&in.Seed, "seed", in.Seed, "the confirmation sweep's seed `N`; the same seed gives the same report")
 	workers := fs.Int("workers", runtime.NumCPU(), "run `K` confirmation runs in parallel; results do not depend on it")
@@ -239,7 +239,7 @@ func writeTuneReport(stdout io.Writer, out string, rep *tune.Report, md string) 
 		if err != nil {
 			return err
 		}
-		figs = append(figs, htmlpage.Figure{Name: f, PNG: b, Caption: fmt.Sprintf("confirmation, every round pooled (%d runs per ttl): %s", rep.Outcomes[0].Runs, filepath.Base(f))})
+		figs = append(figs, htmlpage.Figure{Name: f, PNG: b, Caption: fmt.Sprintf("confirmation, every round pooled (%d runs per %s): %s", rep.Outcomes[0].Runs, rep.Axis(), filepath.Base(f))})
 	}
 	page, err := htmlpage.Render("Tuning report", md, figs)
 	if err != nil {

@@ -206,18 +206,31 @@ func lineAfter(t *testing.T, out, prefix string) string {
 
 // TestTuneKnobLinesRunAsWritten: the report's "as knobs" line is accepted by `run` (on
 // top of the library's profile) and by a sweep spec, and its "one confirmation run" line
-// runs as written, for the Redlock page's client and for redsync.
+// runs as written, for the Redlock page's client, for redsync, and for Curator (with the
+// ensemble's defaults, and with the shorter tick a 1s unavailability target needs).
 func TestTuneKnobLinesRunAsWritten(t *testing.T) {
-	for _, client := range []string{"spec", "redsync"} {
+	for _, c := range []struct {
+		client string
+		extra  []string
+	}{{"spec", nil}, {"redsync", nil}, {"curator", nil}, {"curator", []string{"--max-unavailability", "1s"}}} {
+		client := c.client
 		dir := t.TempDir()
-		code, stdout, stderr := cli("tune", "--client", client, "--acquisitions-per-second", "5", "--duration", "20s",
-			"--seeds", "1", "--max-seeds", "1", "--quiet", "--out", filepath.Join(dir, "t"))
+		args := append([]string{"tune", "--client", client, "--acquisitions-per-second", "5", "--duration", "20s",
+			"--seeds", "1", "--max-seeds", "1", "--quiet", "--out", filepath.Join(dir, "t")}, c.extra...)
+		code, stdout, stderr := cli(args...)
 		require.Equal(t, 0, code, stderr)
+		if c.extra != nil {
+			assert.Contains(t, stdout, "--set zk_tick_time=200ms", "%s %v: the tick the target needs", client, c.extra)
+		}
+		if client == "curator" {
+			assert.Contains(t, stdout, "| session_timeout | runs |", "the confirmation sweeps the session, not a ttl")
+			assert.NotContains(t, stdout, "--set ttl=")
+		}
 		asKnobs := shellWords(t, lineAfter(t, stdout, "as knobs: "))
 		require.NotEmpty(t, asKnobs)
 		assert.NotContains(t, asKnobs, "--set max_extensions=0", "a knob that cannot change the run is left out")
 
-		args := append([]string{"run", "--scenario", "baseline", "--set", "client=" + client, "--set", "duration=5s"}, asKnobs...)
+		args = append([]string{"run", "--scenario", "baseline", "--set", "client=" + client, "--set", "duration=5s"}, asKnobs...)
 		code, _, stderr = cli(args...)
 		assert.Equal(t, 0, code, "%s: run %v: %s", client, args, stderr)
 

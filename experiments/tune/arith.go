@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
@@ -88,7 +89,8 @@ type Targets struct {
 	// DefaultMinSuccess.
 	MinSuccess float64
 	// TTL, when set, pins the ttl instead of deriving it (the confirmation found this
-	// one meets the targets), so that everything that depends on the ttl follows it.
+	// one meets the targets), so that everything that depends on the ttl follows it. For a
+	// lock held by a ZooKeeper session it pins the session timeout, the ttl's counterpart.
 	TTL time.Duration
 	// MaxIncidents is the most violation incidents per acquisition the targets allow
 	// (0: none stated). Where the design percentile leaves more than MaxIncidents /
@@ -112,12 +114,19 @@ type Conflict struct {
 	Limit    string        // the target behind AtMost, in words
 	AtMost   time.Duration // Limit's bound
 	Advice   string        // what helps where no setting of the algorithm does
+	// Impossible says no value of Quantity meets Need at all (AtLeast is then not a
+	// bound): a session lock's clocks so far apart that the client's readTimeout ends
+	// after the leader's expiry whatever the session.
+	Impossible bool
 }
 
 // By returns how far apart the two bounds are.
 func (c Conflict) By() time.Duration { return c.AtLeast - c.AtMost }
 
 func (c Conflict) String() string {
+	if c.Impossible {
+		return fmt.Sprintf("%s holds for no %s, and %s allows %s ≤ %v. %s", strings.TrimSuffix(c.Need, ","), c.Quantity, c.Limit, c.Quantity, c.AtMost, c.Advice)
+	}
 	return fmt.Sprintf("%s needs %s ≥ %v, but %s allows %s ≤ %v: %v apart. %s",
 		c.Need, c.Quantity, c.AtLeast, c.Limit, c.Quantity, c.AtMost, c.By(), c.Advice)
 }
@@ -155,6 +164,11 @@ type Recommendation struct {
 	CrashTail float64
 	Conflicts []Conflict
 	Steps     []Step
+	// Session is set for a lock held by a ZooKeeper session (Library.Session: Curator's
+	// InterProcessMutex), which has no ttl, drift allowance or extension: the fields above
+	// it uses are RetryDelay and Tries (its retry policy), Fencing, Contention, UsageTail,
+	// Conflicts and Steps.
+	Session *Session
 
 	extendDiv int  // the library extends every ttl/extendDiv; 0: ExtendDivisor
 	noExtend  bool // the library cannot extend
@@ -176,6 +190,12 @@ type Setting struct{ Name, Value string }
 // refuses a setting that cannot.
 func (r Recommendation) SetFlags() []string {
 	var out []string
+	if r.Session != nil {
+		for _, s := range r.Knobs() {
+			out = append(out, "--set "+s.Name+"="+s.Value)
+		}
+		return out
+	}
 	for _, s := range r.Knobs() {
 		if !r.Extend && (s.Name == "extend_every" || s.Name == "max_extensions") {
 			continue
@@ -189,6 +209,9 @@ func (r Recommendation) SetFlags() []string {
 // sweep or a user's --set flags. Fencing is left out: which token source to trust is the
 // caller's choice, and the simulator's Redis-backed tokens are not guaranteed to grow.
 func (r Recommendation) Knobs() []Setting {
+	if r.Session != nil {
+		return r.sessionKnobs()
+	}
 	return []Setting{
 		{"ttl", r.TTL.String()},
 		{"drift_factor", strconv.FormatFloat(r.DriftFactor, 'g', -1, 64)},
@@ -200,6 +223,36 @@ func (r Recommendation) Knobs() []Setting {
 		{"extend_every", r.ExtendEvery.String()},
 		{"max_extensions", strconv.Itoa(r.MaxExtensions)},
 	}
+}
+
+// Lease returns what a dead holder's lock lasts by, the value the confirmation sweeps:
+// the ttl, or the session timeout of a lock held by a ZooKeeper session.
+func (r Recommendation) Lease() time.Duration {
+	if r.Session != nil {
+		return r.Session.Timeout
+	}
+	return r.TTL
+}
+
+// LeaseKnob returns the knob Lease is: ttl, or session_timeout.
+func (r Recommendation) LeaseKnob() string {
+	if r.Session != nil {
+		return "session_timeout"
+	}
+	return "ttl"
+}
+
+// withLease returns r with its lease set to d (the ttl, or the session timeout in a
+// copy of the session, so that r's own is left alone).
+func (r Recommendation) withLease(d time.Duration) Recommendation {
+	if r.Session != nil {
+		s := *r.Session
+		s.Timeout = d
+		r.Session = &s
+		return r
+	}
+	r.TTL = d
+	return r
 }
 
 // Recommend computes the settings for e and t from first principles, in dependency
@@ -224,6 +277,9 @@ func RecommendFor(e Env, t Targets, lib Library) (Recommendation, error) {
 	}
 	if t.MinSuccess == 0 {
 		t.MinSuccess = DefaultMinSuccess
+	}
+	if lib.Session {
+		return recommendSession(e, t)
 	}
 	var r Recommendation
 	var lines []string

@@ -34,8 +34,9 @@ type Confirmation struct {
 	Seed       uint64
 }
 
-// ConfirmTTLs returns the ttls a confirmation sweeps: half the recommendation, the
-// recommendation, and double it, in whole milliseconds within the ttl knob's range.
+// ConfirmTTLs returns the ttls (or session timeouts) a confirmation sweeps: half the
+// recommendation, the recommendation, and double it, in whole milliseconds within the ttl
+// knob's range.
 func ConfirmTTLs(ttl time.Duration) []time.Duration {
 	half := max((ttl / 2).Truncate(time.Millisecond), time.Millisecond)
 	out := []time.Duration{half, ttl}
@@ -47,7 +48,8 @@ func ConfirmTTLs(ttl time.Duration) []time.Duration {
 
 // Spec returns the confirmation sweep for rec: the environment, then rec's knobs (and
 // fencing tokens from one counter when rec says only fencing helps), with the ttl as the
-// one axis.
+// one axis; for a lock held by a ZooKeeper session the session timeout is the axis, and
+// the ensemble's session limits are widened where they would not grant a neighbour.
 func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 	spec := &sweep.Spec{Combine: sweep.Grid, Replicates: c.Replicates, Seed: c.Seed}
 	check := experiments.SweepRunner()
@@ -60,8 +62,9 @@ func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 	if err := set("duration", c.Duration.String()); err != nil {
 		return nil, err
 	}
+	axis := rec.LeaseKnob()
 	for _, s := range rec.Knobs() {
-		if s.Name == "ttl" {
+		if s.Name == axis {
 			continue
 		}
 		if err := set(s.Name, s.Value); err != nil {
@@ -73,33 +76,63 @@ func (c Confirmation) Spec(rec Recommendation) (*sweep.Spec, error) {
 	if err := set("think", knobs.FormatDist(rec.Contention.Think)); err != nil {
 		return nil, err
 	}
-	if rec.Fencing {
+	if rec.Fencing && rec.Session == nil {
 		// Only fencing makes such an environment safe: confirm with tokens from one
-		// counter, which the storage checks on every write.
+		// counter, which the storage checks on every write. (A session lock's token is
+		// its fence_token knob, among rec's knobs.)
 		if err := set("fencing", "one"); err != nil {
 			return nil, err
 		}
 	}
+	leases := ConfirmTTLs(rec.Lease())
+	if err := widenSessionLimits(rec, leases, set); err != nil {
+		return nil, err
+	}
 	var ttls []string
-	for _, t := range ConfirmTTLs(rec.TTL) {
-		v, err := check.Knob("ttl", t.String())
+	for _, t := range leases {
+		v, err := check.Knob(axis, t.String())
 		if err != nil {
 			return nil, err
 		}
 		ttls = append(ttls, v)
 	}
-	spec.Axes = []sweep.Axis{{Knob: "ttl", Values: ttls}}
+	spec.Axes = []sweep.Axis{{Knob: axis, Values: ttls}}
 	if err := spec.Validate(check); err != nil {
 		return nil, err
 	}
 	return spec, nil
 }
 
+// widenSessionLimits sets the ensemble's minimum and maximum session timeouts so that it
+// grants every session a confirmation of a session lock sweeps: the neighbours of the
+// recommendation are asked what they would cost, not cut to the recommended ensemble's
+// limits (which change nothing else a run does).
+func widenSessionLimits(rec Recommendation, leases []time.Duration, set func(name, value string) error) error {
+	if rec.Session == nil {
+		return nil
+	}
+	lo, hi := 2*rec.Session.TickTime, 20*rec.Session.TickTime
+	if rec.Session.MaxSessionTimeout > 0 {
+		hi = rec.Session.MaxSessionTimeout
+	}
+	if least := slices.Min(leases); least < lo {
+		if err := set("zk_min_session_timeout", max(least, rec.Session.TickTime).String()); err != nil {
+			return err
+		}
+	}
+	if most := slices.Max(leases); most > hi {
+		if err := set("zk_max_session_timeout", most.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Outcome is one ttl's confirmation: the runs' pooled counts, each violation kind's
 // incidents per 10,000 acquisitions with their honest upper bound, and the liveness
 // figures.
 type Outcome struct {
-	TTL      string // as the ttl knob spells it
+	TTL      string // as the ttl knob (or, for a session lock, session_timeout) spells it
 	Runs     int
 	Acquired int64
 	Attempts int64
@@ -256,7 +289,11 @@ const Conf = 0.95
 
 // ReadOutcomes reads a finished confirmation sweep's runs.csv in dir and pools each
 // ttl's runs, in the sweep's point order.
-func ReadOutcomes(dir string) ([]Outcome, error) {
+func ReadOutcomes(dir string) ([]Outcome, error) { return ReadOutcomesOf(dir, "ttl") }
+
+// ReadOutcomesOf is ReadOutcomes for a confirmation whose axis is the knob axis (ttl, or
+// session_timeout for a session lock).
+func ReadOutcomesOf(dir, axis string) ([]Outcome, error) {
 	f, err := os.Open(filepath.Join(dir, sweep.RunsFile))
 	if err != nil {
 		return nil, err
@@ -271,7 +308,7 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 	for i, h := range head {
 		col[h] = i
 	}
-	need := []string{sweep.PointColumn, "ttl", experiments.MetricAcquired, experiments.MetricAttempts,
+	need := []string{sweep.PointColumn, axis, experiments.MetricAcquired, experiments.MetricAttempts,
 		experiments.MetricFailed, experiments.MetricAcquireLatencyP99Ms, experiments.MetricReacquireAfterCrashMax}
 	need = append(need, ViolationKinds...)
 	need = append(need, IncidentKinds...)
@@ -297,7 +334,7 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 		}
 		p := byPoint[row[col[sweep.PointColumn]]]
 		if p == nil {
-			p = &pool{o: Outcome{TTL: row[col["ttl"]], ReacquireAfterCrashMaxMs: -1, Pairs: make([]int64, len(ViolationKinds)), UsageEstimate: -1},
+			p = &pool{o: Outcome{TTL: row[col[axis]], ReacquireAfterCrashMaxMs: -1, Pairs: make([]int64, len(ViolationKinds)), UsageEstimate: -1},
 				incidents: make([]int64, len(IncidentKinds))}
 			byPoint[row[col[sweep.PointColumn]]] = p
 			pools = append(pools, p)
@@ -335,8 +372,13 @@ func ReadOutcomes(dir string) ([]Outcome, error) {
 // marked, with each violation kind's incidents and their bound per 10,000 acquisitions,
 // and the overlapping pairs behind them.
 func Table(outcomes []Outcome, recommended string) string {
+	return TableOf(outcomes, recommended, "ttl")
+}
+
+// TableOf is Table for a confirmation whose axis is the knob axis.
+func TableOf(outcomes []Outcome, recommended, axis string) string {
 	var b strings.Builder
-	b.WriteString("| ttl | runs | acquisitions | acquires given up |")
+	b.WriteString("| " + axis + " | runs | acquisitions | acquires given up |")
 	for _, v := range IncidentKinds {
 		b.WriteString(" " + v + " per 10k (95% upper bound) [pairs] |")
 	}

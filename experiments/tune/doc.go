@@ -17,6 +17,11 @@
 //   - the confirmation by simulation (Prepare, then Plan.Run): sweeps of the recommended
 //     ttl and its neighbours, in rounds until the bounds meet the targets or --max-seeds
 //     is spent, pooled into Outcomes and judged into a Report;
+//   - for a lock held by a ZooKeeper session (client=curator, Curator's InterProcessMutex),
+//     which has no ttl, the session's arithmetic instead (session.go): the session timeout
+//     bounded by partitions, pauses and clocks from below and by the unavailability target
+//     from above, the ensemble's tick and session limits, on_suspended, the fencing token,
+//     the connection timeout and the retry policy; its confirmation sweeps session_timeout;
 //   - the recommendation in each lock library's own terms (library.go, snippets.go) and
 //     the report's text (report.go).
 //

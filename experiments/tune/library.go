@@ -113,6 +113,9 @@ type Library struct {
 	Name     string // the library and version the rules were read from
 	Language string // the snippet's language
 	Rules    []KnobRule
+	// Session says the lock is held by a ZooKeeper session (Curator's InterProcessMutex):
+	// tune works out its session timeout, not a ttl (session.go).
+	Session bool
 	// render turns a recommendation into the library's options, the snippet, and the
 	// knob values the library will run with them.
 	render func(r Recommendation) rendering
@@ -424,33 +427,44 @@ func redissonLibrary(redLock bool) Library {
 
 // Units: conversions of a knob's duration into the ways the libraries write one.
 
-// curatorLibrary is Curator's InterProcessMutex: not Redlock, so of a recommendation it
-// takes only the retry policy its operations use (ExponentialBackoffRetry); the rest has
-// no meaning for a lock held by a ZooKeeper session, and the profile's values stay.
+// curatorLibrary is Curator's InterProcessMutex on a ZooKeeper ensemble: not Redlock, so
+// its recommendation is a session's (session.go), in CuratorFrameworkFactory's builder, the
+// retry policy, the application's ConnectionStateListener and fencing, and zoo.cfg.
 func curatorLibrary() Library {
 	src := srcCurator
-	noLease := "the mutex has no lease and computes no validity: its node lives as long as its session, so the knob is not read (the profile's value stays)"
+	zk := "ZooKeeper 3.8.0 "
 	return Library{
-		Profile: "curator", Name: "Apache Curator 5.4.0 InterProcessMutex", Language: "text",
+		Profile: "curator", Name: "Apache Curator 5.4.0 InterProcessMutex on ZooKeeper 3.8", Language: "java", Session: true,
 		Rules: []KnobRule{
-			{Knob: "ttl", Access: Fixed, Fixed: "10s", Why: noLease, Source: src + "LockInternals.java attemptLock, internalLockLoop"},
-			{Knob: "drift_factor", Access: Fixed, Fixed: "0", Why: noLease, Source: src + "LockInternals.java internalLockLoop"},
-			{Knob: "drift_pad", Access: Fixed, Fixed: "0s", Why: noLease, Source: src + "LockInternals.java internalLockLoop"},
-			{Knob: "timeout", Access: Fixed, Fixed: "500ms",
-				Why:    "a request waits for its session, which ZooKeeper's client gives up after two thirds of the session timeout, not for a per-request timeout (session_timeout and connection_timeout are the knobs)",
-				Source: src + "CuratorFrameworkFactory.java DEFAULT_SESSION_TIMEOUT_MS, DEFAULT_CONNECTION_TIMEOUT_MS"},
-			{Knob: "retry_delay", Access: Settable, Option: "ExponentialBackoffRetry(baseSleepTimeMs, maxRetries)", Unit: "ms", Fixed: "1s",
+			{Knob: "session_timeout", Access: Settable, Option: "CuratorFrameworkFactory.builder().sessionTimeoutMs(session_timeout)", Unit: "ms", Fixed: "1m",
+				Why: "the session the lock node lives by: the leader expires it after this long without a word, the client gives its server up after two thirds of it; " +
+					"the ensemble clamps it to [minSessionTimeout, maxSessionTimeout], 2 and 20 ticks by default (40s with a 2s tick)",
+				Source: src + "CuratorFrameworkFactory.java DEFAULT_SESSION_TIMEOUT_MS; " + zk + "ZooKeeperServer.java processConnectRequest; ClientCnxn.java readTimeout"},
+			{Knob: "connection_timeout", Access: Settable, Option: "CuratorFrameworkFactory.builder().connectionTimeoutMs(connection_timeout)", Unit: "ms", Fixed: "15s",
+				Why:    "how long a request sent while disconnected waits for the connection before it fails with CONNECTIONLOSS; Curator warns when the session timeout is less than it",
+				Source: src + "CuratorFrameworkFactory.java DEFAULT_CONNECTION_TIMEOUT_MS; CuratorZookeeperClient.java (constructor, internalBlockUntilConnectedOrTimedOut)"},
+			{Knob: "retry_delay", Access: Settable, Option: "new ExponentialBackoffRetry(baseSleepTimeMs, maxRetries)", Unit: "ms", Fixed: "1s",
 				Why:    "the k-th retry of an operation sleeps baseSleepTimeMs × max(1, random[0, 2^(k+1))): the delay is the base of an exponential backoff, not a fixed wait",
 				Source: src + "retry/ExponentialBackoffRetry.java getSleepTimeMs"},
-			{Knob: "retry_jitter", Access: Fixed, Fixed: "0s",
-				Why: "the backoff draws its own randomness from the base: there is no separate jitter", Source: src + "retry/ExponentialBackoffRetry.java getSleepTimeMs"},
-			{Knob: "tries", Access: Settable, Option: "ExponentialBackoffRetry(baseSleepTimeMs, maxRetries: tries − 1)", Unit: "count", Fixed: "4",
+			{Knob: "tries", Access: Settable, Option: "new ExponentialBackoffRetry(baseSleepTimeMs, maxRetries = tries − 1)", Unit: "count", Fixed: "4",
 				Why:    "maxRetries counts the retries of one operation after its first try (at most 29); an acquire waits for its turn without counting tries",
 				Source: src + "retry/SleepingRetry.java allowRetry; retry/ExponentialBackoffRetry.java MAX_RETRIES_LIMIT"},
-			{Knob: "extend_every", Access: Fixed, Fixed: "0s",
-				Why: "the session's heartbeats keep the node; the mutex has nothing to extend", Source: src + "InterProcessMutex.java"},
-			{Knob: "max_extensions", Access: Fixed, Fixed: "0",
-				Why: "the session's heartbeats keep the node; the mutex has nothing to extend", Source: src + "InterProcessMutex.java"},
+			{Knob: "on_suspended", Access: AppCode, Option: "a ConnectionStateListener that stops work on the lock at SUSPENDED", Unit: "ConnectionState", Fixed: "carry-on",
+				Why:    "the mutex ignores SUSPENDED and LOST: a held lock stays held in Curator's eyes until the application stops relying on it, which Curator's documentation recommends at SUSPENDED",
+				Source: src + "state/ConnectionStateManager.java; framework/imps/CuratorFrameworkImpl.java processStateChanged"},
+			{Knob: "fence_token", Access: AppCode, Option: "the lock node's czxid (checkExists().forPath(lock path).getCzxid()), sent with every write and checked by the resource", Unit: "long", Fixed: "none",
+				Why:    "Curator returns no token: the application reads its node's stat; the czxid grows with every node created, so the resource can refuse an older holder's writes",
+				Source: src + "InterProcessMutex.java getLockPath; " + zk + "data/Stat.java czxid"},
+			{Knob: "zk_tick_time", Access: Settable, Option: "zoo.cfg tickTime", Unit: "ms", Fixed: "2s",
+				Why:    "the unit of the ensemble's limits, of the session clamp (2 to 20 ticks) and of session expiry's buckets",
+				Source: zk + "ZooKeeperServer.java getMinSessionTimeout, getMaxSessionTimeout; ExpiryQueue.java roundToNextInterval"},
+			{Knob: "zk_init_limit", Access: Settable, Option: "zoo.cfg initLimit", Unit: "ticks", Fixed: "10",
+				Why: "ticks a new leader waits for a quorum to sync: kept at its default length when the tick changes", Source: zk + "Leader.java, Learner.java"},
+			{Knob: "zk_sync_limit", Access: Settable, Option: "zoo.cfg syncLimit", Unit: "ticks", Fixed: "5",
+				Why: "ticks of silence after which a leader and a follower give each other up: kept at its default length when the tick changes", Source: zk + "Learner.java, LearnerHandler.java"},
+			{Knob: "zk_max_session_timeout", Access: Settable, Option: "zoo.cfg maxSessionTimeout", Unit: "ms", Fixed: "0s",
+				Why:    "a longer session asked for is cut to it (20 ticks when unset, 0s in the knob)",
+				Source: zk + "ZooKeeperServer.java processConnectRequest"},
 		},
 		render: renderCurator,
 	}

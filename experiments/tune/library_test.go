@@ -50,9 +50,31 @@ func plainRec() Recommendation {
 		Tries: 1, Fencing: true}
 }
 
+// samplesFor returns l's two sample recommendations: sampleRec and plainRec, or for a
+// session lock sessionRec and fencedSessionRec (the second needs fencing, as plainRec).
+func samplesFor(l Library) (Recommendation, Recommendation) {
+	if l.Session {
+		return sessionRec(), fencedSessionRec()
+	}
+	return sampleRec(), plainRec()
+}
+
 func knobNames() []string {
 	var out []string
 	for _, s := range (Recommendation{}).Knobs() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// knobNamesFor is every knob a recommendation for l can set: Redlock's, or a session
+// lock's (session.go), its optional ones included.
+func knobNamesFor(l Library) []string {
+	if !l.Session {
+		return knobNames()
+	}
+	var out []string
+	for _, s := range fencedSessionRec().Knobs() {
 		out = append(out, s.Name)
 	}
 	return out
@@ -97,8 +119,8 @@ func TestLibraryForUnknownProfile(t *testing.T) {
 // Every library has exactly one rule for every knob of Recommendation.Knobs(), and each
 // rule is complete for its access: an option to write, a value when fixed, a source.
 func TestLibraryRulesCoverEveryKnob(t *testing.T) {
-	names := knobNames()
 	for _, l := range libraryTable() {
+		names := knobNamesFor(l)
 		seen := map[string]bool{}
 		for _, k := range l.Rules {
 			assert.False(t, seen[k.Knob], "%s: two rules for %s", l.Profile, k.Knob)
@@ -152,7 +174,11 @@ func TestLibraryDefaultsAreTheProfiles(t *testing.T) {
 		ttl, err := time.ParseDuration(sets["ttl"])
 		require.NoError(t, err)
 		for _, k := range l.Rules {
-			want := sets[k.Knob]
+			want, ok := sets[k.Knob]
+			if !ok { // a knob the profile leaves at the simulator's default
+				def := knobs.DefaultConfig()
+				want = def.Get(k.Knob)
+			}
 			if k.Knob == "timeout" && want == "0s" { // 0: timeout_factor × ttl
 				f, err := strconv.ParseFloat(sets["timeout_factor"], 64)
 				require.NoError(t, err)
@@ -357,6 +383,7 @@ func TestLibraryFixes(t *testing.T) {
 	}
 	// Fencing is said in every snippet of a recommendation that relies on it, and only then.
 	for _, l := range libraryTable() {
+		r, p := samplesFor(l)
 		assert.Contains(t, l.Snippet(p), "Fencing:", l.Profile)
 		assert.NotContains(t, l.Snippet(r), "Fencing:", l.Profile)
 	}
@@ -366,7 +393,8 @@ func TestLibraryFixes(t *testing.T) {
 // (RedLock.net's drift).
 func TestOptionsHaveValues(t *testing.T) {
 	for _, l := range libraryTable() {
-		for _, r := range []Recommendation{sampleRec(), plainRec()} {
+		a, b := samplesFor(l)
+		for _, r := range []Recommendation{a, b} {
 			opts := l.Options(r)
 			require.NotEmpty(t, opts, l.Profile)
 			for _, o := range opts {
@@ -404,6 +432,9 @@ func TestTimeoutFactor(t *testing.T) {
 func TestSnippetsCompile(t *testing.T) {
 	for i, r := range []Recommendation{sampleRec(), plainRec()} {
 		for _, l := range libraryTable() {
+			if l.Session {
+				continue // against the real Curator jars: TestCuratorSnippetCompiles
+			}
 			code := l.Snippet(r)
 			name := fmt.Sprintf("%s-%d", l.Profile, i)
 			switch l.Language {
@@ -593,8 +624,13 @@ func describeRules(l Library, r Recommendation) string {
 func TestLibraryGolden(t *testing.T) {
 	for _, l := range libraryTable() {
 		t.Run(l.Profile, func(t *testing.T) {
-			got := describeRules(l, sampleRec()) + "\n== a recommendation that extends\n\n" + describe(l, sampleRec()) +
-				"\n== one that needs fencing, without jitter or extension\n\n" + describe(l, plainRec())
+			r, p := samplesFor(l)
+			got := describeRules(l, r) + "\n== a recommendation that extends\n\n" + describe(l, r) +
+				"\n== one that needs fencing, without jitter or extension\n\n" + describe(l, p)
+			if l.Session {
+				got = describeRules(l, r) + "\n== a session that covers the pauses\n\n" + describe(l, r) +
+					"\n== one that needs fencing, on a shorter tick and a longer maximum session\n\n" + describe(l, p)
+			}
 			path := filepath.Join("testdata", "library", l.Profile+".golden")
 			if rewriteGolden() {
 				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))

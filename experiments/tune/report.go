@@ -24,7 +24,7 @@ func (p *Plan) RunCommand() string {
 	for _, f := range p.Effective.SetFlags() {
 		parts = append(parts, "--set "+shell.Quote(strings.TrimPrefix(f, "--set ")))
 	}
-	if p.Rec.Fencing {
+	if p.Rec.Fencing && p.Rec.Session == nil {
 		parts = append(parts, "--set fencing=one")
 	}
 	return strings.Join(parts, " ")
@@ -44,11 +44,14 @@ func (p *Plan) WriteRecommendation(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-15s %s%s\n", s.Name, s.Value, p.fixedMark(s.Name))
 	}
-	if !p.Effective.Extend {
+	switch {
+	case p.Effective.Session != nil:
+		fmt.Fprintln(w, "  extension       none: the session's heartbeats keep the lock node")
+	case !p.Effective.Extend:
 		fmt.Fprintln(w, "  extension       not needed: the work fits in the validity")
 	}
 	if p.Rec.Fencing {
-		fmt.Fprintln(w, "  fencing         needed: no ttl protects the resource here (see the conflicts)")
+		fmt.Fprintf(w, "  fencing         needed: no %s protects the resource here (see the conflicts)\n", p.Axis())
 	}
 	fmt.Fprintln(w, "  as knobs: "+strings.Join(p.Effective.SetFlags(), " "))
 	fmt.Fprintln(w, "  one confirmation run: "+p.RunCommand())
@@ -80,7 +83,7 @@ func (p *Plan) WriteRecommendation(w io.Writer) {
 // WriteConfirmation writes the confirmation's table and verdicts, as tune prints them.
 func (r *Report) WriteConfirmation(w io.Writer) {
 	fmt.Fprintln(w, "\nConfirmation by simulation (every violation kind per 10,000 acquisitions, with its 95% upper bound; every round pooled):")
-	fmt.Fprintln(w, Table(r.Outcomes, r.RecommendedTTL()))
+	fmt.Fprintln(w, TableOf(r.Outcomes, r.RecommendedTTL(), r.Axis()))
 	for _, v := range r.Verdicts {
 		fmt.Fprintln(w, v)
 	}
@@ -105,7 +108,7 @@ func (r *Report) Markdown(command, inputs string) string {
 		fmt.Fprintf(&b, "| `%s` | %s%s |\n", s.Name, s.Value, r.fixedMark(s.Name))
 	}
 	if r.Rec.Fencing {
-		b.WriteString("| fencing | needed: no ttl protects the resource here |\n")
+		fmt.Fprintf(&b, "| fencing | needed: no %s protects the resource here |\n", r.Axis())
 	}
 	fmt.Fprintf(&b, "\nAs knobs: `%s`\n\nOne confirmation run, every knob spelled out: `%s`\n", strings.Join(r.Effective.SetFlags(), " "), r.RunCommand())
 	if r.In.Client != "spec" {
@@ -134,15 +137,15 @@ func (r *Report) Markdown(command, inputs string) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Confirmation by simulation\n\n%d runs per ttl in %d round(s) from seed %d, pooled; the sweeps "+
+	fmt.Fprintf(&b, "## Confirmation by simulation\n\n%d runs per %s in %d round(s) from seed %d, pooled; the sweeps "+
 		"are in %s (`redlock-sim plot --in DIR` draws one). Rounds after the first add the runs the bounds still "+
 		"needed to meet the target (--max-seeds caps them). Each violation kind per 10,000 acquisitions, with its 95%% "+
 		"Clopper–Pearson upper bound, which stays honest when nothing was seen. The rows above and below the "+
-		"recommendation are the alternatives: what half and double the ttl would cost. Holders release only "+
+		"recommendation are the alternatives: what half and double the %s would cost. Holders release only "+
 		"after their last write is acknowledged (release_after_ack), so stale writes are the lock's, not the "+
 		"workload's own release race.\n\n",
-		r.Outcomes[0].Runs, len(r.Rounds), r.Spec.Seed, strings.Join(r.Rounds, ", "))
-	b.WriteString(Table(r.Outcomes, r.RecommendedTTL()))
+		r.Outcomes[0].Runs, r.Axis(), len(r.Rounds), r.Spec.Seed, strings.Join(r.Rounds, ", "), r.Axis())
+	b.WriteString(TableOf(r.Outcomes, r.RecommendedTTL(), r.Axis()))
 	b.WriteString("\n## Targets\n\n")
 	for _, v := range r.Verdicts {
 		fmt.Fprintf(&b, "- %s\n", v)

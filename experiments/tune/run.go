@@ -304,7 +304,26 @@ func (in Inputs) envKnobs(latKnob, workKnob, pauseKnob string) []sweep.KV {
 		kv = append(kv, sweep.KV{Name: "pause_rate", Value: fmt.Sprint(in.PauseRate)},
 			sweep.KV{Name: "pause_len", Value: pauseKnob})
 	}
-	return kv
+	// What the client's algorithm never reads (Redis's persistence, for Curator) is left
+	// out: `run` refuses a setting that cannot change the run.
+	return slices.DeleteFunc(kv, func(s sweep.KV) bool { return ignoredBy(in.Client, s.Name) })
+}
+
+// ignoredBy reports whether the algorithm of the client profile never reads knob
+// (knobs.Algorithm.Ignores).
+func ignoredBy(client, knob string) bool {
+	p, err := knobs.LookupProfile(client)
+	if err != nil {
+		return false
+	}
+	name := "redlock"
+	for _, s := range p.Sets {
+		if s.Name == "algorithm" {
+			name = s.Value
+		}
+	}
+	a, err := knobs.LookupAlgorithm(name)
+	return err == nil && slices.Contains(a.Ignores, knob)
 }
 
 // Options are how a tune runs its confirmation: where, on how many workers, and what it
@@ -399,7 +418,7 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
 			o.Dir = filepath.Join(opt.Dir, fmt.Sprintf("confirm-%d", round))
 		}
 		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, "confirming, round %d: %d ttls × %d seeds of %v each → %s\n", round, spec.Points(), runs, p.In.Duration, o.Dir)
+			fmt.Fprintf(opt.Log, "confirming, round %d: %d %ss × %d seeds of %v each → %s\n", round, spec.Points(), p.Axis(), runs, p.In.Duration, o.Dir)
 		}
 		if _, err := sweep.Run(ctx, experiments.SweepRunner(), spec, o); err != nil {
 			if errors.Is(err, context.Canceled) {
@@ -407,7 +426,7 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Report, error) {
 			}
 			return nil, err
 		}
-		got, err := ReadOutcomes(o.Dir)
+		got, err := ReadOutcomesOf(o.Dir, p.Axis())
 		if err != nil {
 			return nil, err
 		}
@@ -445,11 +464,17 @@ func removeLaterRounds(dir string, rounds int) error {
 	return nil
 }
 
-// RecommendedTTL is the recommended ttl as the confirmation sweep spells it.
-func (p *Plan) RecommendedTTL() string { return ttlKnob(p.Effective.TTL) }
+// RecommendedTTL is the recommended ttl (for a session lock, session timeout) as the
+// confirmation sweep spells it.
+func (p *Plan) RecommendedTTL() string {
+	return leaseKnob(p.Effective.LeaseKnob(), p.Effective.Lease())
+}
 
-func ttlKnob(d time.Duration) string {
-	v, err := experiments.SweepRunner().Knob("ttl", d.String())
+// Axis is the knob the confirmation sweeps: ttl, or session_timeout for a session lock.
+func (p *Plan) Axis() string { return p.Effective.LeaseKnob() }
+
+func leaseKnob(knob string, d time.Duration) string {
+	v, err := experiments.SweepRunner().Knob(knob, d.String())
 	if err != nil {
 		return d.String()
 	}
@@ -524,6 +549,16 @@ func (p *Plan) safe(o *Outcome) bool {
 // stale writes no more than usage overlaps (a stale write needs a holder working past its
 // lock), none with fencing. Clock steps are not reasoned about: no estimate.
 func (p *Plan) analytic(r Recommendation, i int) (float64, bool) {
+	if r.Session != nil {
+		// A session lock: a pause beyond the session makes both overlaps (the paused
+		// holder still believes it holds); stale writes too, unless the czxid fences
+		// them (fence_token). Session expiry runs on the leader's monotonic clock, which
+		// a wall-clock step does not move.
+		if IncidentKinds[i] == experiments.MetricStaleIncidents && r.Fencing {
+			return 0, true
+		}
+		return min(r.UsageTail, 1), true
+	}
 	if p.In.JumpRate > 0 {
 		return 0, false
 	}
@@ -565,8 +600,11 @@ func (p *Plan) rowRec(ttl string) (Recommendation, bool) {
 	if err != nil {
 		return Recommendation{}, false
 	}
-	r := p.Effective
-	r.TTL = d
+	r := p.Effective.withLease(d)
+	if r.Session != nil {
+		r.UsageTail, _ = sessionTail(p.Env, r)
+		return r, true
+	}
 	r.UsageTail, _ = usageTail(p.Env, r)
 	r.CrashTail, _ = nodesStep(p.Env, r)
 	return r, true
@@ -606,12 +644,18 @@ func (r *Report) judge() {
 		}
 	}
 	r.Verdicts = r.targetLines(o)
-	if r.In.JumpRate > 0 {
+	if r.In.JumpRate > 0 && r.Rec.Session != nil {
+		r.Verdicts = append(r.Verdicts, fmt.Sprintf("wall-clock steps (%g a second per node, of %s): ZooKeeper expires sessions on the leader's monotonic clock "+
+			"and the client counts silence on its own, so a step of a wall clock changes nothing the lock relies on; the rates above include them", r.In.JumpRate, r.In.Jump))
+	} else if r.In.JumpRate > 0 {
 		r.Verdicts = append(r.Verdicts, fmt.Sprintf("wall-clock steps (%g a second per node, of %s): a node whose clock "+
 			"steps forward expires its keys that much early, and no ttl or drift_factor covers a step; the rates above "+
 			"include them. Slew clocks rather than step them (chrony's makestep only at boot)", r.In.JumpRate, r.In.Jump))
 	}
-	if r.In.StallRate > 0 {
+	if r.In.StallRate > 0 && r.Rec.Session != nil {
+		r.Verdicts = append(r.Verdicts, fmt.Sprintf("server stalls (%.3g a second each, %s on average): a stalled server's clients hear nothing for readTimeout (2/3 of the session) and move to another, a stalled leader is deposed after syncLimit ticks and an election follows; the acquire p99 and give-ups above include them",
+			r.In.StallRate, FormatDuration(Mean(r.stall))))
+	} else if r.In.StallRate > 0 {
 		r.Verdicts = append(r.Verdicts, r.stallLine())
 	}
 	r.Verdicts = append(r.Verdicts, r.rareFaults(o)...)
@@ -624,6 +668,10 @@ func (r *Report) judge() {
 func (r *Report) rareFaults(o *Outcome) []string {
 	const handful = 5
 	var out []string
+	step := "nodes and crashes"
+	if r.Rec.Session != nil {
+		step = "session_timeout and ensemble"
+	}
 	for _, f := range []struct {
 		what   string
 		rate   float64
@@ -634,8 +682,8 @@ func (r *Report) rareFaults(o *Outcome) []string {
 			continue
 		}
 		if n := expectedEvents(f.rate, f.actors, r.In.Duration, o.Runs); n < handful {
-			out = append(out, fmt.Sprintf("not exercised: the confirmation's %d runs of %v drew about %.2g %s in all (%.3g a second × %d × %v × %d): too few to measure what they do; the arithmetic (nodes and crashes) answers for them",
-				o.Runs, r.In.Duration, n, f.what, f.rate, f.actors, r.In.Duration, o.Runs))
+			out = append(out, fmt.Sprintf("not exercised: the confirmation's %d runs of %v drew about %.2g %s in all (%.3g a second × %d × %v × %d): too few to measure what they do; the arithmetic (%s) answers for them",
+				o.Runs, r.In.Duration, n, f.what, f.rate, f.actors, r.In.Duration, o.Runs, step))
 		}
 	}
 	if exp := r.Rec.UsageTail * float64(o.Acquired); r.Rec.UsageTail > 0 && exp < handful {
@@ -643,8 +691,8 @@ func (r *Report) rareFaults(o *Outcome) []string {
 			exp, o.Acquired))
 	}
 	if r.Unresolved > 0 {
-		out = append(out, fmt.Sprintf("the bounds would have needed %d more runs per ttl to show the targets, beyond --max-seeds %d: no more were run, and the analytic estimates answer where nothing was seen",
-			r.Unresolved, r.In.MaxSeeds))
+		out = append(out, fmt.Sprintf("the bounds would have needed %d more runs per %s to show the targets, beyond --max-seeds %d: no more were run, and the analytic estimates answer where nothing was seen",
+			r.Unresolved, r.Axis(), r.In.MaxSeeds))
 	}
 	return out
 }
@@ -701,6 +749,8 @@ func (r *Report) targetLines(o *Outcome) []string {
 	}
 	if u := r.Limits.Unavailability; u > 0 {
 		switch {
+		case r.In.ClientCrashRate == 0 && r.Rec.Session != nil:
+			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: bounded by the session's expiry (%s: the session timeout, a tick's bucket and the hand-off) in the arithmetic; not simulated (--client-crash-rate is 0)", u, FormatDuration(r.Rec.Session.Unavailability)))
 		case r.In.ClientCrashRate == 0:
 			out = append(out, fmt.Sprintf("target unavailability after a holder crash ≤ %v: bounded by the ttl (%v) in the arithmetic; not simulated (--client-crash-rate is 0)", u, r.Rec.TTL))
 		case o.ReacquireAfterCrashMaxMs < 0:
@@ -728,10 +778,10 @@ func (r *Report) alternative() (string, bool) {
 			}
 		}
 		if len(byEstimate) > 0 {
-			return fmt.Sprintf("verdict: ttl %s meets every target: the simulation bears out what it can see, acquires given up included, and the analytic estimates answer for %s, rates too small for any simulation to show",
-				want, strings.Join(byEstimate, ", ")), true
+			return fmt.Sprintf("verdict: %s %s meets every target: the simulation bears out what it can see, acquires given up included, and the analytic estimates answer for %s, rates too small for any simulation to show",
+				r.Axis(), want, strings.Join(byEstimate, ", ")), true
 		}
-		return "verdict: the simulation bears the recommendation out: ttl " + want + " meets every target it could check, acquires given up included", true
+		return "verdict: the simulation bears the recommendation out: " + r.Axis() + " " + want + " meets every target it could check, acquires given up included", true
 	}
 	// Only longer ttls: a shorter one is below what the arithmetic needs at its design
 	// percentile, and seeing no violation there is luck, not evidence.
@@ -750,8 +800,8 @@ func (r *Report) alternative() (string, bool) {
 		if rec := r.outcome(want); rec != nil && r.safe(rec) {
 			why = "it is safe there but not live enough"
 		}
-		return fmt.Sprintf("verdict: the arithmetic's ttl %s does not meet the targets in simulation (%s); ttl %s meets every one, acquires given up included. "+
-			"The settings recomputed for it: %s", want, why, o.TTL, strings.Join(r.Alternative.SetFlags(), " ")), true
+		return fmt.Sprintf("verdict: the arithmetic's %s %s does not meet the targets in simulation (%s); %s %s meets every one, acquires given up included. "+
+			"The settings recomputed for it: %s", r.Axis(), want, why, r.Axis(), o.TTL, strings.Join(r.Alternative.SetFlags(), " ")), true
 	}
 	o := r.outcome(want)
 	if o == nil {
@@ -776,15 +826,15 @@ func (r *Report) alternative() (string, bool) {
 	}
 	advice := ""
 	if !r.safe(o) {
-		advice = "; where no violation was seen, more runs (--max-seeds) tighten the bounds; where violations were seen at every ttl, only fencing tokens checked by the resource protect it"
+		advice = "; where no violation was seen, more runs (--max-seeds) tighten the bounds; where violations were seen at every " + r.Axis() + ", only fencing tokens checked by the resource protect it"
 		delayed := r.Env
 		delayed.NodeRestartDelay = dist.MaxDuration
 		if r.estimatesMeet(r.Effective) {
-			advice = "; the analytic estimates meet the targets at this ttl, so the simulation saw more than they expect, or too little to show it: more runs (--max-seeds) or a longer ttl from the table"
+			advice = "; the analytic estimates meet the targets at this " + r.Axis() + ", so the simulation saw more than they expect, or too little to show it: more runs (--max-seeds) or a longer " + r.Axis() + " from the table"
 		} else if alt, ok := r.ttlForEstimates(r.Env); ok {
 			r.Alternative = &alt
-			advice = fmt.Sprintf("; by the analytic estimates, ttl %v would meet the violation targets (usage overlap incidents %.3g per 10,000), beyond what simulation can show: the settings recomputed for it: %s",
-				alt.TTL, (alt.UsageTail+alt.CrashTail)*Per10k, strings.Join(alt.SetFlags(), " "))
+			advice = fmt.Sprintf("; by the analytic estimates, %s %v would meet the violation targets (usage overlap incidents %.3g per 10,000), beyond what simulation can show: the settings recomputed for it: %s",
+				r.Axis(), alt.Lease(), (alt.UsageTail+alt.CrashTail)*Per10k, strings.Join(alt.SetFlags(), " "))
 		} else if alt, ok := r.ttlForEstimates(delayed); ok && r.In.NodeCrashRate > 0 {
 			r.Alternative = &alt
 			advice = fmt.Sprintf("; by the analytic estimates no ttl meets the targets with crashed masters back after %v: a longer ttl covers more of the long holds and pauses but gives a master that restarts early more time to forget it. "+
@@ -831,10 +881,13 @@ func (r *Report) ttlForEstimates(e Env) (Recommendation, bool) {
 		return rec, true
 	}
 	hi := redlock.MaxTTL
+	if r.Rec.Session != nil {
+		hi = knobs.MaxZKWait
+	}
 	if u := r.In.MaxUnavailability; u > 0 {
 		hi = min(hi, u)
 	}
-	lo := r.Rec.TTL // fails, or the recommendation would have met the targets
+	lo := r.Rec.Lease() // fails, or the recommendation would have met the targets
 	for next := lo; next <= hi; {
 		next = max(next+time.Millisecond, time.Duration(float64(next)*1.05)/time.Millisecond*time.Millisecond)
 		if _, ok := fits(min(next, hi)); !ok {

@@ -670,27 +670,98 @@ public class LockSettings {
 	return rendering{opts: opts, code: b.String(), eff: eff}
 }
 
-// renderCurator writes the retry policy, the one part of a recommendation Curator's
-// InterProcessMutex takes; every other knob runs at the profile's value.
+// renderCurator writes a session recommendation (session.go) as Curator takes it: the
+// CuratorFrameworkFactory builder's session and connection timeouts and retry policy, the
+// ConnectionStateListener that stops work at SUSPENDED, the czxid read for fencing when it
+// is needed, and the zoo.cfg lines when the ensemble's tick or maximum session must
+// change. Every value is whole milliseconds (int), maxRetries at most 29, and the
+// connection timeout at most the session's.
 func renderCurator(r Recommendation) rendering {
-	base := millis(r.RetryDelay)
-	retries := min(max(r.Tries-1, 0), 29)
+	if r.Session == nil {
+		return rendering{eff: r}
+	}
+	s := *r.Session
+	s.Timeout, s.ConnectionTimeout = msDuration(s.Timeout), msDuration(min(s.ConnectionTimeout, s.Timeout))
+	s.TickTime, s.MaxSessionTimeout = msDuration(s.TickTime), msDuration(s.MaxSessionTimeout)
 	eff := r
-	eff.TTL, eff.DriftFactor, eff.DriftPad, eff.Timeout = 10*time.Second, 0, 0, 500*time.Millisecond
-	eff.RetryDelay, eff.RetryJitter, eff.Tries = time.Duration(base)*time.Millisecond, 0, retries+1
-	eff.ExtendEvery, eff.MaxExtensions = 0, 0
+	eff.Session = &s
+	eff.RetryDelay = max(msDuration(r.RetryDelay), time.Millisecond)
+	retries := min(max(r.Tries-1, 0), 29)
+	eff.Tries = retries + 1
+	session, conn, base := millis(s.Timeout), millis(s.ConnectionTimeout), millis(eff.RetryDelay)
 	opts := []Option{
+		{"sessionTimeoutMs", strconv.FormatInt(session, 10), notes("ms", roundedNote(r.Session.Timeout))},
+		{"connectionTimeoutMs", strconv.FormatInt(conn, 10), notes("ms", "at most the session timeout")},
 		{"ExponentialBackoffRetry baseSleepTimeMs", strconv.FormatInt(base, 10), notes("ms", roundedNote(r.RetryDelay))},
 		{"ExponentialBackoffRetry maxRetries", strconv.Itoa(retries), "tries − 1, at most 29"},
+		{"ConnectionStateListener", "stop work on the lock at SUSPENDED (and LOST)", "on_suspended = " + s.OnSuspended},
+	}
+	if r.Fencing {
+		opts = append(opts, Option{"fencing token", "the lock node's czxid, checked by the resource on every write", "fence_token = czxid"})
+	}
+	var zoo []string
+	if s.TickChanged {
+		zoo = append(zoo, fmt.Sprintf("tickTime=%d", millis(s.TickTime)), fmt.Sprintf("initLimit=%d", s.InitLimit), fmt.Sprintf("syncLimit=%d", s.SyncLimit))
+	}
+	if s.MaxSessionTimeout > 0 {
+		zoo = append(zoo, fmt.Sprintf("maxSessionTimeout=%d", millis(s.MaxSessionTimeout)))
+	}
+	for _, l := range zoo {
+		k, v, _ := strings.Cut(l, "=")
+		opts = append(opts, Option{"zoo.cfg " + k, v, "on every server of the ensemble"})
 	}
 	var b strings.Builder
-	b.WriteString("# Apache Curator 5.4.0 InterProcessMutex: of the settings redlock-sim tune recommended,\n")
-	b.WriteString("# only the retry policy applies; the lock has no ttl, drift or extension to set.\n")
-	fmt.Fprintf(&b, "CuratorFrameworkFactory.newClient(connectString, new ExponentialBackoffRetry(%d, %d))\n", base, retries)
+	b.WriteString("// Apache Curator 5.4.0 on ZooKeeper 3.8, as redlock-sim tune recommended.\n")
+	b.WriteString("import org.apache.curator.framework.CuratorFramework;\n" +
+		"import org.apache.curator.framework.CuratorFrameworkFactory;\n" +
+		"import org.apache.curator.framework.recipes.locks.InterProcessMutex;\n" +
+		"import org.apache.curator.framework.state.ConnectionState;\n" +
+		"import org.apache.curator.retry.ExponentialBackoffRetry;\n")
 	if r.Fencing {
-		b.WriteString("\n# Fencing: this recommendation is safe only if the resource checks a fencing token on\n" +
-			"# every write and refuses an older one. Use the lock node's czxid (its Stat, from\n" +
-			"# checkExists on the node), which grows with every lock taken, and pass it with every write.\n")
+		b.WriteString("import org.apache.zookeeper.data.Stat;\n")
+	}
+	b.WriteString("\nclass LockSettings {\n")
+	b.WriteString("    static volatile boolean mayWork; // true after acquire(), false from SUSPENDED: read before every write\n\n")
+	grant := "within the ensemble's default [2, 20] ticks"
+	if len(zoo) > 0 {
+		grant = "the ensemble grants it with the zoo.cfg below"
+	}
+	fmt.Fprintf(&b, "    static CuratorFramework client(String connectString) {\n"+
+		"        CuratorFramework client = CuratorFrameworkFactory.builder()\n"+
+		"            .connectString(connectString)\n"+
+		"            .sessionTimeoutMs(%d)  // %v: %s\n"+
+		"            .connectionTimeoutMs(%d)\n"+
+		"            .retryPolicy(new ExponentialBackoffRetry(%d, %d))\n"+
+		"            .build();\n", session, s.Timeout, grant, conn, base, retries)
+	b.WriteString("        // on_suspended = stop: the mutex does not react to SUSPENDED or LOST; the application must.\n" +
+		"        client.getConnectionStateListenable().addListener((c, state) -> {\n" +
+		"            if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {\n" +
+		"                mayWork = false; // stop relying on the lock: another client may hold it soon\n" +
+		"            }\n" +
+		"        });\n" +
+		"        client.start();\n" +
+		"        return client;\n" +
+		"    }\n")
+	if r.Fencing {
+		b.WriteString("\n    // Fencing: fence_token = czxid. The pauses outlast any session the targets allow, so\n" +
+			"    // the resource must refuse a write whose token is older than one it has seen.\n" +
+			"    static class FencedMutex extends InterProcessMutex {\n" +
+			"        FencedMutex(CuratorFramework client, String path) { super(client, path); }\n\n" +
+			"        // token returns the czxid of this process's lock node; call it after acquire().\n" +
+			"        long token(CuratorFramework client) throws Exception {\n" +
+			"            Stat stat = client.checkExists().forPath(getLockPath());\n" +
+			"            if (stat == null) throw new IllegalStateException(\"lock node gone: the session expired\");\n" +
+			"            return stat.getCzxid();\n" +
+			"        }\n" +
+			"    }\n")
+	}
+	b.WriteString("}\n")
+	if len(zoo) > 0 {
+		b.WriteString("\n/* zoo.cfg, on every server of the ensemble:\n")
+		for _, l := range zoo {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("*/\n")
 	}
 	return rendering{opts: opts, code: b.String(), eff: eff}
 }
