@@ -802,8 +802,8 @@ func (n *Narrator) fields(r *sim.Record, skip ...string) string {
 		f := &r.Fields[i]
 		if slices.Contains(skip, f.Key) || (f.Key == "reason" && f.Str == "none") ||
 			(f.Key == "token" && f.Kind == sim.FieldInt && f.Int == 0) ||
-			(f.Key == "validity" && (r.Kind == attemptEnded || n.lock.Service == "zookeeper")) {
-			continue // a ZooKeeper lock has no validity: it is held while its session lives
+			(f.Key == "validity" && (r.Kind == attemptEnded || n.lock.Service == "zookeeper" && len(n.w.Groups) == 0)) {
+			continue // a ZooKeeper lock has no validity: it is held while its session lives (the hybrid lock's Redis locks have one)
 		}
 		b = append(b, ' ')
 		b = append(b, f.Key...)

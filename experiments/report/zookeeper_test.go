@@ -223,3 +223,17 @@ func TestTimelineOfHybrid(t *testing.T) {
 	}
 	assert.Equal(t, []string{"redis1:", "redis2:", "redis3:", "zk1:zookeeper", "zk2:zookeeper", "zk3:zookeeper"}, services)
 }
+
+// TestNarrationOfHybrid: the hybrid lock's trace keeps the validity of a lock taken
+// through Redis, and prints its ZooKeeper servers' session ids in hexadecimal.
+func TestNarrationOfHybrid(t *testing.T) {
+	w := zkWorld(t, "hybrid-split")
+	var out bytes.Buffer
+	n, err := NewNarrator(w, &out, 0, 0, TraceOptions{})
+	require.NoError(t, err)
+	runWorld(t, w, n)
+	n.Finish()
+	require.NoError(t, n.Undecoded())
+	assert.Regexp(t, `client2 .* acquired resource=lock attempt=1 oks=2 validity=9\.\d+s\n`, out.String())
+	assert.Contains(t, out.String(), "session session=0x100000000000001 timeout=3s")
+}
