@@ -528,7 +528,7 @@ func resources(tl *report.Timeline) int {
 
 func (L *tlLayout) mark(m report.Mark, lane int, y float64) {
 	kinds := map[string]shapeKind{report.MarkRestart: shRestart, report.MarkFailover: shFailover,
-		report.MarkClockJump: shClockJump, report.MarkCrash: shCrash,
+		report.MarkClockJump: shClockJump, report.MarkClockSlew: shClockJump, report.MarkCrash: shCrash,
 		report.MarkExtend: shExtend, report.MarkExtendBad: shExtendFailed, report.MarkExpire: shExpire}
 	k, ok := kinds[m.Kind]
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
@@ -67,6 +68,7 @@ const (
 	MarkRestart   = "restart"
 	MarkFailover  = "failover"
 	MarkClockJump = "clock-jump"
+	MarkClockSlew = "clock-slew" // a slew or a drift change begins (another service's servers)
 	MarkCrash     = "crash"
 	MarkExtend    = "extend"        // a client's lock was extended
 	MarkExtendBad = "extend-failed" // an extension failed
@@ -579,6 +581,11 @@ func (c *TimelineCollector) Finish(scenario string, seed uint64) *Timeline {
 			for _, s := range p.Clock().Steps() {
 				c.mark(&nl.Marks, s.At, MarkClockJump, "clock "+signed(s.By))
 			}
+			if nl.Service != "" { // a ZooKeeper leader expires sessions by its clock's rate: show where it changes
+				for _, s := range p.Clock().Slews() {
+					c.mark(&nl.Marks, s.At, MarkClockSlew, slewText(s))
+				}
+			}
 		}
 	}
 	for j := range tl.Clients {
@@ -603,6 +610,12 @@ func closeAll(spans []Span, end sim.Time) {
 			spans[i].To = end.Duration()
 		}
 	}
+}
+
+// slewText says a slew as a mark reads it: "clock slews +4.75s at 500000 ppm". A drift
+// change (the clock_drift action) is a slew to the end of the run at the new rate.
+func slewText(s clock.Slew) string {
+	return "clock slews " + signed(s.By) + " at " + strconv.FormatFloat(s.RatePPM, 'f', -1, 64) + " ppm"
 }
 
 // signed renders a clock step as "+2s" or "-500ms".

@@ -237,3 +237,17 @@ func TestNarrationOfHybrid(t *testing.T) {
 	assert.Regexp(t, `client2 .* acquired resource=lock attempt=1 oks=2 validity=9\.\d+s\n`, out.String())
 	assert.Contains(t, out.String(), "session session=0x100000000000001 timeout=3s")
 }
+
+// TestTimelineOfZKClockJump: the leader's wall-clock step and the drift change that makes
+// it expire sessions early are both marked on its lane (the drift as the slew the
+// clock_drift action is); a Redis node's lane keeps marking steps alone.
+func TestTimelineOfZKClockJump(t *testing.T) {
+	tl := zkTimeline(t, "zk-clock-jump")
+	var marks []string
+	for _, m := range tl.Nodes[2].Marks {
+		if m.Kind == MarkClockJump || m.Kind == MarkClockSlew {
+			marks = append(marks, m.Kind+" "+m.Text+" at "+m.At.String())
+		}
+	}
+	assert.Equal(t, []string{"clock-jump clock +1h0m0s at 500ms", "clock-slew clock slews +4.75s at 500000 ppm at 500ms"}, marks)
+}

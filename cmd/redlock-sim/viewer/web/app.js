@@ -1094,6 +1094,7 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
 // names them: a glyph, its colour, and whether its words go beside it.
 const MARKS = {
   "clock-jump": { color: "#8e24aa" },
+  "clock-slew": { color: "#8e24aa" },
   "session-expired": { color: "#8c4614" },
   crash: { color: "#000" },
   restart: { color: "#009e73" },
@@ -1164,8 +1165,8 @@ function renderLegend() {
   const kinds = new Set();
   for (const l of [...tl.nodes, ...clients]) for (const m of l.marks || []) kinds.add(m.kind);
   const words = { crash: "crash", restart: "restart (its words say the keys it kept)", "clock-jump": "clock step (its words say by how much)", failover: "replica promoted", "extend-failed": "extension failed",
-    "session-expired": "the leader expired a session (its ephemeral lock node goes with it)" };
-  for (const k of ["crash", "restart", "clock-jump", "failover", "extend-failed", "session-expired"]) {
+    "session-expired": "the leader expired a session (its ephemeral lock node goes with it)", "clock-slew": "a server's clock starts to slew or drift (its words say how fast)" };
+  for (const k of ["crash", "restart", "clock-jump", "clock-slew", "failover", "extend-failed", "session-expired"]) {
     if (!kinds.has(k)) continue;
     item((g) => { sv("line", { x1: 14, x2: 14, y1: 8, y2: 18, stroke: MARKS[k].color, "stroke-width": 2 }, g); sv("path", { d: "M 14 9 l 6 -9 l -12 0 z", fill: MARKS[k].color }, g); }, words[k], "mark-" + k);
   }
