@@ -115,8 +115,9 @@ type ClientLane struct {
 	Name     string    `json:"name"`
 	Attempts []Attempt `json:"attempts"`
 	// Validity are the windows in which the client believed it held a lock: from acquire
-	// success to the earlier of its computed deadline and the start of its release (the
-	// oracle's validity window).
+	// success to the earliest of its computed deadline, the start of its release and the
+	// moment its algorithm said the lock was lost (Curator's LOST; the oracle's validity
+	// window).
 	Validity []Span  `json:"validity"`
 	Work     []Span  `json:"work"`   // actually working on the resource, pauses included
 	Pauses   []Span  `json:"pauses"` // stop-the-world pauses
@@ -486,7 +487,7 @@ func (c *TimelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 		} else if e.ValidUntil > now {
 			op.validity = c.openSpan(&cl.Validity, t, e.ValidUntil.Duration())
 		}
-	case model.EvReleaseStart:
+	case model.EvReleaseStart, model.EvLost: // Curator's LOST, or SUSPENDED when the application stops there
 		if op.validity >= 0 {
 			cl.Validity[op.validity].To = min(cl.Validity[op.validity].To, t)
 			op.validity = -1

@@ -74,6 +74,15 @@ func TestTimelineOfZKGCPause(t *testing.T) {
 	c1, c2 := tl.Clients[0], tl.Clients[1]
 	require.Len(t, c1.Attempts, 1)
 	assert.Equal(t, "node 0", c1.Attempts[0].Text)
+	require.Len(t, c1.Validity, 1)
+	require.NotEmpty(t, tl.Violations)
+	for _, v := range tl.Violations {
+		if v.Kind == "validity_overlap" {
+			assert.InDelta(t, v.EndS, c1.Validity[0].To.Seconds(), 1e-6, "client1 believes in its lock until Curator says LOST, where the oracle's validity overlap ends")
+		}
+	}
+	require.Len(t, c1.Work, 1)
+	assert.Greater(t, c1.Work[0].To, c1.Validity[0].To, "carry-on: it works on past LOST, to the end of its hold")
 	require.Len(t, c2.Attempts, 1)
 	assert.Equal(t, "node 1, waited on 0 (client1)", c2.Attempts[0].Text)
 	assert.True(t, c2.Attempts[0].Won)

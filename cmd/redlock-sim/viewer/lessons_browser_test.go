@@ -233,6 +233,7 @@ func TestLesson6RedlockOrZooKeeper(t *testing.T) {
 	assert.Contains(t, p.text("#legend"), "the leader expired a session")
 	assert.NotContains(t, p.text("#legend"), "a node holds the client's key")
 	assert.Contains(t, p.text("#resource-verdict"), "UNSAFE (2 stale writes accepted)", "no token: client1's late writes land")
+	assert.Contains(t, p.text("#diagram .validity-end-label"), "lock lost 11.667 s", "client1 believes in its lock until Curator says LOST, and works on")
 
 	p.set("fence_token", "czxid")
 	assert.Contains(t, p.text("#lock-verdict"), "UNSAFE")

@@ -943,7 +943,7 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
         const working = (cl.work || []).some((wk) => wk.from_ns < s.to_ns && wk.to_ns > s.to_ns + 1e6);
         if (working && s.to_ns >= t0 && s.to_ns <= t1) {
           sv("line", { class: "validity-end", x1: x(s.to_ns), x2: x(s.to_ns), y1: ly, y2: ly + h, stroke: RED, "stroke-width": 2, "stroke-dasharray": "4 2" }, svg);
-          if (h >= 18) sv("text", { class: "mark-label validity-end-label", x: x(s.to_ns) + 3, y: ly + h * 0.4 - 1, fill: RED }, svg).textContent = "validity ends " + secs(s.to_ns);
+          if (h >= 18) sv("text", { class: "mark-label validity-end-label", x: x(s.to_ns) + 3, y: ly + h * 0.4 - 1, fill: RED }, svg).textContent = (isService() ? "lock lost " : "validity ends ") + secs(s.to_ns); // a ZooKeeper lock ends when Curator says LOST
         }
       }
       for (const s of cl.work || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { class: "work", x: clampX(s.from_ns), y: ly + h * 0.5, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h * 0.3, fill: c }, svg), "working on the resource, " + secs(s.from_ns) + " to " + secs(s.to_ns));
