@@ -36,6 +36,9 @@ type BenchSpec struct {
 	ZeroHold bool // hold 0 and think 0: the variant compared with the real Redis testbed
 	OwnLocks bool // each client locks its own resource instead of all sharing one
 	Seed     uint64
+	// Client is the client profile the workload runs with ("": Redlock as DefaultConfig
+	// has it, the standard bench); curator runs it on a 5-server ZooKeeper ensemble.
+	Client string
 }
 
 // DefaultBenchSpec returns the standard bench workload (docs/BENCHMARKS.md): one simulated hour of ten clients
@@ -51,6 +54,11 @@ func (b BenchSpec) Validate() error {
 		return sim.BadParam("duration", b.Duration, fmt.Sprintf("(0s, %v]", MaxBenchDuration))
 	case b.Clients < 1 || b.Clients > knobs.MaxClients:
 		return sim.BadParam("clients", b.Clients, fmt.Sprintf("[1, %d]", knobs.MaxClients))
+	}
+	if b.Client != "" {
+		if _, err := knobs.LookupProfile(b.Client); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -81,7 +89,11 @@ func (b BenchSpec) Knobs() []knobs.KV {
 	if b.OwnLocks {
 		resources = b.Clients
 	}
-	return []knobs.KV{
+	var kv []knobs.KV
+	if b.Client != "" {
+		kv = append(kv, knobs.KV{Name: "client", Value: b.Client})
+	}
+	return append(kv, []knobs.KV{
 		{Name: "duration", Value: b.Duration.String()},
 		{Name: "nodes", Value: "5"},
 		{Name: "clients", Value: strconv.Itoa(b.Clients)},
@@ -90,14 +102,15 @@ func (b BenchSpec) Knobs() []knobs.KV {
 		{Name: "hold", Value: hold},
 		{Name: "think", Value: think},
 		{Name: "latency", Value: "uniform(200µs,800µs)"},
-	}
+	}...)
 }
 
 // BenchResult is what one benchmark run measured. Counts are exact and replay with the
 // seed (the trace hash says so); wall time, the rates and the heap are the machine's.
 type BenchResult struct {
-	Workload  string   `json:"workload"` // standard or zero-hold
-	Locks     string   `json:"locks"`    // shared (one lock) or own (one per client)
+	Workload  string   `json:"workload"`         // standard or zero-hold
+	Locks     string   `json:"locks"`            // shared (one lock) or own (one per client)
+	Client    string   `json:"client,omitempty"` // the client profile, when not the standard Redlock
 	Clients   int      `json:"clients"`
 	Seed      uint64   `json:"seed"`
 	Config    KnobList `json:"config"`
@@ -166,7 +179,7 @@ func RunBench(ctx context.Context, spec BenchSpec, opts BenchOptions) (*BenchRes
 	w.Oracle.Finish(end)
 	rec := record(w, "bench-"+spec.Workload())
 	res := &BenchResult{
-		Workload: spec.Workload(), Locks: spec.Locks(), Clients: spec.Clients, Seed: spec.Seed,
+		Workload: spec.Workload(), Locks: spec.Locks(), Client: spec.Client, Clients: spec.Clients, Seed: spec.Seed,
 		Config: rec.Config, TraceHash: rec.TraceHash, Safe: rec.Safety.Safe(), Safety: rec.Safety,
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		SimTimeS:   spec.Duration.Seconds(), WallTimeS: wall,

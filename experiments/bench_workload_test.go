@@ -17,25 +17,37 @@ func BenchmarkStandardWorkload(b *testing.B) {
 	for _, own := range []bool{false, true} {
 		spec := DefaultBenchSpec()
 		spec.Duration, spec.OwnLocks = time.Minute, own
-		b.Run("locks="+spec.Locks(), func(b *testing.B) {
-			b.ReportAllocs()
-			var cycles, events uint64
-			var wall float64
-			for range b.N {
-				r, err := RunBench(context.Background(), spec, BenchOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				cycles += r.Cycles
-				events += r.Events
-				wall += r.WallTimeS
-			}
-			b.ReportMetric(wall*1e9/float64(cycles), "ns/cycle")
-			b.ReportMetric(wall*1e9/float64(events), "ns/event")
-			b.ReportMetric(float64(cycles)/wall, "cycles/s")
-			b.ReportMetric(spec.Duration.Seconds()*float64(b.N)/wall, "compression")
-		})
+		b.Run("locks="+spec.Locks(), func(b *testing.B) { benchWorkload(b, spec) })
 	}
+}
+
+// BenchmarkZooKeeperWorkload is BenchmarkStandardWorkload's workload run with
+// client=curator: Curator's mutex on a 5-server ZooKeeper ensemble (docs/BENCHMARKS.md,
+// "ZooKeeper"). Run it on one core: -cpu 1.
+func BenchmarkZooKeeperWorkload(b *testing.B) {
+	spec := DefaultBenchSpec()
+	spec.Duration, spec.Client = time.Minute, "curator"
+	benchWorkload(b, spec)
+}
+
+// benchWorkload runs spec b.N times and reports the bench command's figures per op.
+func benchWorkload(b *testing.B, spec BenchSpec) {
+	b.ReportAllocs()
+	var cycles, events uint64
+	var wall float64
+	for range b.N {
+		r, err := RunBench(context.Background(), spec, BenchOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cycles += r.Cycles
+		events += r.Events
+		wall += r.WallTimeS
+	}
+	b.ReportMetric(wall*1e9/float64(cycles), "ns/cycle")
+	b.ReportMetric(wall*1e9/float64(events), "ns/event")
+	b.ReportMetric(float64(cycles)/wall, "cycles/s")
+	b.ReportMetric(spec.Duration.Seconds()*float64(b.N)/wall, "compression")
 }
 
 func TestBenchWorkloadShapes(t *testing.T) {

@@ -90,6 +90,7 @@ func parseBench(args []string, stderr io.Writer) (*benchFlags, error) {
 	fs.BoolVar(&f.spec.OwnLocks, "own-locks", false, "each client locks a resource of its own (default: all contend for one lock)")
 	fs.BoolVar(&f.spec.ZeroHold, "zero-hold", false, "hold 0 and think 0 (the workload --real uses)")
 	fs.Uint64Var(&f.spec.Seed, "seed", f.spec.Seed, "the run seed")
+	fs.StringVar(&f.spec.Client, "client", "", "run the workload with the client profile `NAME` (redlock-sim params --client NAME): curator measures Curator's mutex on a 5-server ZooKeeper ensemble (default: the standard Redlock bench)")
 	fs.IntVar(&f.procs, "gomaxprocs", 1, "GOMAXPROCS while the simulator runs (the targets are for one core)")
 	fs.BoolVar(&f.real, "real", false, "also run the zero-hold workload on 5 real redis-server processes and compare")
 	fs.DurationVar(&f.realFor, "real-duration", 10*time.Second, "wall-clock length of the real-Redis phase of --real")
@@ -104,6 +105,9 @@ func parseBench(args []string, stderr io.Writer) (*benchFlags, error) {
 		return nil, fmt.Errorf("%w: bench takes no arguments, got %q", errUsage, fs.Args())
 	}
 	if f.real {
+		if f.spec.Client != "" {
+			return nil, fmt.Errorf("%w: --client %s with --real: the real testbed runs Redlock on redis-server processes only; drop one of them", errUsage, f.spec.Client)
+		}
 		f.spec.ZeroHold = true
 	}
 	if err := f.spec.Validate(); err != nil {
@@ -262,7 +266,11 @@ func describeWorkload(r *experiments.BenchResult) string {
 	if r.Workload == "zero-hold" {
 		work = "hold 0, think 0"
 	}
-	return fmt.Sprintf("%s workload: N=5 nodes, %d clients %s, ttl 10s, %s, latency uniform(200µs,800µs), no faults, seed %d",
+	lock := "N=5 nodes, %d clients %s, ttl 10s"
+	if r.Client != "" {
+		lock = "client " + r.Client + ", 5 servers, %d clients %s"
+	}
+	return fmt.Sprintf("%s workload: "+lock+", %s, latency uniform(200µs,800µs), no faults, seed %d",
 		r.Workload, r.Clients, locks, work, r.Seed)
 }
 

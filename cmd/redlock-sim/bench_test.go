@@ -52,6 +52,28 @@ func TestBenchJSON(t *testing.T) {
 	assert.Equal(t, "4", m["config"].(map[string]any)["resources"])
 }
 
+// TestBenchWithAClient: --client runs the workload with a profile's lock (curator: its
+// mutex on a 5-server ZooKeeper ensemble), says so in the report and the JSON, and gives
+// a run of its own (its trace is not the standard bench's).
+func TestBenchWithAClient(t *testing.T) {
+	code, out, errOut := cli("bench", "--duration", "2s", "--client", "curator", "--json")
+	require.Equal(t, 0, code, errOut)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	assert.Equal(t, "curator", m["client"])
+	assert.Equal(t, "curator", m["config"].(map[string]any)["algorithm"])
+	assert.Positive(t, m["cycles"])
+	code, std, errOut := cli("bench", "--duration", "2s", "--json")
+	require.Equal(t, 0, code, errOut)
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(std), &s))
+	assert.NotContains(t, s, "client", "the standard bench names no client")
+	assert.NotEqual(t, s["trace_hash"], m["trace_hash"])
+	code, out, errOut = cli("bench", "--duration", "2s", "--client", "curator")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "client curator, 5 servers")
+}
+
 func TestBenchRunsReportTheMedianRun(t *testing.T) {
 	code, out, errOut := cli("bench", "--duration", "2s", "--runs", "3", "--json")
 	require.Equal(t, 0, code, errOut)
@@ -109,6 +131,8 @@ func TestBenchErrors(t *testing.T) {
 		{"--real-duration", "0s"},
 		{"--runs", "0"},
 		{"--runs", "101"},
+		{"--client", "zookeeper"},
+		{"--client", "curator", "--real"},
 		{"--no-such-flag"},
 		{"extra-argument"},
 	} {

@@ -150,7 +150,7 @@ func TestDistSyntax(t *testing.T) {
 func TestEnumKnobsAllowedListsTable(t *testing.T) {
 	tables := map[string][]string{
 		"algorithm":      {"redlock", "redisson", "redisson-redlock", "curator", "hybrid"},
-		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock", "curator"},
+		"client":         {"spec", "redsync", "node-redlock", "node-redlock-5", "redlock-py", "redlock-py-redis8", "redlock-net", "redisson", "redisson-redlock", "hybrid", "curator"},
 		"on_suspended":   {"carry-on", "stop"},
 		"recipe":         {"curator", "naive"},
 		"fence_token":    {"none", "czxid", "sequence"},

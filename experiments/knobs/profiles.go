@@ -117,6 +117,17 @@ var profileTable = []Profile{
 			"timeout", "3s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
 			"fail_fast", "false", "max_extensions", "1000000", "set_nx_on_extend", "false", "dialect", "spec",
 			"connection", "queued", "extend_every", "10s", "validity_clock", "monotonic")},
+	{Name: "hybrid", Library: "the seeds' hybrid lock (\"Redis Redlock vs ZooKeeper in production\"): Redlock first, Curator 5.4's InterProcessMutex as arbiter",
+		Help: "not a library: the blog's composite (algorithm hybrid) of the spec profile's Redlock on the nodes " +
+			"masters and, when Redis gives the acquire up, Curator's mutex on a zk_servers ensemble (its " +
+			"defaults: a 60s session clamped to 40s, a 15s connection timeout, carrying on until LOST, no " +
+			"token); retry_delay and tries are Redlock's and, as ExponentialBackoffRetry(retry_delay, tries − 1), " +
+			"Curator's",
+		Sets: kvs("algorithm", "hybrid", "ttl", "10s", "drift_factor", "0.01", "drift_pad", "2ms",
+			"retry_delay", "200ms", "retry_jitter", "100ms", "tries", "10", "mode", "multiplexed",
+			"timeout", "0s", "timeout_factor", "0.05", "context_factor", "0", "extend_timeout", "0s", "release_timeout", "0s",
+			"fail_fast", "false", "max_extensions", "10", "set_nx_on_extend", "false", "dialect", "spec",
+			"connection", "queued", "extend_every", "0s", "validity_clock", "monotonic")},
 	{Name: "curator", Library: "Apache Curator 5.4.0 (github.com/apache/curator) InterProcessMutex on ZooKeeper 3.8, CuratorFrameworkFactory's defaults",
 		Help: "not Redis: an ephemeral sequential node under /<lock> on a ZooKeeper ensemble of nodes servers, " +
 			"held while lowest, each waiter watching its predecessor; a 60s session (clamped by the ensemble " +

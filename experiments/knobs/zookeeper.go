@@ -26,6 +26,7 @@ import (
 type ZooKeeper struct {
 	TickTime             time.Duration
 	InitLimit, SyncLimit int
+	Fsync                time.Duration // each transaction log fsync (zk_fsync)
 	// MinSessionTimeout and MaxSessionTimeout: 0 is ZooKeeper's default, 2 and 20 ticks.
 	MinSessionTimeout, MaxSessionTimeout time.Duration
 	SessionTimeout                       time.Duration // what Curator asks for
@@ -41,7 +42,7 @@ type ZooKeeper struct {
 // defaultZooKeeper returns ZooKeeper's and Curator's defaults.
 func defaultZooKeeper() ZooKeeper {
 	d := zookeeper.DefaultConfig()
-	return ZooKeeper{TickTime: d.TickTime, InitLimit: d.InitLimit, SyncLimit: d.SyncLimit,
+	return ZooKeeper{TickTime: d.TickTime, InitLimit: d.InitLimit, SyncLimit: d.SyncLimit, Fsync: d.Fsync,
 		SessionTimeout: 60 * time.Second, ConnectionTimeout: 15 * time.Second, Servers: 3}
 }
 
@@ -55,7 +56,7 @@ const (
 // ensemble returns the ensemble's configuration for n servers.
 func (z *ZooKeeper) ensemble(n int) zookeeper.Config {
 	cfg := zookeeper.DefaultConfig()
-	cfg.Servers, cfg.TickTime, cfg.InitLimit, cfg.SyncLimit = n, z.TickTime, z.InitLimit, z.SyncLimit
+	cfg.Servers, cfg.TickTime, cfg.InitLimit, cfg.SyncLimit, cfg.Fsync = n, z.TickTime, z.InitLimit, z.SyncLimit, z.Fsync
 	cfg.MinSessionTimeout, cfg.MaxSessionTimeout = z.MinSessionTimeout, z.MaxSessionTimeout
 	return cfg
 }
@@ -198,6 +199,8 @@ func zkKnobs() []knob {
 			func(c *Config) *int { return &c.ZK.InitLimit }),
 		intKnob("zk_sync_limit", "zookeeper", "zoo.cfg syncLimit: ticks of silence after which a leader and a follower give each other up", 1, MaxLimit, "",
 			func(c *Config) *int { return &c.ZK.SyncLimit }),
+		durKnob("zk_fsync", "zookeeper", "how long each server's transaction log fsync takes: a server acknowledges a proposal only after it (writes waiting meanwhile share the next one)",
+			0, time.Second, "", func(c *Config) *time.Duration { return &c.ZK.Fsync }),
 		waits("zk_min_session_timeout", "zoo.cfg minSessionTimeout: a shorter session asked for is raised to it", " (0 = 2 × zk_tick_time)", 0,
 			func(z *ZooKeeper) *time.Duration { return &z.MinSessionTimeout }),
 		waits("zk_max_session_timeout", "zoo.cfg maxSessionTimeout: a longer session asked for is cut to it", " (0 = 20 × zk_tick_time)", 0,

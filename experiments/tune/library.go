@@ -181,7 +181,25 @@ func (l Library) rendered(r Recommendation) rendering {
 func libraryTable() []Library {
 	return []Library{specLibrary(), redsyncLibrary(), nodeRedlockLibrary(false),
 		nodeRedlockLibrary(true), redlockPyLibrary(false), redlockPyLibrary(true), redlockNetLibrary(),
-		redissonLibrary(false), redissonLibrary(true), curatorLibrary()}
+		redissonLibrary(false), redissonLibrary(true), hybridLibrary(), curatorLibrary()}
+}
+
+// hybridLibrary is the seeds' hybrid lock: not a library but a composite, whose Redis
+// side is the Redlock page's algorithm with the page's settings; tune's arithmetic, which
+// is Redlock's, sizes that side, and its confirmation runs the composite, so the verdict
+// shows what the ZooKeeper side's escalations add (a client that gives Redis up holds
+// through ZooKeeper beside Redis's holder: docs/zookeeper.md, "The hybrid lock").
+func hybridLibrary() Library {
+	l := specLibrary()
+	l.Profile = "hybrid"
+	l.Name = "the seeds' hybrid lock: Redlock as the page describes it, Curator's InterProcessMutex when Redis gives up"
+	l.render = func(r Recommendation) rendering {
+		out := renderSpec(r)
+		out.code = "# The hybrid lock's Redis side; its ZooKeeper side keeps Curator's defaults, and an acquire\n" +
+			"# Redis gives up escalates to it whatever these settings: the lock is two locks.\n" + out.code
+		return out
+	}
+	return l
 }
 
 // The sources the rules cite, at the versions the profiles model (docs/clients.md).

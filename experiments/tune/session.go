@@ -93,18 +93,9 @@ func sessionClocks(e Env) (leader, client float64, lines []string) {
 }
 
 // pingGap is the longest a connected, idle client goes between touches of its session:
-// it pings when idle for readTimeout/2 less a second (readTimeout = 2/3 of the session),
-// at most a second below 6 s and never past 10 s (model/zookeeper pingAfter).
-func pingGap(timeout time.Duration) time.Duration {
-	d := timeout / 3
-	switch {
-	case d > 2*time.Second:
-		d -= time.Second
-	case d > time.Second:
-		d = time.Second
-	}
-	return min(d, 10*time.Second)
-}
+// what ZooKeeper's client waits before it pings with a read timeout of two thirds of the
+// session (model/zookeeper PingAfter).
+func pingGap(timeout time.Duration) time.Duration { return zookeeper.PingAfter(timeout * 2 / 3) }
 
 // sessionBounds are the session timeouts the safety and availability arithmetic allows.
 type sessionBounds struct {

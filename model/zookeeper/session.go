@@ -35,7 +35,7 @@ type SessionConfig struct {
 //     for cfg.Timeout; requests wait in order until the session is established;
 //   - pings when it sent nothing for about a third of the negotiated timeout
 //     (readTimeout/2, readTimeout being two thirds of it, less ClientCnxn's second of
-//     margin, at most 10s: see pingAfter), and gives the server up when it heard nothing
+//     margin, at most 10s: see PingAfter), and gives the server up when it heard nothing
 //     for readTimeout (connectTimeout, the timeout over n, while connecting), or at once
 //     when the server closes the connection (EOF);
 //   - then, after ClientCnxn's cleanup sleep (CleanupSleep, 100ms), fails every request
@@ -259,7 +259,7 @@ func (s *session) connected(now sim.Time, p *lock.Payload) {
 	s.id, s.timeout, s.state, s.tries = m.Int, m.Timeout, ssConnected, 0
 	s.gen++
 	s.arm(now, s.readTimeout(), tRead)
-	s.arm(now, pingAfter(s.readTimeout()), tPing)
+	s.arm(now, PingAfter(s.readTimeout()), tPing)
 	if !same {
 		s.watches = s.watches[:0]
 	}
@@ -284,11 +284,12 @@ func (s *session) stateEvent(st zk.KeeperState) lock.Payload {
 
 func (s *session) readTimeout() time.Duration { return s.timeout * 2 / 3 }
 
-// pingAfter is how long a connection with read timeout r stays idle before it pings
+// PingAfter is how long a connection with read timeout r stays idle before it pings; tune
+// reads it too, for the longest gap between a session's touches
 // (ClientCnxn.SendThread.run): when readTimeout/2 − idle − (idle > 1s ? 1s : 0) reaches
 // zero, or once idle passes MAX_SEND_PING_INTERVAL (10s). That is readTimeout/2 less a
 // second above 2s, a second between 1s and 2s, readTimeout/2 below, and never past 10s.
-func pingAfter(r time.Duration) time.Duration {
+func PingAfter(r time.Duration) time.Duration {
 	d := r / 2
 	switch {
 	case d > 2*time.Second:
@@ -438,7 +439,7 @@ func (s *session) Timer(now sim.Time, arg uint32) {
 		if s.state != ssConnected {
 			return
 		}
-		idle := pingAfter(s.readTimeout())
+		idle := PingAfter(s.readTimeout())
 		if left := idle - now.Sub(s.lastSend); left > 0 {
 			s.arm(now, left, tPing)
 			return

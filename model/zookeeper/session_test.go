@@ -22,7 +22,7 @@ func TestPingIntervalIsClientCnxns(t *testing.T) {
 		12 * time.Second:        3 * time.Second,        // 4s: 4s less a second
 		40 * time.Second:        10 * time.Second,       // 13.3s less a second, capped
 	} {
-		assert.Equal(t, want, pingAfter(timeout*2/3), "timeout %v", timeout)
+		assert.Equal(t, want, PingAfter(timeout*2/3), "timeout %v", timeout)
 	}
 }
 
