@@ -41,12 +41,13 @@ func acquisitions(rp *report.Replay) map[string][]report.Step {
 	return out
 }
 
-// tokenOf returns the token= field of a narrated lock event.
+// tokenOf returns the token= field of a narrated lock event (a czxid prints as the zxid
+// ZooKeeper prints, 0x100000004).
 func tokenOf(t *testing.T, text string) int64 {
 	t.Helper()
 	for _, f := range strings.Fields(text) {
 		if v, ok := strings.CutPrefix(f, "token="); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
+			n, err := strconv.ParseInt(v, 0, 64)
 			require.NoError(t, err, text)
 			return n
 		}

@@ -79,8 +79,15 @@ func timelineLegend(L *tlLayout) plot.Legend {
 	for _, s := range L.Shapes {
 		present[s.Kind] = true
 	}
+	holds, attempts := ": its key on a node, its lock", "acquire attempt: won / lost (OKs/N)"
+	switch {
+	case L.Service != "" && L.Redis: // the hybrid lock: Redis first, then ZooKeeper
+		attempts = "acquire attempt: won / lost (OKs/N, or its lock node and the nodes it waited on)"
+	case L.Service != "": // a ZooKeeper lock has no keys and takes no votes
+		holds, attempts = ": its lock", "acquire attempt: won / lost (its lock node, the nodes it waited on)"
+	}
 	for j, name := range L.Clients {
-		l.Add(name+": its key on a node, its lock", swatch{fill: clientColor(j), stroke: darker(clientColor(j))})
+		l.Add(name+holds, swatch{fill: clientColor(j), stroke: darker(clientColor(j))})
 	}
 	g := func(shape draw.GlyphDrawer, c color.Color, r float64) *draw.GlyphStyle {
 		return &draw.GlyphStyle{Color: c, Radius: vg.Points(r), Shape: shape}
@@ -97,9 +104,12 @@ func timelineLegend(L *tlLayout) plot.Legend {
 		{[]shapeKind{shKeyUnknown}, "key whose value is no client's", swatch{fill: unknownGrey, stroke: darkGrey}},
 		{[]shapeKind{shDown}, "node down (crashed)", swatch{fill: downGrey, hatch: hatchGrey, frac: 0.9}},
 		{[]shapeKind{shNodePaused}, "node paused", swatch{fill: withAlpha(downGrey, 160), frac: 0.9}},
+		{[]shapeKind{shLeader}, "ZooKeeper leader (its epoch)", swatch{fill: leaderGold, stroke: darker(leaderGold), frac: 0.35}},
+		{[]shapeKind{shElection}, "ZooKeeper election (looking)", swatch{fill: withAlpha(jumpPurple, 40), hatch: withAlpha(jumpPurple, 120), frac: 0.35}},
+		{[]shapeKind{shExpire}, "session expired by the leader", swatch{line: ls(expireBrown, 2), vertical: true}},
 		{[]shapeKind{shValidity}, "client believes it holds the lock", swatch{fill: withAlpha(c0, 70), stroke: c0, frac: 0.45}},
 		{[]shapeKind{shWork}, "client working on the resource", swatch{fill: c0, frac: 0.45}},
-		{[]shapeKind{shAttemptWon, shAttemptLost}, "acquire attempt: won / lost (OKs/N)",
+		{[]shapeKind{shAttemptWon, shAttemptLost}, attempts,
 			swatch{fill: attemptGrey, stroke: hatchGrey, frac: 0.35}},
 		{[]shapeKind{shExtend}, "lock extended", swatch{line: ls(darkGrey, 1.5), vertical: true}},
 		{[]shapeKind{shExtendFailed}, "extension failed", swatch{line: ls(black, 2, vg.Points(2), vg.Points(2)), vertical: true}},

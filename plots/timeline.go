@@ -44,8 +44,9 @@ func DefaultWindow(tl *report.Timeline) report.Span {
 	if len(tl.Violations) > 0 {
 		v := tl.Violations[0]
 		s, e := secondsToDuration(v.StartS), secondsToDuration(v.EndS)
-		from := max(0, s-2*tl.TTL)
-		to := min(end, e+tl.TTL, pad(max(last, e)))
+		lease := leaseOf(tl)
+		from := max(0, s-2*lease)
+		to := min(end, e+lease, pad(max(last, e)))
 		return report.Span{From: from, To: max(to, min(end, e+time.Millisecond))}
 	}
 	var works []report.Span
@@ -61,6 +62,15 @@ func DefaultWindow(tl *report.Timeline) report.Span {
 		return report.Span{From: 0, To: end}
 	}
 	return report.Span{From: 0, To: pad(last)}
+}
+
+// leaseOf returns how long tl's lock outlives a silent holder: its TTL, or the session
+// timeout of a ZooKeeper lock (a timeline saved before LockSettings has only its TTL).
+func leaseOf(tl *report.Timeline) time.Duration {
+	if tl.Lock.Service != "" && tl.Lock.Lease > 0 {
+		return tl.Lock.Lease
+	}
+	return tl.TTL
 }
 
 func cmpDur(a, b time.Duration) int {
@@ -149,6 +159,10 @@ const (
 	shViolation                          // a validity or usage overlap (band and label)
 	shStaleMark                          // a stale write, on the oracle lane
 	shFencedMark                         // writes rejected by fencing, on the oracle lane
+	shLeader                             // a ZooKeeper server leads
+	shFollower                           // a ZooKeeper server follows
+	shElection                           // a ZooKeeper server looks for a leader
+	shExpire                             // a ZooKeeper leader expired a client's session
 )
 
 // shape is one element of the diagram in data units: seconds across, lanes down. Instants
@@ -170,6 +184,10 @@ type tlLayout struct {
 	Lanes           []tlLane
 	Shapes          []shape
 	Clients         []string
+	// Service is the lock service when it is not Redis ("zookeeper"): the legend then
+	// speaks of its locks, not of keys and OKs, unless Redis nodes are drawn beside it.
+	Service string
+	Redis   bool // the figure has Redis nodes' lanes
 	// Column is the time one pixel column spans when the diagram was simplified to what a
 	// reader can see at its scale (see simplify); 0 when every shape is drawn as it is.
 	Column float64
@@ -197,7 +215,7 @@ func layoutTimeline(tl *report.Timeline, win report.Span, subtitle string) *tlLa
 // columns pixels wide: past a few shapes per pixel column it draws what a reader can see
 // at that scale (see simplify), so that an hour-long window costs what a short one does.
 func layoutTimelineAt(tl *report.Timeline, win report.Span, subtitle string, columns int) *tlLayout {
-	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds()}
+	L := &tlLayout{From: win.From.Seconds(), To: win.To.Seconds(), Service: tl.Lock.Service, Redis: redisNodes(tl) > 0}
 	for _, c := range tl.Clients {
 		L.Clients = append(L.Clients, c.Name)
 	}
@@ -343,7 +361,7 @@ func binned(g []shape, columns int, from, to, col float64, clients int) []shape 
 		s := *proto[best]
 		s.X0, s.X1 = from+float64(c)*col, min(to, from+float64(c+1)*col)
 		switch s.Kind {
-		case shKey, shKeyUnknown, shDown, shNodePaused: // labels that name a kind, not one instance
+		case shKey, shKeyUnknown, shDown, shNodePaused, shLeader, shFollower, shElection: // labels that name a kind, not one instance
 		default:
 			s.Label = "" // "3/5", "pause 1.5s": true of one of the spans binned here, not of the bar
 		}
@@ -352,11 +370,23 @@ func binned(g []shape, columns int, from, to, col float64, clients int) []shape 
 	return out
 }
 
-// groups returns the number of Redlock nodes (groups), which attempts count OKs out of.
+// redisNodes returns the number of Redis nodes' lanes (replicas included).
+func redisNodes(tl *report.Timeline) int {
+	n := 0
+	for _, nl := range tl.Nodes {
+		if nl.Service == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// groups returns the number of Redlock nodes (groups), which attempts count OKs out of;
+// another service's servers are none of them.
 func groups(tl *report.Timeline) int {
 	var seen []string
 	for _, n := range tl.Nodes {
-		if !slices.Contains(seen, n.Group) {
+		if n.Service == "" && !slices.Contains(seen, n.Group) {
 			seen = append(seen, n.Group)
 		}
 	}
@@ -377,10 +407,11 @@ func (L *tlLayout) addLanes(tl *report.Timeline) {
 	}
 	// The Redlock page and Kleppmann call the nodes A, B, C, D, E; so do the scenarios'
 	// stories. Groups with replicas keep their node names, which say master and replica.
-	letters := groups(tl) == len(tl.Nodes) && len(tl.Nodes) <= 26
+	// Another service's servers (ZooKeeper's) are no Redlock nodes and get no letter.
+	letters := groups(tl) == redisNodes(tl) && redisNodes(tl) <= 26
 	for i, n := range tl.Nodes {
 		label := n.Name
-		if letters {
+		if letters && n.Service == "" {
 			label += " (" + string(rune('A'+i)) + ")"
 		}
 		add(n.Name, label, laneNode, nodeH)
@@ -467,6 +498,16 @@ func (L *tlLayout) nodeShapes(tl *report.Timeline, i int, lanesOf map[string][]i
 	for _, p := range n.Paused {
 		L.span(shNodePaused, lane, p, y-downHalf, y+downHalf, -1, "paused")
 	}
+	for _, r := range n.Roles {
+		switch r.Role {
+		case report.RoleLeader:
+			L.span(shLeader, lane, r.Span, y+keyHalf, y+downHalf, -1, "leader, epoch "+strconv.FormatUint(uint64(r.Epoch), 10))
+		case report.RoleFollower:
+			L.span(shFollower, lane, r.Span, y+keyHalf, y+downHalf, -1, "follower")
+		case report.RoleLooking:
+			L.span(shElection, lane, r.Span, y+keyHalf, y+downHalf, -1, "election")
+		}
+	}
 	for _, m := range n.Marks {
 		L.mark(m, lane, y)
 	}
@@ -487,8 +528,8 @@ func resources(tl *report.Timeline) int {
 
 func (L *tlLayout) mark(m report.Mark, lane int, y float64) {
 	kinds := map[string]shapeKind{report.MarkRestart: shRestart, report.MarkFailover: shFailover,
-		report.MarkClockJump: shClockJump, report.MarkCrash: shCrash,
-		report.MarkExtend: shExtend, report.MarkExtendBad: shExtendFailed}
+		report.MarkClockJump: shClockJump, report.MarkClockSlew: shClockJump, report.MarkCrash: shCrash,
+		report.MarkExtend: shExtend, report.MarkExtendBad: shExtendFailed, report.MarkExpire: shExpire}
 	k, ok := kinds[m.Kind]
 	if !ok {
 		return
@@ -512,6 +553,13 @@ func (L *tlLayout) clientShapes(tl *report.Timeline, j int, lanesOf map[string][
 			k = shAttemptWon
 		}
 		label := strconv.Itoa(a.OKs) + "/" + strconv.Itoa(nodes)
+		if a.Text != "" { // a lock that takes no votes says what the attempt did instead
+			label = a.Text
+			if !a.Won {
+				label += ", " + a.Reason
+			}
+			label += "|" + shortAttempt(a)
+		}
 		if a.Reason == "validity-expired" {
 			label += " OK, but too late: validity expired|" + label
 		}
@@ -526,8 +574,20 @@ func (L *tlLayout) clientShapes(tl *report.Timeline, j int, lanesOf map[string][
 	for _, p := range c.Pauses {
 		L.span(shPause, lane, p, y-pauseHalf, y+pauseHalf, j, "pause "+roundDur(p.To-p.From))
 	}
-	for _, w := range c.Writes {
-		L.write(w, lane, y, j)
+	labelled := -1 // the last write whose zxid token is written under it
+	for i, w := range c.Writes {
+		L.write(w, lane, y, j, &tl.Lock)
+		if tl.Lock.Tokens != report.TokenZxid || !w.Fenced || len(L.Shapes) == 0 {
+			continue
+		}
+		// A zxid is eleven characters: the same token again close by is left unwritten,
+		// or the two would print over each other.
+		if s := &L.Shapes[len(L.Shapes)-1]; labelled >= 0 && c.Writes[labelled].Token == w.Token &&
+			(w.At-c.Writes[labelled].At).Seconds() < (L.To-L.From)/8 {
+			s.Label = ""
+		} else {
+			labelled = i
+		}
 	}
 	for _, m := range c.Marks {
 		L.mark(m, lane, y)
@@ -562,7 +622,14 @@ func sig3(v float64) string {
 	return s
 }
 
-func (L *tlLayout) write(w report.Write, lane int, y float64, j int) {
+// shortAttempt is an attempt's label when its Text does not fit: its lock node alone
+// ("node 1").
+func shortAttempt(a report.Attempt) string {
+	short, _, _ := strings.Cut(a.Text, ",")
+	return short
+}
+
+func (L *tlLayout) write(w report.Write, lane int, y float64, j int, lock *report.LockSettings) {
 	yw := y - 0.02
 	if !w.Arrived {
 		t := w.Sent.Seconds()
@@ -582,7 +649,7 @@ func (L *tlLayout) write(w report.Write, lane int, y float64, j int) {
 	}
 	label := ""
 	if w.Fenced {
-		label = "token " + strconv.FormatInt(w.Token, 10)
+		label = "token " + lock.Token(w.Token)
 	}
 	L.add(shape{Kind: k, Lane: lane, Y0: yw, Y1: yw, Client: j, Label: label}, at, at)
 }
@@ -729,8 +796,12 @@ func timelineTitle(tl *report.Timeline, win report.Span, counts *experiments.Saf
 		c := countViolations(tl.Violations)
 		counts, atLeast = &c, len(tl.Violations) >= oracle.MaxViolations
 	}
-	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; TTL %s]", name, tl.Seed, verdicts(*counts, atLeast),
-		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), roundDur(tl.TTL))
+	governs := "TTL " + roundDur(tl.TTL)
+	if tl.Lock.Service != "" { // another service's lock lives by its own settings, not Redlock's ttl
+		governs = strings.Join(tl.Lock.Settings, ", ")
+	}
+	return fmt.Sprintf("%s, seed %d — %s   [%s to %s of a %s run; %s]", name, tl.Seed, verdicts(*counts, atLeast),
+		roundDur(win.From), roundDur(win.To), roundDur(tl.Duration), governs)
 }
 
 // countViolations counts violations by kind.

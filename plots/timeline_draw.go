@@ -32,6 +32,8 @@ var (
 	attemptGrey  = color.NRGBA{200, 200, 200, 255}
 	darkGrey     = color.NRGBA{60, 60, 60, 255}
 	jumpPurple   = color.NRGBA{142, 36, 170, 255}
+	leaderGold   = color.NRGBA{240, 215, 140, 255}
+	expireBrown  = color.NRGBA{140, 70, 20, 255}
 	cutTint      = color.NRGBA{232, 234, 243, 255}
 	black        = color.NRGBA{0, 0, 0, 255}
 	white        = color.NRGBA{255, 255, 255, 255}
@@ -169,14 +171,14 @@ type timelineArtist struct{ L *tlLayout }
 
 // drawOrder lists the shape kinds from bottom to top: bands under everything, pauses over
 // the work they interrupt, marks and writes on top.
-var drawOrder = []shapeKind{shCut, shViolation, shDown, shNodePaused, shKey, shKeyUnknown, shValidity, shWork,
+var drawOrder = []shapeKind{shCut, shViolation, shLeader, shFollower, shElection, shDown, shNodePaused, shKey, shKeyUnknown, shValidity, shWork,
 	shPause, shAttemptLost, shAttemptWon, shWriteDelay, shWriteOK, shWriteLost,
 	shWriteRejected, shWriteStale, shExtend, shExtendFailed, shStaleMark, shFencedMark}
 
 // isEvent reports whether a shape kind is an instant with a rule and a label, drawn in time
 // order so that their labels stack in the order the events happened.
 func isEvent(k shapeKind) bool {
-	return k == shRestart || k == shFailover || k == shCrash || k == shClockJump
+	return k == shRestart || k == shFailover || k == shCrash || k == shClockJump || k == shExpire
 }
 
 // Plot draws every shape, kind by kind in drawOrder.
@@ -301,6 +303,17 @@ func (d *drawer) shape(L *tlLayout, s *shape) {
 	case shNodePaused:
 		d.fill(r, withAlpha(downGrey, 160))
 		d.centred(r, textStyle(labelSize, darkGrey), s.Label)
+	case shLeader:
+		d.fill(r, leaderGold)
+		d.outline(r, darker(leaderGold), vg.Points(0.6))
+		d.centred(r, textStyle(smallSize, black), s.Label)
+	case shFollower:
+		d.outline(r, attemptGrey, vg.Points(0.6))
+		d.centred(r, textStyle(smallSize, darkGrey), s.Label)
+	case shElection:
+		d.fill(r, withAlpha(jumpPurple, 40))
+		d.hatch(r, withAlpha(jumpPurple, 120), vg.Points(5))
+		d.centred(r, boldStyle(smallSize, jumpPurple), s.Label)
 	case shValidity:
 		d.fill(r, withAlpha(col, 70))
 		d.outline(r, col, vg.Points(1.6))
@@ -379,6 +392,8 @@ func (d *drawer) event(s *shape, r vg.Rectangle) {
 		col, width = jumpPurple, vg.Points(3)
 	case shCrash:
 		col = black
+	case shExpire:
+		col = expireBrown
 	}
 	d.c.StrokeLine2(draw.LineStyle{Color: col, Width: width}, r.Min.X, r.Min.Y, r.Min.X, r.Max.Y)
 	sty := boldStyle(labelSize, col)

@@ -281,3 +281,80 @@ func TestTimelineDrawsAnotherServicesServer(t *testing.T) {
 	require.NoError(t, WriteTimeline(&png, PNG, tl, TimelineOptions{}))
 	assertPNG(t, png.Bytes(), DefaultWidth, DefaultHeight)
 }
+
+// TestTimelineLayoutZKGCPause: a Curator run's figure (zk-gc-pause-fenced) names what governs its lock (the
+// session, not Redlock's TTL) and opens two sessions before the overlap; its attempts say
+// what they did (client2's node 1 waited on client1's node 0), its tokens are zxids, the
+// servers' lanes show who leads, and the leader's lane the instant client1's session
+// expired; the legend speaks of locks, not keys and OKs.
+func TestTimelineLayoutZKGCPause(t *testing.T) {
+	tl := timeline(t, "zk-gc-pause-fenced")
+	win := DefaultWindow(tl)
+	assert.Equal(t, time.Duration(0), win.From)
+	assert.Equal(t, secondsToDuration(tl.Violations[0].EndS)+3*time.Second, win.To,
+		"one session (3s) after the first overlap's end, not one ttl (10s)")
+	L := layoutTimeline(tl, win, "")
+	assert.Contains(t, L.Title, "; session 3s, zk_tick_time 1s, on_suspended carry-on, fence_token czxid, recipe curator]")
+	assert.NotContains(t, L.Title, "TTL")
+
+	won := shapesOf(L, shAttemptWon, "client2")
+	require.Len(t, won, 1)
+	assert.Equal(t, "node 1, waited on 0 (client1)|node 1", won[0].Label)
+	var tokens []string
+	for _, s := range shapesOf(L, shWriteRejected, "client1") {
+		tokens = append(tokens, s.Label)
+	}
+	assert.Equal(t, []string{"token 0x100000004", "token 0x100000004"}, tokens)
+
+	leader := shapesOf(L, shLeader, "zk3")
+	require.Len(t, leader, 1)
+	assert.Equal(t, "leader, epoch 1", leader[0].Label)
+	assert.Len(t, shapesOf(L, shFollower, "zk1"), 1)
+	expire := shapesOf(L, shExpire, "zk3")
+	require.Len(t, expire, 1)
+	assert.Equal(t, 5.0, expire[0].X0)
+	assert.Equal(t, "client1's session expired", expire[0].Label)
+
+	var svg bytes.Buffer
+	require.NoError(t, WriteTimeline(&svg, SVG, tl, TimelineOptions{}))
+	legend := svg.String()
+	assert.Contains(t, legend, ">client1: its lock<")
+	assert.Contains(t, legend, ">acquire attempt: won / lost (its lock node, the nodes it waited on)<")
+	assert.Contains(t, legend, ">session expired by the leader<")
+	assert.NotContains(t, legend, "its key on a node")
+}
+
+// TestTimelineLayoutZKElection: zk-leader-crash's figure shows the election between the
+// leader's kill and zk2's leadership of epoch 2.
+func TestTimelineLayoutZKElection(t *testing.T) {
+	tl := timeline(t, "zk-leader-crash")
+	L := layoutTimeline(tl, DefaultWindow(tl), "")
+	for _, n := range []string{"zk1", "zk2"} {
+		el := shapesOf(L, shElection, n)
+		require.Len(t, el, 1, n)
+		assert.InDelta(t, 1.018, el[0].X0, 0.002, n)
+	}
+	leaders := shapesOf(L, shLeader, "zk2")
+	require.Len(t, leaders, 1)
+	assert.Equal(t, "leader, epoch 2", leaders[0].Label)
+	assert.Contains(t, shapesOf(L, shAttemptWon, "client1")[0].Label, "node 0 (found again)")
+}
+
+// TestTimelineLayoutHybrid: the hybrid lock's figure letters its Redis masters A–C, as the
+// Redlock page does, and not the ZooKeeper servers beside them; its title names the TTL
+// and the session; its Redis attempts count OKs out of the three masters.
+func TestTimelineLayoutHybrid(t *testing.T) {
+	tl := timeline(t, "hybrid-split")
+	L := layoutTimeline(tl, DefaultWindow(tl), "")
+	var names []string
+	for _, l := range L.Lanes {
+		if l.Kind == laneNode {
+			names = append(names, l.Label)
+		}
+	}
+	assert.Equal(t, []string{"redis1 (A)", "redis2 (B)", "redis3 (C)", "zk1", "zk2", "zk3"}, names)
+	assert.Contains(t, L.Title, "; TTL 10s, session 3s,")
+	lost := shapesOf(L, shAttemptLost, "client1")
+	require.NotEmpty(t, lost)
+	assert.Equal(t, "1/3", lost[0].Label)
+}

@@ -130,7 +130,8 @@ type Narrator struct {
 	held     *line               // a violation line, until the oracle has listed its faults
 	buf      []byte
 	err      error
-	bad      error // the first record that did not decode
+	bad      error        // the first record that did not decode
+	lock     LockSettings // how the lock's tokens and its servers' ids read
 }
 
 type actorKind uint8
@@ -241,7 +242,7 @@ func NewNarrator(w *world.World, out io.Writer, from, to sim.Time, opts TraceOpt
 	n := &Narrator{w: w, proto: w.Protocol(), out: out, from: from, to: to, opts: opts,
 		kinds: map[string]actorKind{}, clocks: map[string]*clock.Clock{}, groupOf: map[string]string{},
 		clients: map[string]*clientTrack{}, reqs: map[reqKey]reqTrack{}, queued: map[string][]queued{},
-		faultNo: map[string]int{}}
+		faultNo: map[string]int{}, lock: lockSettings(w)}
 	if to == 0 {
 		n.to = sim.Never
 	}
@@ -691,7 +692,7 @@ func (n *Narrator) describeNet(r *sim.Record, l *line) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	from, to, msg := x.From, x.To, model.MessageText(&m, n.proto)
+	from, to, msg := x.From, x.To, messageText(&m, n.proto, &n.lock)
 	l.peers = [2]string{from, to}
 	l.msg = x.ID
 	switch r.Kind {
@@ -813,19 +814,34 @@ func (n *Narrator) fields(r *sim.Record, skip ...string) string {
 		f := &r.Fields[i]
 		if slices.Contains(skip, f.Key) || (f.Key == "reason" && f.Str == "none") ||
 			(f.Key == "token" && f.Kind == sim.FieldInt && f.Int == 0) ||
-			(f.Key == "validity" && r.Kind == attemptEnded) {
-			continue
+			(f.Key == "validity" && (r.Kind == attemptEnded || n.lock.Service == "zookeeper" && len(n.w.Groups) == 0)) {
+			continue // a ZooKeeper lock has no validity: it is held while its session lives (the hybrid lock's Redis locks have one)
 		}
 		b = append(b, ' ')
 		b = append(b, f.Key...)
 		b = append(b, '=')
-		if f.Kind == sim.FieldDur {
+		if f.Kind == sim.FieldInt && n.zxidField(r, f.Key) {
+			b = append(b, Zxid(f.Int)...)
+		} else if f.Kind == sim.FieldDur {
 			b = append(b, n.dur(time.Duration(f.Int))...)
 		} else {
 			b = f.AppendValue(b)
 		}
 	}
 	return string(b)
+}
+
+// zxidField reports whether field key of r holds a ZooKeeper zxid or session id, which
+// read in hexadecimal as ZooKeeper prints them (0x100000004: epoch 1, counter 4): a
+// client's fencing token when it is a czxid, a server's session and zxid fields.
+func (n *Narrator) zxidField(r *sim.Record, key string) bool {
+	switch n.kinds[r.Actor] {
+	case actorClient:
+		return key == "token" && n.lock.Tokens == TokenZxid
+	case actorServer:
+		return n.lock.Service == "zookeeper" && (key == "session" || key == "zxid")
+	}
+	return false
 }
 
 func appendLeft(b []byte, s string, width int) []byte {

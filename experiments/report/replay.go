@@ -109,6 +109,9 @@ type NodeState struct {
 	// start of the run (0 for another service's server without a process).
 	WallNs int64      `json:"wall_ns"`
 	Keys   []KeyState `json:"keys"` // the lock keys it holds, in resource order (none for another service's server)
+	// Role is a ZooKeeper server's role: "leader", "follower" or "looking" (in an
+	// election); empty for a Redis node, or a server that is down.
+	Role string `json:"role,omitempty"`
 }
 
 // KeyState is one lock key a node holds.
@@ -161,6 +164,7 @@ type ReplayCollector struct {
 	// a viewer's cursor to stop on.
 	jumps []clockJump
 	next  int
+	tc    *TimelineCollector // the replay's timeline, which follows the servers' roles
 }
 
 // clockJump is one clock step or the start of one slew, on an actor's clock.
@@ -196,6 +200,7 @@ func AttachReplay(w *world.World) (*ReplayCollector, *TimelineCollector, error) 
 		return nil, nil, err
 	}
 	tc := AttachTimeline(w)
+	c.tc = tc
 	for j, cl := range w.Clients {
 		c.clIdx[cl.Name()] = j
 		c.kinds[cl.Name()] = "client"
@@ -235,6 +240,11 @@ func clockJumps(w *world.World) []clockJump {
 	for _, g := range w.Groups {
 		for i := range g.Len() {
 			add(g.Node(i).Name(), g.Node(i).Clock())
+		}
+	}
+	for _, p := range w.Processes { // another service's servers, whose clocks step too
+		if p != nil && p.Clock() != nil && w.Algorithm.Service != nil {
+			add(p.Name(), p.Clock())
 		}
 	}
 	for _, cl := range w.Clients {
@@ -293,7 +303,7 @@ func (c *ReplayCollector) netRecord(r *sim.Record) {
 	req := msg.ReqID
 	at := r.At.Duration().Nanoseconds()
 	m := Message{ID: id, From: from, To: to, SentNs: at - x.Latency.Nanoseconds(), AtNs: at,
-		Text: model.MessageText(&msg, c.proto), Fate: fate, Reason: x.Reason, Pair: -1, Kind: c.msgKind(from, to)}
+		Text: messageText(&msg, c.proto, &c.nar.lock), Fate: fate, Reason: x.Reason, Pair: -1, Kind: c.msgKind(from, to)}
 	if msg.Kind == model.MsgProbe || msg.Kind == model.MsgAck {
 		m.Kind = "tcp"
 	}
@@ -473,7 +483,9 @@ func (c *ReplayCollector) state(now sim.Time) State {
 		if w.Algorithm.Service == nil {
 			break
 		}
-		s.Nodes = append(s.Nodes, processState(w.Processes[i], now))
+		ns := processState(w.Processes[i], now)
+		ns.Role = c.tc.zk.roleAt(c.tc, len(s.Nodes))
+		s.Nodes = append(s.Nodes, ns)
 	}
 	for j, cl := range w.Clients {
 		b := &c.cl[j]

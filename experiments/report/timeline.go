@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redlock-sim/redlock-sim/clock"
 	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/world"
 	"github.com/redlock-sim/redlock-sim/model"
@@ -32,6 +33,9 @@ type Timeline struct {
 	Duration time.Duration `json:"duration_ns"` // the run's simulated length
 	TTL      time.Duration `json:"ttl_ns"`
 	Quorum   int           `json:"quorum"`
+	// Lock says what governs the run's lock: its TTL, or a ZooKeeper session and the
+	// recipe's settings; and how its fencing tokens read.
+	Lock LockSettings `json:"lock"`
 	// Nodes are the Redlock nodes in order, with replicas every node of each group; or
 	// another service's servers, in order.
 	Nodes   []NodeLane   `json:"nodes"`
@@ -64,6 +68,7 @@ const (
 	MarkRestart   = "restart"
 	MarkFailover  = "failover"
 	MarkClockJump = "clock-jump"
+	MarkClockSlew = "clock-slew" // a slew or a drift change begins (another service's servers)
 	MarkCrash     = "crash"
 	MarkExtend    = "extend"        // a client's lock was extended
 	MarkExtendBad = "extend-failed" // an extension failed
@@ -91,12 +96,18 @@ type KeySpan struct {
 // NodeLane is one redis-server process, or one server of another lock service (whose keys
 // the timeline does not know: its lane shows its process faults and clock jumps).
 type NodeLane struct {
-	Name   string    `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas; "lease1"
-	Group  string    `json:"group"` // "redis3", "redis1"; another service's server's own name
-	Keys   []KeySpan `json:"keys"`
-	Down   []Span    `json:"down"`   // crashed, killed or shut down, until restart
-	Paused []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
-	Marks  []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps
+	Name  string `json:"name"`  // "redis3", or "redis1.0" for a node of a group with replicas; "lease1"
+	Group string `json:"group"` // "redis3", "redis1"; another service's server's own name
+	// Service is the service of a server that is not Redis ("zookeeper"); empty for a
+	// Redis node.
+	Service string    `json:"service,omitempty"`
+	Keys    []KeySpan `json:"keys"`
+	Down    []Span    `json:"down"`   // crashed, killed or shut down, until restart
+	Paused  []Span    `json:"paused"` // stalled (SIGSTOP, a VM pause)
+	Marks   []Mark    `json:"marks"`  // restarts, failovers (on the promoted node), clock jumps, sessions expired
+	// Roles are a ZooKeeper server's roles in time: leader, follower, or looking (an
+	// election); none for a Redis node.
+	Roles []RoleSpan `json:"roles,omitempty"`
 }
 
 // ClientLane is one client process.
@@ -104,8 +115,9 @@ type ClientLane struct {
 	Name     string    `json:"name"`
 	Attempts []Attempt `json:"attempts"`
 	// Validity are the windows in which the client believed it held a lock: from acquire
-	// success to the earlier of its computed deadline and the start of its release (the
-	// oracle's validity window).
+	// success to the earliest of its computed deadline, the start of its release and the
+	// moment its algorithm said the lock was lost (Curator's LOST; the oracle's validity
+	// window).
 	Validity []Span  `json:"validity"`
 	Work     []Span  `json:"work"`   // actually working on the resource, pauses included
 	Pauses   []Span  `json:"pauses"` // stop-the-world pauses
@@ -119,6 +131,10 @@ type Attempt struct {
 	OKs    int    `json:"oks"`    // nodes that said OK
 	Won    bool   `json:"won"`    // the attempt took the lock
 	Reason string `json:"reason"` // why it failed ("no-quorum", "validity-expired", ...); "none" when won
+	// Text says what the attempt did in its service's terms when OKs out of N would not:
+	// a ZooKeeper lock's node and the predecessors it waited on ("node 1, waited on 0
+	// (client1)"). Empty for a Redis lock.
+	Text string `json:"text,omitempty"`
 }
 
 // Write is one storage write: sent by the client at Sent, judged by the storage at At.
@@ -165,7 +181,8 @@ type TimelineCollector struct {
 	cl     []clientOpen          // per client: what is open
 	writes map[writeKey]int      // (client, write id) → index in its lane's Writes
 	obs    model.StorageObserver
-	bad    error // the first record that did not decode
+	bad    error     // the first record that did not decode
+	zk     *zkReader // a ZooKeeper run's lock nodes, sessions and roles; nil for another service
 }
 
 type openKey struct {
@@ -194,6 +211,7 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		resIdx: map[string]int{}, writes: map[writeKey]int{}}
 	c.tl.Duration = w.Config.Duration
 	c.tl.TTL = w.Config.Lock.TTL
+	c.tl.Lock = lockSettings(w)
 	c.tl.Quorum = w.Config.Lock.Quorum()
 	for i, r := range w.Resources {
 		c.resIdx[r] = i
@@ -223,7 +241,7 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		}
 		c.actors[name] = append(c.actors[name], len(c.lanes))
 		c.lanes, c.procs = append(c.lanes, nil), append(c.procs, p)
-		c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: name, Group: name})
+		c.tl.Nodes = append(c.tl.Nodes, NodeLane{Name: name, Group: name, Service: w.Algorithm.Service.Name})
 		c.epoch = append(c.epoch, 0)
 		c.open = append(c.open, nil)
 	}
@@ -235,6 +253,14 @@ func AttachTimeline(w *world.World) *TimelineCollector {
 		c.epCl[cl.Endpoint()] = j
 		c.tl.Clients = append(c.tl.Clients, ClientLane{Name: cl.Name()})
 		c.cl = append(c.cl, clientOpen{validity: -1, work: -1, pause: -1})
+	}
+	if c.tl.Lock.Service == "zookeeper" {
+		var names []string
+		for _, cl := range w.Clients {
+			names = append(names, cl.Name())
+		}
+		c.zk = newZKReader(names, len(c.lanes), c.fail)
+		c.zk.redisToo = len(w.Groups) > 0 // the hybrid lock: an attempt may take no lock node
 	}
 	w.OnEvent(c.clientEvent)
 	c.obs = w.Oracle
@@ -269,6 +295,10 @@ func (c *TimelineCollector) room() bool {
 // a node's keys (exec, expire, crash, restart, replication, resync, failover) is traced,
 // so looking after each of its records sees every change.
 func (c *TimelineCollector) Record(r *sim.Record) {
+	if c.zk != nil && r.Actor == network.Actor {
+		c.zk.netRecord(r)
+		return
+	}
 	lanes, ok := c.actors[r.Actor]
 	if !ok {
 		return
@@ -282,6 +312,9 @@ func (c *TimelineCollector) nodeRecord(r *sim.Record, l int) {
 	if c.lanes[l] == nil { // another service's server: its faults, by model's descriptors
 		if fault, ok := model.FaultByRecord(r.Kind); ok {
 			c.nodeFault(r, &c.tl.Nodes[l], fault.Effect, false)
+		}
+		if c.zk != nil {
+			c.zk.serverRecord(c, r, l)
 		}
 		return
 	}
@@ -427,10 +460,17 @@ func (c *TimelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 	switch e.Kind {
 	case model.EvAttemptStarted:
 		op.attemptFrom = now
+		if c.zk != nil {
+			c.zk.attemptStarted(j)
+		}
 	case model.EvAttemptEnded:
 		if c.room() {
-			cl.Attempts = append(cl.Attempts, Attempt{Span: Span{From: op.attemptFrom.Duration(), To: t},
-				OKs: e.Lock.Votes, Won: e.Lock.Reason == lock.ReasonNone, Reason: e.Lock.Reason.String()})
+			a := Attempt{Span: Span{From: op.attemptFrom.Duration(), To: t},
+				OKs: e.Lock.Votes, Won: e.Lock.Reason == lock.ReasonNone, Reason: e.Lock.Reason.String()}
+			if c.zk != nil {
+				a.Text = c.zk.attempt(j)
+			}
+			cl.Attempts = append(cl.Attempts, a)
 		}
 	case model.EvAcquired:
 		op.work = c.openSpan(&cl.Work, t, -1)
@@ -447,7 +487,7 @@ func (c *TimelineCollector) clientEvent(now sim.Time, e *model.ClientEvent) {
 		} else if e.ValidUntil > now {
 			op.validity = c.openSpan(&cl.Validity, t, e.ValidUntil.Duration())
 		}
-	case model.EvReleaseStart:
+	case model.EvReleaseStart, model.EvLost: // Curator's LOST, or SUSPENDED when the application stops there
 		if op.validity >= 0 {
 			cl.Validity[op.validity].To = min(cl.Validity[op.validity].To, t)
 			op.validity = -1
@@ -528,6 +568,11 @@ func (c *TimelineCollector) Finish(scenario string, seed uint64) *Timeline {
 		nl := &tl.Nodes[l]
 		closeAll(nl.Down, end)
 		closeAll(nl.Paused, end)
+		for i := range nl.Roles {
+			if nl.Roles[i].To < 0 {
+				nl.Roles[i].To = end.Duration()
+			}
+		}
 		for i := range nl.Keys {
 			if j, ok := c.values[nl.Keys[i].Value]; ok {
 				nl.Keys[i].Client = j
@@ -536,6 +581,11 @@ func (c *TimelineCollector) Finish(scenario string, seed uint64) *Timeline {
 		if p := c.procs[l]; p != nil && p.Clock() != nil {
 			for _, s := range p.Clock().Steps() {
 				c.mark(&nl.Marks, s.At, MarkClockJump, "clock "+signed(s.By))
+			}
+			if nl.Service != "" { // a ZooKeeper leader expires sessions by its clock's rate: show where it changes
+				for _, s := range p.Clock().Slews() {
+					c.mark(&nl.Marks, s.At, MarkClockSlew, slewText(s))
+				}
 			}
 		}
 	}
@@ -561,6 +611,12 @@ func closeAll(spans []Span, end sim.Time) {
 			spans[i].To = end.Duration()
 		}
 	}
+}
+
+// slewText says a slew as a mark reads it: "clock slews +4.75s at 500000 ppm". A drift
+// change (the clock_drift action) is a slew to the end of the run at the new rate.
+func slewText(s clock.Slew) string {
+	return "clock slews " + signed(s.By) + " at " + strconv.FormatFloat(s.RatePPM, 'f', -1, 64) + " ppm"
 }
 
 // signed renders a clock step as "+2s" or "-500ms".

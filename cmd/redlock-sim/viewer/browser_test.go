@@ -205,14 +205,16 @@ func TestViewerBadInput(t *testing.T) {
 }
 
 // TestViewerStepsThroughEveryLesson opens each story of docs/teaching.md's lesson plan, and
-// a few with replicas, crashes and partitions, and moves the cursor over about 120 of its
+// a few with replicas, crashes and partitions, and the ZooKeeper and hybrid stories, and moves the cursor over about 120 of its
 // events, every fault and every violation among them: the page must draw each instant
 // without a script error.
 func TestViewerStepsThroughEveryLesson(t *testing.T) {
 	ctx, url := browser(t)
 	var errs []string
 	for _, name := range []string{"gc-pause", "clock-jump", "restart-no-persistence", "split-brain-no-jitter",
-		"failover-race", "holder-crash", "partition-unavailability", "unsafe-release"} {
+		"failover-race", "holder-crash", "partition-unavailability", "unsafe-release",
+		"zk-gc-pause", "zk-gc-pause-fenced", "zk-partitioned-holder", "zk-leader-crash", "zk-clock-jump", "zk-herd",
+		"hybrid-split", "hybrid-arbiter"} {
 		tab, closeTab := chromedp.NewContext(ctx)
 		require.NoError(t, chromedp.Do(tab, chromedp.EmulateViewport(1280, 720), chromedp.Navigate(url+"/#scenario="+name)))
 		waitReady(t, tab, 1)

@@ -205,6 +205,59 @@ func TestLesson5NodeRedlock(t *testing.T) {
 	assert.Contains(t, p.text("#lock-verdict"), "UNSAFE")
 }
 
+// TestLesson6RedlockOrZooKeeper: zk-gc-pause says what governs its lock (a session, not a
+// TTL, and no fencing token), its first violation at 5.004 s shows client1 paused, zk3
+// leading and marking the session it expired, client2's attempt by its lock node;
+// client1's late write is a stale write; fence_token = czxid refuses it, zxid tokens
+// drawn; session_timeout = 12s is safe and pause = 15s unsafe again; zk-partitioned-holder
+// is unsafe until on_suspended = stop.
+func TestLesson6RedlockOrZooKeeper(t *testing.T) {
+	p := newPage(t)
+	p.open("scenario=zk-gc-pause")
+	assert.Contains(t, p.text("#exercise"), "Why does the storage accept it")
+	assert.Contains(t, p.text("#lock-settings"), "curator on zookeeper, session 3s, zk_tick_time 1s, on_suspended carry-on, fence_token none, recipe curator")
+	assert.NotContains(t, p.text("#liveness"), "split-brain", "a ZooKeeper lock takes no votes")
+
+	p.key("v")
+	assert.InDelta(t, 5.004, p.cursorAt(), 0.001)
+	assert.Contains(t, p.current(), "VIOLATION usage_overlap on lock: client1 and client2")
+	assert.Equal(t, "PAUSED", p.laneState("client1"))
+	assert.Equal(t, "leader", p.laneState("zk3"))
+	assert.Equal(t, "follower", p.laneState("zk1"))
+	assert.Contains(t, p.text(`#diagram .mark[data-kind="session-expired"]`), "client1's session expired")
+	assert.True(t, p.bool(`[...document.querySelectorAll("#diagram .role.leader title")].some((e) => e.textContent.startsWith("leader, epoch 1"))`), "the leader's band")
+	assert.True(t, p.bool(`[...document.querySelectorAll("#diagram .attempt.won title")].some((e) => e.textContent === "attempt: won (node 1, waited on 0 (client1))")`),
+		"client2's attempt says what it did")
+	assert.Equal(t, "yes", p.text(`#clients tr[data-client="client1"] td:nth-child(3)`), "a ZooKeeper lock has no validity to count down")
+	assert.Equal(t, "leader", p.text(`#nodes tr[data-node="zk3"] td:nth-child(3)`))
+	assert.Contains(t, p.text("#legend"), "the leader expired a session")
+	assert.NotContains(t, p.text("#legend"), "a node holds the client's key")
+	assert.Contains(t, p.text("#resource-verdict"), "UNSAFE (2 stale writes accepted)", "no token: client1's late writes land")
+	assert.Contains(t, p.text("#diagram .validity-end-label"), "lock lost 11.667 s", "client1 believes in its lock until Curator says LOST, and works on")
+
+	p.set("fence_token", "czxid")
+	assert.Contains(t, p.text("#lock-verdict"), "UNSAFE")
+	assert.Contains(t, p.text("#resource-verdict"), "resource: SAFE")
+	assert.Equal(t, 2, p.int(`document.querySelectorAll("#fenced button").length`), "the storage refused client1's two late writes")
+	assert.Equal(t, "0x100000004", p.text(`#clients tr[data-client="client1"] td:nth-child(4)`))
+	assert.True(t, p.bool(`[...document.querySelectorAll("#diagram .token")].some((e) => e.textContent === "0x100000006")`), "tokens drawn as zxids")
+	assert.Contains(t, p.text("#lock-settings"), "its fencing token is the lock node's czxid")
+
+	p.set("session_timeout", "12s")
+	assert.Contains(t, p.text("#lock-verdict"), "lock: SAFE")
+	assert.Contains(t, p.text("#lock-settings"), "session 12s")
+	p.set("pause", "15s")
+	assert.Contains(t, p.text("#lock-verdict"), "UNSAFE")
+	assert.Contains(t, p.text("#resource-verdict"), "resource: SAFE")
+
+	p.open("scenario=zk-partitioned-holder")
+	assert.Contains(t, p.text("#exercise"), "had it heeded SUSPENDED")
+	assert.Contains(t, p.text("#lock-verdict"), "UNSAFE")
+	p.set("on_suspended", "stop")
+	assert.Contains(t, p.text("#lock-verdict"), "lock: SAFE")
+	assert.Contains(t, p.text("#in-effect"), "on_suspended = stop")
+}
+
 // TestViewerLinkNamesTheEvent: a link reopens the very event, with its highlight, and the
 // selected message (issue 38, point 7), at every one of gc-pause's events.
 func TestViewerLinkNamesTheEvent(t *testing.T) {

@@ -2,6 +2,7 @@ package viewer_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -109,4 +110,61 @@ func TestLessonPlan(t *testing.T) {
 	assert.Equal(t, int64(0), nr.Record.Liveness.Acquired)
 	assert.False(t, safe(run("restart-no-persistence", "client=node-redlock-5")))
 	assert.False(t, safe(run("restart-no-persistence", "client=redsync")))
+
+	// 6. Redlock or ZooKeeper? zk-gc-pause: at the first violation (5.004 s) client1 is
+	// paused, zk3 leads and has expired client1's session at 5.000 s, client2's attempt
+	// waited on client1's node; client1's unfenced write at 11.031 s is accepted, stale;
+	// with fence_token = czxid it is refused, its czxid older; a 12s session outlives the
+	// pause, a 15s pause outlives it again, and the czxid still refuses the late writes.
+	zg := run("zk-gc-pause")
+	assert.Equal(t, []string{"session 3s", "zk_tick_time 1s", "on_suspended carry-on", "fence_token none", "recipe curator"}, zg.Replay.Timeline.Lock.Settings)
+	first = -1
+	for i, s := range zg.Replay.Steps {
+		if s.Violation == 0 {
+			first = i
+			break
+		}
+	}
+	require.GreaterOrEqual(t, first, 0)
+	assert.Equal(t, int64(5004), zg.Replay.Steps[first].AtNs/1e6)
+	st = zg.Replay.States[zg.Replay.Steps[first].State]
+	assert.True(t, st.Clients[0].Paused)
+	assert.Equal(t, []string{"follower", "follower", "leader"}, []string{st.Nodes[0].Role, st.Nodes[1].Role, st.Nodes[2].Role})
+	var expired []string
+	for _, m := range zg.Replay.Timeline.Nodes[2].Marks {
+		if m.Kind == "session-expired" {
+			expired = append(expired, fmt.Sprintf("%s at %d ms", m.Text, m.At.Milliseconds()))
+		}
+	}
+	assert.Equal(t, []string{"client1's session expired at 5000 ms"}, expired)
+	assert.Equal(t, "node 1, waited on 0 (client1)", zg.Replay.Timeline.Clients[1].Attempts[0].Text)
+	require.GreaterOrEqual(t, len(zg.Record.Violations), 3)
+	assert.Equal(t, "stale_write", zg.Record.Violations[2].Kind)
+	assert.InDelta(t, 11.031, zg.Record.Violations[2].StartS, 0.0005, "client1's late write at 11.031 s is a stale write")
+	fz := run("zk-gc-pause", "fence_token=czxid")
+	assert.False(t, safe(fz))
+	assert.True(t, fz.Record.Safety.ResourceSafe())
+	var refused []string
+	for _, w := range fz.Replay.Timeline.Clients[0].Writes {
+		if w.Arrived && !w.Accepted {
+			refused = append(refused, fmt.Sprintf("%s at %.3f s", fz.Replay.Timeline.Lock.Token(w.Token), w.At.Seconds()))
+		}
+	}
+	assert.Equal(t, []string{"0x100000004 at 11.031 s", "0x100000004 at 16.021 s"}, refused)
+	assert.Equal(t, "0x100000006", fz.Replay.Timeline.Lock.Token(fz.Replay.Timeline.Clients[1].Writes[0].Token))
+	assert.True(t, safe(run("zk-gc-pause", "fence_token=czxid", "session_timeout=12s")))
+	long := run("zk-gc-pause", "fence_token=czxid", "session_timeout=12s", "pause=15s")
+	assert.False(t, safe(long))
+	assert.True(t, long.Record.Safety.ResourceSafe())
+	assert.Equal(t, int64(2), long.Record.Safety.FencedWritesRejected)
+
+	// zk-partitioned-holder: client1 works on until LOST at 6.120 s, after client2's
+	// acquisition at 5.004 s; stopping at SUSPENDED (3.120 s) is safe.
+	ph := run("zk-partitioned-holder")
+	assert.False(t, safe(ph))
+	assert.Equal(t, int64(6120), ph.Replay.Timeline.Clients[0].Work[0].To.Milliseconds())
+	assert.Equal(t, int64(5004), ph.Replay.Timeline.Clients[1].Work[0].From.Milliseconds())
+	stop := run("zk-partitioned-holder", "on_suspended=stop")
+	assert.True(t, safe(stop))
+	assert.Equal(t, int64(3120), stop.Replay.Timeline.Clients[0].Work[0].To.Milliseconds())
 }

@@ -47,7 +47,7 @@ const MaxFileBytes = 64 << 10
 // parameters: the ones the stories turn on. It offers every other knob of the registry
 // too, grouped, below them (KnobInfo.Common).
 var CommonKnobs = []string{"client", "ttl", "drift_factor", "fencing", "persistence", "nodes", "clients",
-	"latency", "variant", "stop_at_deadline", "preload_scripts"}
+	"latency", "variant", "stop_at_deadline", "preload_scripts", "session_timeout", "on_suspended", "fence_token"}
 
 // Server serves the viewer and runs scenarios for it. Its zero value is not usable: New.
 type Server struct {

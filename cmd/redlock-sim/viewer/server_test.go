@@ -600,5 +600,5 @@ func TestExercisesAreTheDocs(t *testing.T) {
 			n++
 		}
 	}
-	assert.Equal(t, 10, n, "five questions and their answers")
+	assert.Equal(t, 14, n, "seven questions and their answers")
 }

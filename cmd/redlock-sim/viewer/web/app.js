@@ -65,6 +65,28 @@ function sv(tag, attrs = {}, parent) {
 }
 function title(e, text) { sv("title", {}, e).textContent = text; return e; }
 
+// lockOf is what governs the run's lock (report.LockSettings): a Redis lock's TTL, or
+// another service's settings; service is "" for Redis.
+function lockOf(run) { return (run || view.run).replay.timeline.lock || {}; }
+// isService says the lock is another service's alone (Curator's on ZooKeeper): no keys,
+// no votes, no validity to count down. The hybrid lock has Redis nodes beside its
+// ensemble, and reads as Redlock where it takes its keys.
+function isService(run) {
+  const r = run || view.run;
+  return !!lockOf(r).service && !r.replay.timeline.nodes.some((n) => !n.service);
+}
+// token renders a fencing token as the lock's tokens read: a ZooKeeper czxid as the zxid
+// ZooKeeper prints (0x100000004: epoch 1, counter 4), else the whole number.
+function token(t, run) {
+  if (lockOf(run).tokens !== "zxid") return String(t);
+  return "0x" + Number(t).toString(16);
+}
+// zxidWords says a zxid as its two halves: "epoch 1 · counter 4".
+function zxidWords(t) {
+  const n = Number(t), epoch = Math.floor(n / 2 ** 32);
+  return "epoch " + epoch + " · counter " + (n - epoch * 2 ** 32);
+}
+
 // ---- the URL fragment: scenario (or file), seed, settings, cursor time ----
 
 function b64encode(s) {
@@ -348,6 +370,9 @@ function renderStory() {
   const run = view.run, story = $("story");
   story.textContent = "";
   story.append(el("b", {}, run.scenario.name + ": "), run.scenario.story + " ");
+  const lk = lockOf(run);
+  if (lk.service) story.append(el("span", { class: "expect", id: "lock-settings" }, "The lock: " + lk.algorithm + " on " + (isService(run) ? "" : "Redis and ") + lk.service + ", " + (lk.settings || []).join(", ") +
+    (lk.tokens === "zxid" ? "; its fencing token is the lock node's czxid, a zxid (0x100000004: epoch 1, counter 4)" : "") + ". "));
   if (run.scenario.expect) {
     const check = run.check || [];
     const missed = check.filter((c) => !c.held);
@@ -373,13 +398,19 @@ function unfinishedAttempts() {
   rp.timeline.clients.forEach((c, j) => {
     const cs = last.clients[j];
     if (!cs || cs.status !== "acquiring") return;
-    let from = -1, oks = 0;
+    let from = -1, oks = 0, waits = "";
+    const watch = new RegExp("^← " + c.name + ": (?:get|exists) \\S*-lock-0*(\\d+) watch$");
     rp.steps.forEach((s, i) => {
+      if (isService() && s.actor !== c.name) { // a ZooKeeper lock: the node it watches
+        const m = from >= 0 && watch.exec(s.text);
+        if (m) waits = m[1];
+        return;
+      }
       if (s.actor !== c.name) return;
-      if (/^acquire-start\b/.test(s.text) || /^attempt-ended\b/.test(s.text)) { from = i; oks = 0; }
+      if (/^acquire-start\b/.test(s.text) || /^attempt-ended\b/.test(s.text)) { from = i; oks = 0; waits = ""; }
       else if (/^← \S+: OK$/.test(s.text)) oks++;
     });
-    if (from >= 0) out.push({ client: j, name: c.name, from_ns: rp.steps[from].at_ns, oks });
+    if (from >= 0) out.push({ client: j, name: c.name, from_ns: rp.steps[from].at_ns, oks, waits });
   });
   return out;
 }
@@ -394,11 +425,12 @@ function renderVerdict() {
   const lv = run.record.liveness;
   const live = [lv.acquired + " acquired in " + lv.attempts + " finished attempt" + (lv.attempts === 1 ? "" : "s")];
   if (lv.acquire_latency_ms && lv.acquire_latency_ms.max !== null) live.push("slowest acquire " + ms(lv.acquire_latency_ms.max * 1e6));
-  live.push(lv.split_brain_rounds + " split-brain round" + (lv.split_brain_rounds === 1 ? "" : "s"));
+  if (!isService()) live.push(lv.split_brain_rounds + " split-brain round" + (lv.split_brain_rounds === 1 ? "" : "s")); // a ZooKeeper lock takes no votes
   const lvBox = el("div", { id: "liveness", class: "live" }, "liveness: " + live.join(" · "));
   for (const u of view.unfinished) {
-    lvBox.append(el("div", { class: "unfinished" }, u.name + "'s attempt from " + secs(u.from_ns) + " is unfinished at the run's end, with " +
-      u.oks + " OK" + (u.oks === 1 ? "" : "s") + " of " + run.replay.timeline.nodes.length + " so far (it waits for replies that never come)"));
+    lvBox.append(el("div", { class: "unfinished" }, u.name + "'s attempt from " + secs(u.from_ns) + " is unfinished at the run's end, " + (isService()
+      ? (u.waits ? "waiting on lock node " + u.waits + " (its watch has not fired)" : "still without the lock")
+      : "with " + u.oks + " OK" + (u.oks === 1 ? "" : "s") + " of " + run.replay.timeline.nodes.length + " so far (it waits for replies that never come)")));
   }
   box.append(lvBox);
   const vs = run.replay.timeline.violations || [];
@@ -496,7 +528,8 @@ function renderState() {
   box.textContent = "";
   box.append(el("h2", {}, "At " + secs(st.at_ns)));
   const ct = el("table", { id: "clients" });
-  ct.append(row("th", ["client", "state", "believes valid for", "token", "clock"]));
+  const svc = isService();
+  ct.append(row("th", ["client", "state", svc ? "holds" : "believes valid for", "token", "clock"]));
   tl.clients.forEach((c, j) => {
     const cs = s.clients[j];
     const tr = el("tr", { "data-client": c.name });
@@ -505,21 +538,27 @@ function renderState() {
     tr.append(name);
     tr.append(el("td", {}, cs.status + (cs.paused ? ", PAUSED" : "")));
     const v = el("td", { class: "num" });
-    if (cs.valid_ns > 0) v.textContent = ms(cs.valid_ns);
+    if (svc) { // no validity to count down: a ZooKeeper lock is held while its session lives
+      v.textContent = cs.valid_ns ? "yes" : "—";
+      v.title = "a ZooKeeper lock has no validity: it is held while its session lives";
+    }
+    else if (cs.valid_ns > 0) v.textContent = ms(cs.valid_ns);
     else if (cs.valid_ns < 0) { v.textContent = "expired " + ms(-cs.valid_ns) + " ago"; v.className += " warn"; }
     else v.textContent = "—";
     tr.append(v);
-    tr.append(el("td", { class: "num" }, cs.token ? String(cs.token) : "—"));
+    const tk = el("td", { class: "num" }, cs.token ? token(cs.token) : "—");
+    if (cs.token && lockOf().tokens === "zxid") tk.title = "the czxid: " + zxidWords(cs.token);
+    tr.append(tk);
     tr.append(skew(cs.mono_ns - st.at_ns - rp.states[0].clients[j].mono_ns + rp.steps[0].at_ns));
     ct.append(tr);
   });
   box.append(ct);
   const tokens = s.tokens || [];
-  const highest = tokens.some((t) => t > 0) ? tokens.join(", ") : "none yet";
+  const highest = tokens.some((t) => t > 0) ? tokens.map((t) => token(t)).join(", ") : "none yet";
   box.append(el("p", { id: "storage" }, "Storage: highest fencing token accepted: " + highest));
   // the clients first: what they believe and their tokens stay above the fold at 720p
   const nt = el("table", { id: "nodes" });
-  nt.append(row("th", ["node", "state", "key held by", "PTTL", "clock"]));
+  nt.append(row("th", svc ? ["server", "state", "role", "", "clock"] : ["node", "state", "key held by", "PTTL", "clock"]));
   tl.nodes.forEach((n, i) => {
     const ns = s.nodes[i];
     const tr = el("tr", { "data-node": n.name });
@@ -527,7 +566,8 @@ function renderState() {
     tr.append(el("td", { class: ns.status === "up" ? "" : "down" }, ns.status));
     const keys = ns.keys || [];
     const held = el("td");
-    if (!keys.length) held.textContent = "—";
+    if (svc || ns.role) held.textContent = ns.role || "—";
+    else if (!keys.length) held.textContent = "—";
     for (const k of keys) {
       const who = k.client >= 0 ? tl.clients[k.client].name : "?";
       const chip = clientChip(k.client, (keys.length > 1 ? k.resource + ": " : "") + who);
@@ -875,6 +915,13 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
       const nl = tl.nodes[l.i];
       for (const s of nl.down || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { x: clampX(s.from_ns), y: ly + 2, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h - 4, fill: "#cdcdcd" }, svg), "down");
       for (const s of nl.paused || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { x: clampX(s.from_ns), y: ly + 2, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h - 4, fill: "url(#hatch)" }, svg), "paused");
+      // a ZooKeeper server's role: a band along the lane's top, labelled where it fits
+      for (const r of nl.roles || []) {
+        if (!inView(r.from_ns, r.to_ns)) continue;
+        const x0 = clampX(r.from_ns), w = Math.max(1, clampX(r.to_ns) - x0), words = r.role === "leader" ? "leader, epoch " + r.epoch : r.role === "looking" ? "election" : "follower";
+        title(sv("rect", { class: "role " + r.role, x: x0, y: ly + 1, width: w, height: Math.max(4, h * 0.22), fill: ROLES[r.role] || "#eee", stroke: "#999", "stroke-width": 0.5 }, svg), words + ", " + secs(r.from_ns) + " to " + secs(r.to_ns));
+        if (w > words.length * 6.5 + 6 && h >= 26) sv("text", { class: "role-label", x: x0 + 3, y: ly + 1 + Math.max(4, h * 0.22) + 10, "font-size": 11, fill: "#555", "pointer-events": "none" }, svg).textContent = words;
+      }
       for (const ks of nl.keys || []) {
         if (!inView(ks.from_ns, ks.to_ns)) continue;
         const c = clientColor(ks.client), x0 = clampX(ks.from_ns), w = Math.max(1, clampX(ks.to_ns) - x0);
@@ -896,12 +943,12 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
         const working = (cl.work || []).some((wk) => wk.from_ns < s.to_ns && wk.to_ns > s.to_ns + 1e6);
         if (working && s.to_ns >= t0 && s.to_ns <= t1) {
           sv("line", { class: "validity-end", x1: x(s.to_ns), x2: x(s.to_ns), y1: ly, y2: ly + h, stroke: RED, "stroke-width": 2, "stroke-dasharray": "4 2" }, svg);
-          if (h >= 18) sv("text", { class: "mark-label validity-end-label", x: x(s.to_ns) + 3, y: ly + h * 0.4 - 1, fill: RED }, svg).textContent = "validity ends " + secs(s.to_ns);
+          if (h >= 18) sv("text", { class: "mark-label validity-end-label", x: x(s.to_ns) + 3, y: ly + h * 0.4 - 1, fill: RED }, svg).textContent = (isService() ? "lock lost " : "validity ends ") + secs(s.to_ns); // a ZooKeeper lock ends when Curator says LOST
         }
       }
       for (const s of cl.work || []) if (inView(s.from_ns, s.to_ns)) title(sv("rect", { class: "work", x: clampX(s.from_ns), y: ly + h * 0.5, width: Math.max(1, clampX(s.to_ns) - clampX(s.from_ns)), height: h * 0.3, fill: c }, svg), "working on the resource, " + secs(s.from_ns) + " to " + secs(s.to_ns));
-      for (const a of cl.attempts || []) if (inView(a.from_ns, a.to_ns)) title(sv("rect", { class: "attempt " + (a.won ? "won" : "lost"), x: clampX(a.from_ns), y: ly + h * 0.8, width: Math.max(5, clampX(a.to_ns) - clampX(a.from_ns)), height: Math.max(5, h * 0.2), fill: a.won ? c : "#9a9a9a", stroke: "#333", "stroke-width": 0.8 }, svg), "attempt: " + (a.won ? "won" : "lost, " + a.reason) + " (" + a.oks + "/" + tl.nodes.length + " OK)");
-      for (const u of view.unfinished) if (u.client === l.i && inView(u.from_ns, t1)) title(sv("rect", { class: "attempt unfinished", x: clampX(u.from_ns), y: ly + h * 0.8, width: Math.max(5, clampX(tl.duration_ns) - clampX(u.from_ns)), height: Math.max(5, h * 0.2), fill: "#fff", stroke: "#333", "stroke-width": 1.2, "stroke-dasharray": "4 3" }, svg), "attempt unfinished at the run's end (" + u.oks + "/" + tl.nodes.length + " OK so far)");
+      for (const a of cl.attempts || []) if (inView(a.from_ns, a.to_ns)) title(sv("rect", { class: "attempt " + (a.won ? "won" : "lost"), x: clampX(a.from_ns), y: ly + h * 0.8, width: Math.max(5, clampX(a.to_ns) - clampX(a.from_ns)), height: Math.max(5, h * 0.2), fill: a.won ? c : "#9a9a9a", stroke: "#333", "stroke-width": 0.8 }, svg), "attempt: " + (a.won ? "won" : "lost, " + a.reason) + (a.text ? " (" + a.text + ")" : " (" + a.oks + "/" + tl.nodes.length + " OK)"));
+      for (const u of view.unfinished) if (u.client === l.i && inView(u.from_ns, t1)) title(sv("rect", { class: "attempt unfinished", x: clampX(u.from_ns), y: ly + h * 0.8, width: Math.max(5, clampX(tl.duration_ns) - clampX(u.from_ns)), height: Math.max(5, h * 0.2), fill: "#fff", stroke: "#333", "stroke-width": 1.2, "stroke-dasharray": "4 3" }, svg), "attempt unfinished at the run's end (" + (isService() ? (u.waits ? "waiting on lock node " + u.waits : "no lock yet") : u.oks + "/" + tl.nodes.length + " OK so far") + ")");
       const lost = (cl.attempts || []).filter((a) => !a.won && inView(a.from_ns, a.to_ns)).length;
       if (lost >= 3 && h >= 18) {
         const first = (cl.attempts || []).find((a) => !a.won && inView(a.from_ns, a.to_ns));
@@ -909,6 +956,7 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
       }
       // writes: several at one pixel stand side by side, so two stale writes read as two
       const placed = new Map();
+      let lastTok = null; // a zxid token's label, and where: the same one close by is not written again
       for (const w of cl.writes || []) {
         const at = w.arrived ? w.at_ns : w.sent_ns;
         if (!inView(at, at)) continue;
@@ -916,11 +964,15 @@ function drawStatic(svg, { W, H, t0, t1, x, inView, clampX, laneH, y, mid, visib
         const n = placed.get(px0) || 0;
         placed.set(px0, n + 1);
         const px = px0 + n * 11, cy = ly + h * 0.62;
-        const tok = w.token ? " (token " + w.token + ")" : "";
+        const tok = w.token ? " (token " + token(w.token) + ")" : "";
         if (w.stale) title(sv("path", { class: "write stale", d: "M " + px + " " + (cy - 7) + " l 7 12 l -14 0 z", fill: RED, stroke: "#000" }, svg), "stale write accepted" + tok);
         else if (w.arrived && !w.accepted) title(sv("path", { class: "write rejected", d: "M " + (px - 5) + " " + (cy - 5) + " l 10 10 m 0 -10 l -10 10", stroke: "#000", "stroke-width": 3 }, svg), "write rejected by the storage: its fencing token is old" + tok);
         else title(sv("circle", { class: "write", cx: px, cy, r: 4.5, fill: w.accepted ? "#333" : "#fff", stroke: "#333" }, svg), "write " + (w.arrived ? "accepted" : "lost") + tok);
-        if (w.token && h >= 22) sv("text", { class: "token", x: px, y: cy + 15, "text-anchor": "middle" }, svg).textContent = "t" + w.token;
+        const zx = lockOf().tokens === "zxid";
+        if (w.token && h >= 22 && !(zx && lastTok && lastTok.t === w.token && px - lastTok.x < 90)) {
+          sv("text", { class: "token", x: px, y: cy + 15, "text-anchor": "middle" }, svg).textContent = zx ? token(w.token) : "t" + w.token;
+          lastTok = { t: w.token, x: px };
+        }
       }
       for (const m of cl.marks || []) drawMark(svg, m, x, inView, ly, h);
     }
@@ -992,6 +1044,7 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
       if (l.kind === "node") {
         const ns = s.nodes[l.i], k = (ns.keys || [])[0];
         if (ns.status !== "up") sv("text", { x: cx, y: ty, "font-size": small || 15, "font-style": "italic", fill: "#666" }, g).textContent = ns.status;
+        else if (isService() || tl.nodes[l.i].service) sv("text", { x: cx, y: ty, "font-size": small || 15, fill: "#555" }, g).textContent = ns.role || "up";
         else if (!k) sv("text", { x: cx, y: ty, "font-size": small || 15, fill: "#999" }, g).textContent = "no key";
         if (k) {
           const c = clientColor(k.client), name = k.client >= 0 ? tl.clients[k.client].name : "?";
@@ -1003,7 +1056,8 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
       } else {
         const cs = s.clients[l.i];
         let text = cs.paused ? "PAUSED" : cs.status, warn = false;
-        if (cs.valid_ns > 0) text += " · " + ms(cs.valid_ns);
+        if (isService()) { /* a ZooKeeper lock has no validity: it is held while the session lives */ }
+        else if (cs.valid_ns > 0) text += " · " + ms(cs.valid_ns);
         else if (cs.valid_ns < 0) { text += " · expired"; warn = true; }
         sv("text", { x: cx, y: ty, "font-size": small || 14, "font-weight": warn ? "bold" : "normal", fill: warn ? RED : "#1a1a1a" }, g).textContent = text;
       }
@@ -1040,12 +1094,17 @@ function drawDynamic(root, { W, H, t0, t1, x, y, mid, visible, showAll }) {
 // names them: a glyph, its colour, and whether its words go beside it.
 const MARKS = {
   "clock-jump": { color: "#8e24aa" },
+  "clock-slew": { color: "#8e24aa" },
+  "session-expired": { color: "#8c4614" },
   crash: { color: "#000" },
   restart: { color: "#009e73" },
   failover: { color: "#0072b2" },
   extend: { color: "#555" },
   "extend-failed": { color: RED },
 };
+
+// ROLES are the fills of a ZooKeeper server's roles, as the static figure draws them.
+const ROLES = { leader: "#f0d78c", follower: "#f4f4f4", looking: "#e3c6ea" };
 
 // drawMark draws an instant on a lane with its words ("crash", "restart, 0 keys", "clock
 // +2s"); marks whose words would overlap the previous one's on the lane go a row lower.
@@ -1093,7 +1152,9 @@ function renderLegend() {
   const items = [];
   const item = (draw, words, cls) => items.push({ draw, words, cls });
   const c0 = clientColor(0);
-  item((g) => sv("rect", { x: 1, y: 4, width: 26, height: 10, fill: c0, stroke: "#333", "stroke-width": 0.5 }, g), "a node holds the client's key", "key");
+  if (!isService()) item((g) => sv("rect", { x: 1, y: 4, width: 26, height: 10, fill: c0, stroke: "#333", "stroke-width": 0.5 }, g), "a node holds the client's key", "key");
+  if (nodes((n) => (n.roles || []).some((r) => r.role === "leader"))) item((g) => sv("rect", { x: 1, y: 5, width: 26, height: 6, fill: ROLES.leader, stroke: "#999" }, g), "ZooKeeper leader (its epoch)", "leader");
+  if (nodes((n) => (n.roles || []).some((r) => r.role === "looking"))) item((g) => sv("rect", { x: 1, y: 5, width: 26, height: 6, fill: ROLES.looking, stroke: "#999" }, g), "ZooKeeper election", "election");
   item((g) => sv("rect", { x: 1, y: 3, width: 26, height: 8, fill: c0, "fill-opacity": 0.3, stroke: c0 }, g), "validity: the client believes it holds the lock", "validity");
   item((g) => sv("rect", { x: 1, y: 6, width: 26, height: 6, fill: c0 }, g), "working on the resource", "work");
   item((g) => { sv("rect", { x: 1, y: 6, width: 11, height: 6, fill: c0, stroke: "#333" }, g); sv("rect", { x: 15, y: 6, width: 11, height: 6, fill: "#9a9a9a", stroke: "#333" }, g); }, "acquire attempt won / lost", "attempt");
@@ -1103,13 +1164,14 @@ function renderLegend() {
   if ((tl.net_faults || []).length) item((g) => sv("rect", { x: 1, y: 2, width: 26, height: 14, fill: "#dfe3f3" }, g), "network cut (the lane says from whom)", "cut");
   const kinds = new Set();
   for (const l of [...tl.nodes, ...clients]) for (const m of l.marks || []) kinds.add(m.kind);
-  const words = { crash: "crash", restart: "restart (its words say the keys it kept)", "clock-jump": "clock step (its words say by how much)", failover: "replica promoted", "extend-failed": "extension failed" };
-  for (const k of ["crash", "restart", "clock-jump", "failover", "extend-failed"]) {
+  const words = { crash: "crash", restart: "restart (its words say the keys it kept)", "clock-jump": "clock step (its words say by how much)", failover: "replica promoted", "extend-failed": "extension failed",
+    "session-expired": "the leader expired a session (its ephemeral lock node goes with it)", "clock-slew": "a server's clock starts to slew or drift (its words say how fast)" };
+  for (const k of ["crash", "restart", "clock-jump", "clock-slew", "failover", "extend-failed", "session-expired"]) {
     if (!kinds.has(k)) continue;
     item((g) => { sv("line", { x1: 14, x2: 14, y1: 8, y2: 18, stroke: MARKS[k].color, "stroke-width": 2 }, g); sv("path", { d: "M 14 9 l 6 -9 l -12 0 z", fill: MARKS[k].color }, g); }, words[k], "mark-" + k);
   }
   const writes = clients.flatMap((c) => c.writes || []);
-  if (writes.length) item((g) => sv("circle", { cx: 14, cy: 9, r: 4.5, fill: "#333" }, g), "write accepted (t1: its fencing token)", "write");
+  if (writes.length) item((g) => sv("circle", { cx: 14, cy: 9, r: 4.5, fill: "#333" }, g), lockOf().tokens === "zxid" ? "write accepted (0x100000004: its fencing token, the lock node's czxid)" : "write accepted (t1: its fencing token)", "write");
   if (writes.some((w) => w.stale)) item((g) => sv("path", { d: "M 14 2 l 7 12 l -14 0 z", fill: RED, stroke: "#000" }, g), "stale write accepted", "stale");
   if (writes.some((w) => w.arrived && !w.accepted)) item((g) => sv("path", { d: "M 9 4 l 10 10 m 0 -10 l -10 10", stroke: "#000", "stroke-width": 3 }, g), "write rejected (old fencing token)", "rejected");
   if ((tl.violations || []).some((v) => v.kind !== "fenced_write_rejected")) item((g) => sv("rect", { x: 1, y: 2, width: 26, height: 14, fill: RED, "fill-opacity": 0.25 }, g), "violation", "violation");
@@ -1141,6 +1203,10 @@ const EXERCISES = {
     a: "There is no violation to jump to: the five clients retry in lockstep and the four live nodes split their votes every round (10 split-brain rounds). With retry_jitter = 1ms the clients drift apart and the rounds fall to 2." },
   "restart-delayed": { q: "Where does client1's validity end, and where does it stop working? What does the red band say?",
     a: "Its validity ends at 1.98 s but it works on to 3.1 s: the red band is a usage overlap, gc-pause's story, which no restart delay can prevent." },
+  "zk-gc-pause": { q: "Step to client1's write at 11.031 s, after its pause. Why does the storage accept it, and what would refuse it?",
+    a: "client1 sends no token (fence_token none: InterProcessMutex hands out none), so the storage cannot tell its late write from client2's. The leader expired client1's session at 5.000 s, while it was paused, and client2 took the lock at 5.004 s; Curator could not tell client1: a paused process hears nothing. With fence_token = czxid its token is its lock node's czxid, 0x100000004 (epoch 1, counter 4), older than client2's 0x100000006, and the storage refuses it: a zxid only grows." },
+  "zk-partitioned-holder": { q: "client1 is cut off at 1.020 s. When does it stop working, and when would it have stopped had it heeded SUSPENDED?",
+    a: "At 6.120 s, when Curator says LOST, a whole session (3 s) after SUSPENDED at 3.120 s; meanwhile the leader expired its session at 5.000 s and client2 took the lock at 5.004 s. With on_suspended = stop it stops at 3.120 s, before the expiry: the run is safe." },
 };
 
 function renderExercise() {
