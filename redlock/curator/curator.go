@@ -280,14 +280,22 @@ type Mutex struct {
 }
 
 // Values returns the protected ids of the mutex's creates, the current first (for tests
-// that name random values).
+// that name random values): the current one and the first keptIDs.
 func (l *Mutex) Values() []string {
-	out := make([]string, 0, len(l.ids))
+	out := make([]string, 0, len(l.ids)+1)
+	if n := len(l.ids); l.id != "" && (n == 0 || l.ids[n-1] != l.id) {
+		out = append(out, l.id)
+	}
 	for i := len(l.ids) - 1; i >= 0; i-- {
 		out = append(out, l.ids[i])
 	}
 	return out
 }
+
+// keptIDs bounds the protected ids a mutex remembers for Values: enough for any step
+// script, and a long run's mutex does not grow by one string per attempt (it did: 45 MiB
+// an hour in the ZooKeeper bench).
+const keptIDs = 64
 
 // Path returns the lock node the mutex holds or waits with ("" when none).
 func (l *Mutex) Path() string { return l.ourPath }
@@ -413,7 +421,9 @@ func (l *Mutex) abandonReq() {
 func (l *Mutex) newAttempt(now time.Duration) {
 	l.attempt++
 	l.id = newUUID(l.rng)
-	l.ids = append(l.ids, l.id)
+	if len(l.ids) < keptIDs {
+		l.ids = append(l.ids, l.id)
+	}
 	l.ourPath, l.czxid, l.createSession = "", 0, 0
 	l.event(lock.Event{Kind: lock.AttemptStarted})
 	l.begin(now, phCreate)
