@@ -308,7 +308,7 @@ func zkSimLeaderKilled(t *testing.T) zkFacts {
 
 // zkSimHolderServerKilled: a holds the lock through zk1 (a follower: the seed's shuffle
 // puts a there, where the real script names the followers alone in a's connect string), b
-// waits; zk1 is killed 500ms after a acquired. a says SUSPENDED after the cleanup sleep,
+// waits on another server (the real script names the leader alone in b's); zk1 is killed 500ms after a acquired. a says SUSPENDED after the cleanup sleep,
 // reconnects with its session to another server, keeps the lock, and b acquires only
 // once a releases.
 func zkSimHolderServerKilled(t *testing.T) zkFacts {
@@ -318,6 +318,7 @@ func zkSimHolderServerKilled(t *testing.T) zkFacts {
 	carry := simZK(t, "holder-server-killed", script, rest)
 	stop := simZK(t, "holder-server-killed", script, rest, knobs.KV{Name: "on_suspended", Value: "stop"})
 	require.Equal(t, "zk1", zkSimServerOf(t, carry, "client1"), "a is on zk1")
+	require.NotEqual(t, "zk1", zkSimServerOf(t, carry, "client2"), "b is elsewhere, as the real script puts it on the leader")
 	_, acqA := mustStep(t, carry, "client1", "acquired", 0)
 	session, _, _ := zkSimSession(carry, "client1", 0)
 	killAt := time.Duration(acqA.AtNs) + 500*time.Millisecond

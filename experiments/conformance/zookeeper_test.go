@@ -264,7 +264,10 @@ func zkHolderServerKilled(t *testing.T, java, classes string) {
 			followers = append(followers, i)
 		}
 	}
-	a, b := r.client("a", followers, nil), r.client("b", nil, nil)
+	// b connects to the leader only, so that the kill touches a alone: with b on a's
+	// server too, b's own reconnect (a random sleep of up to a second) would decide when
+	// it acquires, not a's release (CI saw b acquire 458ms after a's release so).
+	a, b := r.client("a", followers, nil), r.client("b", []int{leader}, nil)
 	a.send(t, "acquire 10000")
 	acqA := a.wait(t, "acquired", zkWaitFor, isEvent("acquired"))
 	b.send(t, "acquire 20000")
