@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/redlock-sim/redlock-sim/experiments"
 	"github.com/redlock-sim/redlock-sim/experiments/knobs"
-	"github.com/redlock-sim/redlock-sim/experiments/oracle"
 	"github.com/redlock-sim/redlock-sim/experiments/report"
 	"github.com/redlock-sim/redlock-sim/experiments/scenarios"
 	"github.com/redlock-sim/redlock-sim/experiments/search"
@@ -186,7 +184,7 @@ func replayFinding(f *search.Finding, stderr io.Writer) error {
 	if err := trace.Close(); err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(rec.Violations, func(v oracle.Violation) bool { return v.Kind == f.Kind }) && isSafetyKind(f.Kind) {
+	if isSafetyKind(f.Kind) && !search.Shows(f.Kind, rec) {
 		return fmt.Errorf("search: %s replays without a %s (a bug in search: please report it with the file)", f.File, f.Kind)
 	}
 	return drawTimeline(base+".png", false, opts, sc.Story, rec.Safety, nil, stderr)

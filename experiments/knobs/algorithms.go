@@ -1,6 +1,7 @@
 package knobs
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/redlock-sim/redlock-sim/redlock"
@@ -95,6 +96,23 @@ func (a *Algorithm) RedisMasters(cfg *Config) int {
 		return a.Servers(cfg) - a.Service.Count(cfg)
 	}
 	return 0
+}
+
+// ServerNames returns the names of the servers a world of a creates under cfg, in order:
+// redis1…redisM for its Redis masters, then its service's own (zk1…zkK), as scenario
+// actions name them.
+func (a *Algorithm) ServerNames(cfg *Config) []string {
+	m := a.RedisMasters(cfg)
+	out := make([]string, 0, a.Servers(cfg))
+	for i := range m {
+		out = append(out, "redis"+strconv.Itoa(i+1))
+	}
+	if a.Service != nil {
+		for i := range a.Servers(cfg) - m {
+			out = append(out, a.Service.ServerPrefix+strconv.Itoa(i+1))
+		}
+	}
+	return out
 }
 
 // Algorithms returns the registered lock algorithms, in table order.

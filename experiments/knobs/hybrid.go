@@ -48,7 +48,7 @@ var hybridAlgorithm = Algorithm{Name: "hybrid", Service: &hybridService,
 // zk1…zkK after redis1…redisN, and each client's connection the `connection` knob's to the
 // masters and a ZooKeeper session to the ensemble, its messages shown in RESP or
 // ZooKeeper's words by their side (model.SplitProtocol).
-var hybridService = Service{Name: "zookeeper", Protocol: model.SplitProtocol{A: resp.Protocol{}, B: zk.Protocol{}},
+var hybridService = Service{Name: "zookeeper", ServerPrefix: "zk", Protocol: model.SplitProtocol{A: resp.Protocol{}, B: zk.Protocol{}},
 	ConnFor: func(cfg *Config) model.NewConn {
 		return model.SplitConn(cfg.Connection.Conn, cfg.Lock.Effective().Nodes,
 			zookeeper.NewSessionConn(zookeeper.SessionConfig{Timeout: cfg.ZK.SessionTimeout}))

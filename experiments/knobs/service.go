@@ -17,8 +17,11 @@ import (
 // protocol's words. So a new service is its packages (its server, its protocol, its
 // algorithm) plus the one registration of its algorithm.
 type Service struct {
-	Name     string
-	Protocol lock.Protocol
+	Name string
+	// ServerPrefix names its servers: ServerPrefix1, ServerPrefix2, ... ("zk" for
+	// ZooKeeper's zk1…zkN), as scenario actions and search's drawn faults name them.
+	ServerPrefix string
+	Protocol     lock.Protocol
 	// Conn builds a client's connection to the servers; nil: model.DirectConn.
 	Conn model.NewConn
 	// ConnFor, when set, replaces Conn with a connection built from the world's knobs (a

@@ -120,7 +120,7 @@ var curatorAlgorithm = Algorithm{Name: "curator", Service: &zookeeperService,
 // zookeeperService is the ZooKeeper ensemble: nodes servers zk1…zkN, each a process the
 // world's faults reach, and each client's connection a ZooKeeper session asking for
 // session_timeout.
-var zookeeperService = Service{Name: "zookeeper", Protocol: zk.Protocol{},
+var zookeeperService = Service{Name: "zookeeper", ServerPrefix: "zk", Protocol: zk.Protocol{},
 	ConnFor: func(cfg *Config) model.NewConn {
 		return zookeeper.NewSessionConn(zookeeper.SessionConfig{Timeout: cfg.ZK.SessionTimeout})
 	},

@@ -18,9 +18,18 @@ type Case struct {
 	Knobs    []knobs.KV
 	Faults   []Fault
 	Duration time.Duration
-	TTL      time.Duration
-	Clients  int
-	Nodes    int
+	// TTL is the lock's lease, which holds and the run's length are drawn in: Redlock's
+	// ttl, or the session a ZooKeeper lock lives by; Lease names which ("ttl", "session").
+	TTL     time.Duration
+	Lease   string
+	Clients int
+	Nodes   int
+	// Servers names the world's servers faults can reach, Nodes of them: redis1…redisN,
+	// or a service's own (zk1…zkN), or both (the hybrid lock); the first Masters are
+	// Redis's, which alone take Redis's own faults (a key written outside the lock, a
+	// failover).
+	Servers []string
+	Masters int
 }
 
 // Fault is one step of a drawn schedule: its action, when it acts, and the words that
@@ -107,7 +116,11 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 	if !assumed["clients"] {
 		set("clients", strconv.Itoa(2+ch.intn(3)))
 	}
-	c.TTL = cfg.Lock.TTL
+	c.TTL, c.Lease = cfg.Lock.TTL, "ttl"
+	if alg, err := knobs.LookupAlgorithm(cfg.Algorithm); err == nil && alg.RedisMasters(&cfg) == 0 &&
+		alg.Service != nil && alg.Service.Name == "zookeeper" {
+		c.TTL, c.Lease = cfg.CuratorConfig().SessionTimeout, "session" // it never reads the ttl
+	}
 	// A client that works past its own validity breaks the lock by itself (the
 	// careless-client scenario): a search's clients are careful unless assumed otherwise,
 	// so that what it finds is the lock's doing, or a pause's, not the workload's.
@@ -125,10 +138,8 @@ func (s *Spec) generate(ch *chooser, seed uint64) *Case {
 	}
 	c.Duration, c.Clients = cfg.Duration, cfg.Clients
 	if alg, err := knobs.LookupAlgorithm(cfg.Algorithm); err == nil {
-		c.Nodes = alg.Servers(&cfg)
-		if m := alg.RedisMasters(&cfg); m > 0 { // the hybrid's redisN are its masters only
-			c.Nodes = m
-		}
+		c.Servers = alg.ServerNames(&cfg)
+		c.Nodes, c.Masters = len(c.Servers), alg.RedisMasters(&cfg)
 	}
 	w := world{s: s, ch: ch, c: c, replicas: cfg.EffectiveReplicas(), slewed: map[string]bool{}}
 	for _, kind := range s.Faults {
@@ -208,18 +219,27 @@ type world struct {
 }
 
 func (w *world) client() string { return fmt.Sprintf("client%d", 1+w.ch.intn(w.c.Clients)) }
-func (w *world) node() string   { return fmt.Sprintf("redis%d", 1+w.ch.intn(w.c.Nodes)) }
+func (w *world) node() string   { return w.c.Servers[w.ch.intn(w.c.Nodes)] }
+
+// redisNode draws a Redis master, for a fault only Redis suffers; false when the world has
+// none (a ZooKeeper lock's).
+func (w *world) redisNode() (string, bool) {
+	if w.c.Masters == 0 {
+		return "", false
+	}
+	return w.c.Servers[w.ch.intn(w.c.Masters)], true
+}
 
 // nodes draws a non-empty set of nodes, each in or out.
 func (w *world) nodes() []string {
 	var out []string
-	for i := range w.c.Nodes {
+	for _, name := range w.c.Servers {
 		if w.ch.flip() {
-			out = append(out, fmt.Sprintf("redis%d", i+1))
+			out = append(out, name)
 		}
 	}
 	if len(out) == 0 {
-		out = []string{"redis1"}
+		out = []string{w.c.Servers[0]}
 	}
 	return out
 }
@@ -294,7 +314,10 @@ func (w *world) fault(kind string) (Fault, bool) {
 		if w.replicas == 0 {
 			return f, false
 		}
-		a.Node = w.node()
+		var ok bool
+		if a.Node, ok = w.redisNode(); !ok {
+			return f, false
+		}
 		f.Text = a.Node + "'s replica is promoted"
 	case "isolate":
 		a.Endpoint, f.Length = w.endpoint(), w.length(kind)
@@ -334,7 +357,11 @@ func (w *world) fault(kind string) (Fault, bool) {
 		a.For = dur(f.Length)
 		f.Text = fmt.Sprintf("the network splits %s from the rest for %s", strings.Join(a.Sides[0], ", "), f.Length)
 	case "outside_lock":
-		a.Node, f.Length = w.node(), w.length(kind)
+		var ok bool
+		if a.Node, ok = w.redisNode(); !ok {
+			return f, false
+		}
+		f.Length = w.length(kind)
 		a.TTL = dur(f.Length)
 		f.Text = fmt.Sprintf("someone outside takes the lock's key on %s for %s", a.Node, f.Length)
 	case "clock_step", "clock_slew":
@@ -402,9 +429,7 @@ func (w *world) side() []string {
 	for i := range w.c.Clients {
 		all = append(all, fmt.Sprintf("client%d", i+1))
 	}
-	for i := range w.c.Nodes {
-		all = append(all, fmt.Sprintf("redis%d", i+1))
-	}
+	all = append(all, w.c.Servers...)
 	for _, e := range all {
 		if w.ch.flip() {
 			out = append(out, e)

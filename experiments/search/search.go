@@ -121,6 +121,14 @@ func (s *Spec) classify(f figures) []string {
 	return out
 }
 
+// Shows reports whether rec shows a finding of the safety kind named kind, by its count
+// (a record keeps only its first oracle.MaxViolations violations: a run with dozens of
+// overlaps may list no stale write it counted).
+func Shows(kind string, rec *experiments.Record) bool {
+	i := kindIndex(kind)
+	return i >= 0 && i < len(kindTable) && recordFigures(rec)[kindTable[i].Metric] > 0
+}
+
 // recordFigures reads a record's metrics.
 func recordFigures(rec *experiments.Record) figures { return metricFigures(rec.Metrics()) }
 

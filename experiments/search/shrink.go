@@ -192,7 +192,7 @@ func (s *Spec) shrinkFinding(ctx context.Context, f *Finding, budget int, dir st
 // and what broke, from the run's record.
 func (c *Case) Story(kind string, rec *experiments.Record) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d clients, %d nodes, ttl %s", c.Clients, c.Nodes, c.TTL)
+	fmt.Fprintf(&b, "%d clients, %d nodes, %s %s", c.Clients, c.Nodes, c.Lease, c.TTL)
 	var set []string
 	for _, kv := range c.Knobs {
 		switch kv.Name {
@@ -237,7 +237,16 @@ func (c *Case) Story(kind string, rec *experiments.Record) string {
 	return b.String()
 }
 
-// outcome says what broke, from the first violation of kind in the record.
+// plural is "s" unless n is 1.
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// outcome says what broke, from the first violation of kind in the record, or from its
+// count when the record's list ended before one.
 func outcome(kind string, rec *experiments.Record) string {
 	at := func(sec float64) time.Duration {
 		return time.Duration(sec * float64(time.Second)).Round(time.Millisecond)
@@ -255,8 +264,13 @@ func outcome(kind string, rec *experiments.Record) string {
 			return fmt.Sprintf("Then %s writes to %s at %s after %s acquired it, and the resource accepts it: a stale write.", v.First, v.Resource, at(v.StartS), v.Second)
 		}
 	}
-	l := rec.Liveness
+	l, sf := rec.Liveness, rec.Safety
 	switch kind {
+	case "validity_overlap", "usage_overlap", "stale_write": // counted, past the violations a record lists
+		n := map[string]int64{"validity_overlap": sf.ValidityOverlaps, "usage_overlap": sf.UsageOverlaps,
+			"stale_write": sf.StaleWritesAccepted}[kind]
+		return fmt.Sprintf("Then %d %s (after the first %d violations, which the record lists: the trace shows them all).",
+			n, strings.ReplaceAll(kind, "_", " ")+plural(n), len(rec.Violations))
 	case "unavailable":
 		if m := l.ReacquireAfterCrashMs.Max; m != nil {
 			return fmt.Sprintf("Then a holder's crash keeps the lock from the others for %s.", time.Duration(*m*float64(time.Millisecond)).Round(time.Millisecond))
