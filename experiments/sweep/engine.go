@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -288,7 +289,7 @@ func runOne(ctx context.Context, r Runner, l *layout, sh Shard, j int, c *codec)
 	p, rep := k/l.spec.Replicates, k%l.spec.Replicates
 	seed := RunSeed(l.spec.Seed, p, rep)
 	var res result
-	vals, err := r.Run(ctx, l.spec.knobs(p), seed)
+	vals, err := runGuarded(ctx, r, l.spec.knobs(p), seed)
 	if err != nil {
 		res.err = fmt.Errorf("run %d (point %d, replicate %d, seed %d): %w", k, p, rep, seed, err)
 		return res
@@ -302,6 +303,18 @@ func runOne(ctx context.Context, r Runner, l *layout, sh Shard, j int, c *codec)
 		res.err = fmt.Errorf("run %d: row of %d bytes, at most %d allowed", k, len(res.line), MaxRowBytes)
 	}
 	return res
+}
+
+// runGuarded runs one world, turning a panic inside it into the run's error: a bug in a
+// model is one run's failure, reported with the run's point and seed (which reproduce it)
+// and where it happened, not a crash of every worker with the finished rows unflushed.
+func runGuarded(ctx context.Context, r Runner, knobs []KV, seed uint64) (vals []Value, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			vals, err = nil, fmt.Errorf("panicked (a bug in redlock-sim: this run's knobs and seed reproduce it): %v\n%s", p, debug.Stack())
+		}
+	}()
+	return r.Run(ctx, knobs, seed)
 }
 
 // row renders run k's values as runs.csv fields, checking them against the columns.

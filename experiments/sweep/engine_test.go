@@ -587,6 +587,37 @@ func TestRunErrorStopsTheSweepResumably(t *testing.T) {
 	requireSameResults(t, ref, dir)
 }
 
+// TestARunThatPanicsStopsTheSweepResumably: a world that panics (a model bug) is that
+// run's error, with its point, seed and the panic's stack, like any other failed run: the
+// runs before it are written and a resume finishes the sweep, where the panic used to take
+// the process down with the rows unflushed.
+func TestARunThatPanicsStopsTheSweepResumably(t *testing.T) {
+	s := mustSpec(t, engineSpec)
+	ref := t.TempDir()
+	runSweep(t, &fakeRunner{}, s, Options{Dir: ref, Workers: 2})
+	bad := RunSeed(11, 9, 4) // run 67
+	var broken atomic.Bool
+	broken.Store(true)
+	r := &fakeRunner{fail: func(_ []KV, seed uint64) error {
+		if seed == bad && broken.Load() {
+			var servers []int
+			_ = servers[seed%7] // index out of range, as a model's bug would
+		}
+		return nil
+	}}
+	dir := t.TempDir()
+	st, err := Run(context.Background(), r, s, Options{Dir: dir, Workers: 4, Tool: "test"})
+	require.Error(t, err)
+	assert.False(t, IsUsage(err), "a bug, not the user's input")
+	assert.Contains(t, err.Error(), fmt.Sprintf("run 67 (point 9, replicate 4, seed %d): panicked (a bug in redlock-sim", bad))
+	assert.Contains(t, err.Error(), "index out of range")
+	assert.Contains(t, err.Error(), "engine_test.go", "where it panicked")
+	assert.Equal(t, 67, st.Ran, "every run before the panic is written")
+	broken.Store(false)
+	runSweep(t, r, s, Options{Dir: dir, Workers: 4, Resume: true})
+	requireSameResults(t, ref, dir)
+}
+
 // badRunner returns values that do not fit its columns.
 type badRunner struct {
 	fakeRunner
