@@ -2,6 +2,7 @@ package tune
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -641,4 +642,20 @@ func TestLibraryGolden(t *testing.T) {
 			assert.Equal(t, string(want), got, "%s changed: if intended, run go test ./experiments/tune -run TestLibraryGolden -rewrite and read the diff", path)
 		})
 	}
+}
+
+// TestHybridVerdictSaysItIsTwoLocks: tune for the hybrid lock confirms Redlock's settings
+// by running the composite, sees the overlaps its escalations cause, and says why no ttl
+// mends them instead of blaming the analytic estimates.
+func TestHybridVerdictSaysItIsTwoLocks(t *testing.T) {
+	in := DefaultInputs()
+	in.Client, in.Duration, in.Seeds, in.MaxSeeds = "hybrid", 2*time.Minute, 2, 2
+	p, err := Prepare(in)
+	require.NoError(t, err)
+	rep, err := p.Run(context.Background(), Options{Dir: t.TempDir(), Workers: 2})
+	require.NoError(t, err)
+	defer rep.Release()
+	assert.Contains(t, rep.Verdict, "NOT met")
+	assert.Contains(t, rep.Verdict, "the hybrid lock is two locks")
+	assert.NotContains(t, rep.Verdict, "the simulation saw more than they expect")
 }

@@ -829,7 +829,9 @@ func (r *Report) alternative() (string, bool) {
 		advice = "; where no violation was seen, more runs (--max-seeds) tighten the bounds; where violations were seen at every " + r.Axis() + ", only fencing tokens checked by the resource protect it"
 		delayed := r.Env
 		delayed.NodeRestartDelay = dist.MaxDuration
-		if r.estimatesMeet(r.Effective) {
+		if r.Lib.Profile == "hybrid" {
+			advice = "; the hybrid lock is two locks: an acquire Redis gives up (its tries run out behind a holder, or a partition) escalates to the free ZooKeeper lock beside Redis's holder, whatever the ttl (docs/zookeeper.md, \"The hybrid lock\"); no setting of Redlock's removes that, only a lock that does not escalate does"
+		} else if r.estimatesMeet(r.Effective) {
 			advice = "; the analytic estimates meet the targets at this " + r.Axis() + ", so the simulation saw more than they expect, or too little to show it: more runs (--max-seeds) or a longer " + r.Axis() + " from the table"
 		} else if alt, ok := r.ttlForEstimates(r.Env); ok {
 			r.Alternative = &alt
