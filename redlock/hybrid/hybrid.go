@@ -132,9 +132,7 @@ type Lock struct {
 	redisTry int  // attempts Redis made in this acquire: ZooKeeper's are numbered after them
 	escalate bool // Redis gave the acquire up: ZooKeeper's acquire starts next
 
-	armed   lock.TimerID
-	armedAt time.Duration
-	lastTID lock.TimerID
+	timer lock.OneTimer
 }
 
 // On returns the side the operation in progress, or the lock held, is on (None when
@@ -240,10 +238,9 @@ func (h *Lock) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, error) 
 	if err := h.begin(now); err != nil {
 		return nil, err
 	}
-	if id != h.armed || id == 0 {
+	if !h.timer.Fired(id) {
 		return h.out, nil
 	}
-	h.armed = 0
 	for _, s := range []Side{Redis, ZooKeeper} {
 		sd := &h.sides[s]
 		if sd.timer == 0 || sd.timerAt > now {
@@ -345,15 +342,5 @@ func (h *Lock) rearm() {
 			at, found = sd.timerAt, true
 		}
 	}
-	switch {
-	case !found:
-		if h.armed != 0 {
-			h.out = append(h.out, lock.Output{Kind: lock.OutCancelTimer, Timer: h.armed})
-			h.armed = 0
-		}
-	case h.armed == 0 || h.armedAt != at:
-		h.lastTID++
-		h.armed, h.armedAt = h.lastTID, at
-		h.out = append(h.out, lock.Output{Kind: lock.OutSetTimer, Timer: h.armed, After: max(at-h.now, 0)})
-	}
+	h.out = h.timer.Arm(h.out, h.now, at, found)
 }

@@ -160,9 +160,7 @@ type RedLock struct {
 	deadline time.Duration
 	renewals int
 
-	armed   lock.TimerID
-	armedAt time.Duration
-	lastTID lock.TimerID
+	timer lock.OneTimer
 }
 
 // NewRedLock returns an idle RedissonRedLock client over cfg.Masters masters.
@@ -420,10 +418,9 @@ func (r *RedLock) Timer(now time.Duration, id lock.TimerID) ([]lock.Output, erro
 	if err := r.begin(now); err != nil {
 		return nil, err
 	}
-	if id != r.armed || id == 0 {
+	if !r.timer.Fired(id) {
 		return r.out, nil
 	}
-	r.armed = 0
 	for i := range r.subs {
 		s := &r.subs[i]
 		if s.timer != 0 && s.timerAt <= now {
@@ -588,15 +585,5 @@ func (r *RedLock) rearm() {
 			at, found = s.dogAt, true
 		}
 	}
-	switch {
-	case !found:
-		if r.armed != 0 {
-			r.out = append(r.out, lock.Output{Kind: lock.OutCancelTimer, Timer: r.armed})
-			r.armed = 0
-		}
-	case r.armed == 0 || r.armedAt != at:
-		r.lastTID++
-		r.armed, r.armedAt = r.lastTID, at
-		r.out = append(r.out, lock.Output{Kind: lock.OutSetTimer, Timer: r.armed, After: max(at-r.now, 0)})
-	}
+	r.out = r.timer.Arm(r.out, r.now, at, found)
 }
